@@ -1,0 +1,250 @@
+package artifact
+
+import (
+	"unicode"
+	"unicode/utf8"
+
+	porter "github.com/blevesearch/go-porterstemmer"
+	"github.com/blevesearch/snowballstem"
+	"github.com/blevesearch/snowballstem/english"
+	"github.com/blugelabs/bluge/analysis"
+)
+
+// Analysis names the text analysis chain an artifact was built with. The
+// compiler records it in the manifest and the query side rebuilds the same
+// chain from it, so that query terms are always analyzed like indexed terms.
+type Analysis struct {
+	// Stemmer is "porter2" (Snowball English), "porter" (Porter 1980, as
+	// Lucene's PorterStemFilter) or "none".
+	Stemmer string `json:"stemmer"`
+	// Stopwords is "lucene" (the 33 words of Lucene's English analyzer),
+	// "snowball" (the longer Snowball English list) or "none".
+	Stopwords string `json:"stopwords"`
+}
+
+// DefaultAnalysis is the chain new artifacts are built with. It was chosen by
+// measuring retrieval quality; docs/benchmarks.md lists the alternatives.
+var DefaultAnalysis = Analysis{Stemmer: "porter", Stopwords: "lucene"}
+
+// Valid reports whether every name in a is known.
+func (a Analysis) Valid() bool {
+	switch a.Stemmer {
+	case "porter2", "porter", "none":
+	default:
+		return false
+	}
+	_, ok := stopwordLists[a.Stopwords]
+	return ok
+}
+
+// maxTokenBytes drops longer tokens (base64 blobs, hashes, minified code):
+// nobody searches for them and they bloat the term dictionary.
+const maxTokenBytes = 64
+
+// stemCacheLimit bounds the per-analyzer stem cache.
+const stemCacheLimit = 1 << 17
+
+// Analyzer turns text into index terms: words are runs of letters, digits and
+// combining marks (an apostrophe between letters stays inside the word), each
+// CJK ideograph or kana is a word of its own, then terms are lowercased,
+// English possessives stripped, stop words dropped and the rest stemmed.
+//
+// Splitting at every other character, unlike Unicode word segmentation, makes
+// identifiers searchable by their parts: node_modules, kbc.build and a->b
+// all yield two terms.
+//
+// An Analyzer caches stems and is not safe for concurrent use; give each
+// goroutine its own.
+type Analyzer struct {
+	stem  func(string) string
+	stop  map[string]bool
+	cache map[string][]byte
+	buf   []byte
+}
+
+// NewAnalyzer returns an analyzer for a. Unknown names fall back to no
+// stemming and no stop words; check a.Valid first.
+func NewAnalyzer(a Analysis) *Analyzer {
+	an := &Analyzer{stop: stopwordLists[a.Stopwords], cache: make(map[string][]byte)}
+	switch a.Stemmer {
+	case "porter2":
+		an.stem = stemPorter2
+	case "porter":
+		an.stem = stemPorter
+	}
+	return an
+}
+
+func stemPorter2(s string) string {
+	env := snowballstem.NewEnv(s)
+	english.Stem(env)
+	return env.Current()
+}
+
+func stemPorter(s string) string {
+	return porter.StemString(s)
+}
+
+// Analyze implements bluge's analysis interface. It never modifies input.
+func (an *Analyzer) Analyze(input []byte) analysis.TokenStream {
+	slab := make([]analysis.Token, 0, len(input)/7+1)
+	arena := make([]byte, 0, len(input)+16)
+	var out analysis.TokenStream
+	an.Terms(input, func(term []byte, start, end int) {
+		if len(slab) == cap(slab) {
+			slab = make([]analysis.Token, 0, cap(slab))
+		}
+		if len(arena)+len(term) > cap(arena) {
+			// Earlier terms keep pointing into the old block.
+			arena = make([]byte, 0, max(cap(arena), len(term)))
+		}
+		arena = append(arena, term...)
+		slab = append(slab, analysis.Token{Term: arena[len(arena)-len(term):], Start: start, End: end, PositionIncr: 1})
+		out = append(out, &slab[len(slab)-1])
+	})
+	return out
+}
+
+// Terms calls fn for every index term of text, with the byte range of the
+// word it came from. The term slice is only valid during the call.
+func (an *Analyzer) Terms(text []byte, fn func(term []byte, start, end int)) {
+	Words(text, func(start, end int) {
+		term := an.Term(text[start:end])
+		if term != nil {
+			fn(term, start, end)
+		}
+	})
+}
+
+// Term analyzes one word as produced by Words: it returns the index term, or
+// nil when the word is a stop word or too long to index.
+func (an *Analyzer) Term(word []byte) []byte {
+	if len(word) > maxTokenBytes {
+		return nil
+	}
+	an.buf = lowerFold(an.buf[:0], word)
+	w := stripPossessive(an.buf)
+	if an.stop[string(w)] {
+		return nil
+	}
+	if an.stem == nil {
+		return w
+	}
+	if s, ok := an.cache[string(w)]; ok {
+		return s
+	}
+	s := []byte(an.stem(string(w)))
+	if len(an.cache) >= stemCacheLimit {
+		clear(an.cache)
+	}
+	an.cache[string(w)] = s
+	return s
+}
+
+// lowerFold appends the lowercase form of word to dst, folding the typographic
+// apostrophe to an ASCII one.
+func lowerFold(dst, word []byte) []byte {
+	for i := 0; i < len(word); {
+		c := word[i]
+		if c < utf8.RuneSelf {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			dst = append(dst, c)
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(word[i:])
+		i += n
+		if r == '\u2019' {
+			dst = append(dst, '\'')
+			continue
+		}
+		dst = utf8.AppendRune(dst, unicode.ToLower(r))
+	}
+	return dst
+}
+
+func stripPossessive(w []byte) []byte {
+	if n := len(w); n > 2 && w[n-2] == '\'' && w[n-1] == 's' {
+		return w[:n-2]
+	}
+	return w
+}
+
+// Words calls fn with the byte range of every word of text, in order.
+func Words(text []byte, fn func(start, end int)) {
+	start := -1
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case isASCIIWordByte(c):
+				if start < 0 {
+					start = i
+				}
+			case c == '\'' && start >= 0 && i+1 < len(text) && isLetterAt(text, i+1) && isLetterBefore(text, i):
+				// don't, it's: the apostrophe stays inside the word
+			default:
+				if start >= 0 {
+					fn(start, i)
+					start = -1
+				}
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(text[i:])
+		switch {
+		case isIdeograph(r):
+			if start >= 0 {
+				fn(start, i)
+				start = -1
+			}
+			fn(i, i+n)
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsNumber(r) || (start >= 0 && unicode.IsMark(r)):
+			if start < 0 {
+				start = i
+			}
+		case r == '\u2019' && start >= 0 && i+n < len(text) && isLetterAt(text, i+n) && isLetterBefore(text, i):
+		default:
+			if start >= 0 {
+				fn(start, i)
+				start = -1
+			}
+		}
+		i += n
+	}
+	if start >= 0 {
+		fn(start, len(text))
+	}
+}
+
+func isASCIIWordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+func isLetterAt(text []byte, i int) bool {
+	if c := text[i]; c < utf8.RuneSelf {
+		return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+	}
+	r, _ := utf8.DecodeRune(text[i:])
+	return unicode.IsLetter(r) && !isIdeograph(r)
+}
+
+func isLetterBefore(text []byte, i int) bool {
+	if i == 0 {
+		return false
+	}
+	if c := text[i-1]; c < utf8.RuneSelf {
+		return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+	}
+	r, _ := utf8.DecodeLastRune(text[:i])
+	return unicode.IsLetter(r) && !isIdeograph(r)
+}
+
+// isIdeograph reports runes of scripts written without spaces between words,
+// which are indexed one character at a time.
+func isIdeograph(r rune) bool {
+	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r)
+}
