@@ -1,0 +1,187 @@
+package gitsource
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/storage"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
+)
+
+// Repo is an open git repository.
+type Repo struct {
+	git    *git.Repository
+	root   string           // absolute working tree root; "" when bare
+	gitDir billy.Filesystem // the repository directory, common dir resolved
+}
+
+// readOnlySafeExtensions are repository extensions that change nothing about
+// how objects, refs and the index are read. go-git refuses to open a
+// repository that declares any extension it does not implement, so Open
+// hides these from it (git sparse-checkout, for one, turns on
+// worktreeConfig).
+var readOnlySafeExtensions = map[string]bool{
+	"worktreeconfig":  true,
+	"preciousobjects": true,
+	"noop":            true,
+	"noop-v1":         true,
+}
+
+// Open opens the repository containing path, looking in parent directories
+// as git does, and following linked worktrees to their common directory.
+func Open(path string) (*Repo, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return nil, fmt.Errorf("open repository: %w", err)
+	}
+	opts := &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true}
+	repo, err := git.PlainOpenWithOptions(abs, opts)
+	if errors.Is(err, git.ErrUnknownExtension) || errors.Is(err, git.ErrUnsupportedExtensionRepositoryFormatVersion) {
+		repo, err = openIgnoringSafeExtensions(abs)
+	}
+	switch {
+	case errors.Is(err, git.ErrRepositoryNotExists):
+		return nil, fmt.Errorf("%s: %w (run kbc inside a git repository, or git init)", path, ErrNotRepository)
+	case err != nil:
+		return nil, fmt.Errorf("open repository at %s: %w", path, err)
+	}
+	r := &Repo{git: repo}
+	if st, ok := repo.Storer.(*filesystem.Storage); ok {
+		r.gitDir = st.Filesystem()
+	}
+	if wt, err := repo.Worktree(); err == nil {
+		r.root = wt.Filesystem.Root()
+	} else if !errors.Is(err, git.ErrIsBareRepository) {
+		return nil, fmt.Errorf("open working tree: %w", err)
+	}
+	return r, nil
+}
+
+// Root is the absolute path of the working tree, or "" for a bare repository.
+func (r *Repo) Root() string { return r.root }
+
+// Git exposes the underlying go-git repository.
+func (r *Repo) Git() *git.Repository { return r.git }
+
+// Head returns the commit HEAD points to, or the zero hash on an unborn
+// branch.
+func (r *Repo) Head() (plumbing.Hash, error) {
+	ref, err := r.git.Head()
+	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return plumbing.ZeroHash, nil
+	}
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("read HEAD: %w", err)
+	}
+	return ref.Hash(), nil
+}
+
+// openIgnoringSafeExtensions opens the repository like PlainOpenWithOptions,
+// but shows go-git a configuration without the extensions that do not
+// matter to a reader. Any other extension still fails, by name.
+func openIgnoringSafeExtensions(path string) (*git.Repository, error) {
+	dotDir, worktree, err := findDotGit(path)
+	if err != nil {
+		return nil, err
+	}
+	dot := osfs.New(dotDir)
+	common := dot
+	if b, err := os.ReadFile(filepath.Join(dotDir, "commondir")); err == nil {
+		dir := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(dotDir, dir)
+		}
+		common = osfs.New(dir)
+	}
+	st := filesystem.NewStorage(dotgit.NewRepositoryFilesystem(dot, common), cache.NewObjectLRUDefault())
+	var wt billy.Filesystem
+	if worktree != "" {
+		wt = osfs.New(worktree)
+	}
+	return git.Open(safeExtensionStorer{st}, wt)
+}
+
+// findDotGit walks up from path to the first directory holding .git, and
+// returns the git directory (following a "gitdir:" file) and the working tree.
+func findDotGit(path string) (dotDir, worktree string, err error) {
+	for dir := path; ; {
+		candidate := filepath.Join(dir, git.GitDirName)
+		fi, err := os.Stat(candidate)
+		if err == nil {
+			if fi.IsDir() {
+				return candidate, dir, nil
+			}
+			b, err := os.ReadFile(candidate)
+			if err != nil {
+				return "", "", err
+			}
+			line := strings.TrimSpace(string(b))
+			target, ok := strings.CutPrefix(line, "gitdir:")
+			if !ok {
+				return "", "", fmt.Errorf("%s: not a gitdir file", candidate)
+			}
+			target = strings.TrimSpace(target)
+			if !filepath.IsAbs(target) {
+				target = filepath.Join(dir, target)
+			}
+			return target, dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", "", git.ErrRepositoryNotExists
+		}
+		dir = parent
+	}
+}
+
+type safeExtensionStorer struct{ storage.Storer }
+
+func (s safeExtensionStorer) Config() (*config.Config, error) {
+	cfg, err := s.Storer.Config()
+	if err != nil || cfg.Raw == nil || !cfg.Raw.HasSection("extensions") {
+		return cfg, err
+	}
+	section := cfg.Raw.Section("extensions")
+	var unsafe []string
+	for _, opt := range section.Options {
+		if !readOnlySafeExtensions[strings.ToLower(opt.Key)] {
+			unsafe = append(unsafe, opt.Key)
+		}
+	}
+	if len(unsafe) > 0 {
+		return nil, fmt.Errorf("%w: extensions.%s", ErrUnsupported, strings.Join(unsafe, ", extensions."))
+	}
+	clone := *cfg
+	raw := *cfg.Raw
+	raw.Sections = nil
+	for _, sec := range cfg.Raw.Sections {
+		if sec.Name != section.Name {
+			raw.Sections = append(raw.Sections, sec)
+		}
+	}
+	clone.Raw = &raw
+	return &clone, nil
+}
+
+// CommitTime returns the committer time of the commit with the given hash.
+func (r *Repo) CommitTime(hash string) (time.Time, error) {
+	c, err := r.git.CommitObject(plumbing.NewHash(hash))
+	if err != nil {
+		return time.Time{}, fmt.Errorf("read commit %s: %w", hash, err)
+	}
+	return c.Committer.When, nil
+}

@@ -1,0 +1,214 @@
+package gitsource
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"iter"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/filemode"
+	"github.com/go-git/go-git/v5/plumbing/format/index"
+)
+
+// Staged returns the files in git's index: what the next commit will hold.
+// When GIT_INDEX_FILE is set, as git sets it for hooks during
+// "git commit -a" or "git commit PATH", that file is read instead.
+//
+// go-git cannot decode a split index (core.splitIndex) or a sparse index
+// (index.sparse); for those Staged falls back to "git ls-files --stage",
+// and says so in the error if git is not installed.
+func (r *Repo) Staged() (Snapshot, error) {
+	if r.root == "" {
+		return nil, fmt.Errorf("read index: %w", ErrNoWorktree)
+	}
+	entries, err := r.indexEntries()
+	if err != nil {
+		return nil, err
+	}
+	head, err := r.Head()
+	if err != nil {
+		return nil, err
+	}
+	info := Info{Mode: "staged"}
+	if !head.IsZero() {
+		info.Commit = head.String()
+	}
+	return &stagedSnapshot{repo: r, files: entries, info: info}, nil
+}
+
+// indexFile returns the path of the index git would use, honouring
+// GIT_INDEX_FILE, or "" for the repository's own index.
+func indexFile() string {
+	p := os.Getenv("GIT_INDEX_FILE")
+	if p == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}
+
+func (r *Repo) indexEntries() ([]File, error) {
+	idx, err := r.decodeIndex()
+	if errors.Is(err, index.ErrUnknownExtension) {
+		return r.lsFiles()
+	}
+	if err != nil {
+		return nil, err
+	}
+	files := make([]File, 0, len(idx.Entries))
+	for _, e := range idx.Entries {
+		if e.IntentToAdd {
+			continue
+		}
+		f := File{Path: e.Name, Blob: e.Hash.String()}
+		if e.Stage != mergedStage {
+			if n := len(files); n > 0 && files[n-1].Path == e.Name {
+				continue
+			}
+			f.Kind, f.Blob = Unmerged, ""
+			files = append(files, f)
+			continue
+		}
+		kind, err := kindOfMode(e.Mode)
+		if err != nil {
+			return nil, fmt.Errorf("index entry %s: %w", e.Name, err)
+		}
+		f.Kind = kind
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+func (r *Repo) decodeIndex() (*index.Index, error) {
+	path := indexFile()
+	if path == "" {
+		idx, err := r.git.Storer.Index()
+		if err != nil && !errors.Is(err, index.ErrUnknownExtension) {
+			return nil, fmt.Errorf("read git index: %w", err)
+		}
+		return idx, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read GIT_INDEX_FILE: %w", err)
+	}
+	defer f.Close()
+	idx := new(index.Index)
+	if err := index.NewDecoder(bufio.NewReader(f)).Decode(idx); err != nil {
+		if errors.Is(err, index.ErrUnknownExtension) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("read GIT_INDEX_FILE %s: %w", path, err)
+	}
+	return idx, nil
+}
+
+func kindOfMode(m filemode.FileMode) (Kind, error) {
+	switch m {
+	case filemode.Regular, filemode.Deprecated:
+		return Regular, nil
+	case filemode.Executable:
+		return Executable, nil
+	case filemode.Symlink:
+		return Symlink, nil
+	case filemode.Submodule:
+		return Submodule, nil
+	}
+	return 0, fmt.Errorf("unexpected mode %v", m)
+}
+
+// lsFiles lists the index with the git CLI, for index formats go-git cannot
+// decode.
+func (r *Repo) lsFiles() ([]File, error) {
+	feature := r.indexFeature()
+	gitBin, err := exec.LookPath("git")
+	if err != nil {
+		return nil, fmt.Errorf("%w: the index uses %s, which go-git cannot read, and git is not installed to read it instead (turn it off with: git config %s false && git update-index --no-split-index)",
+			ErrUnsupported, feature, strings.Fields(feature)[0])
+	}
+	cmd := exec.Command(gitBin, "ls-files", "--stage", "-z")
+	cmd.Dir = r.root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("git ls-files (reading an index with %s): %w: %s", feature, err, strings.TrimSpace(stderr.String()))
+	}
+	var files []File
+	for _, rec := range bytes.Split(out, []byte{0}) {
+		if len(rec) == 0 {
+			continue
+		}
+		meta, path, ok := bytes.Cut(rec, []byte{'\t'})
+		fields := strings.Fields(string(meta))
+		if !ok || len(fields) != 3 {
+			return nil, fmt.Errorf("git ls-files: unexpected line %q", rec)
+		}
+		f := File{Path: string(path), Blob: fields[1]}
+		if fields[2] != "0" {
+			if n := len(files); n > 0 && files[n-1].Path == f.Path {
+				continue
+			}
+			f.Kind, f.Blob = Unmerged, ""
+			files = append(files, f)
+			continue
+		}
+		mode, err := filemode.New(fields[0])
+		if err != nil {
+			return nil, fmt.Errorf("git ls-files: %s: %w", path, err)
+		}
+		if f.Kind, err = kindOfMode(mode); err != nil {
+			return nil, fmt.Errorf("git ls-files: %s: %w", path, err)
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
+// indexFeature names the configuration that made the index unreadable.
+func (r *Repo) indexFeature() string {
+	cfg, err := r.git.Config()
+	if err == nil && cfg.Raw != nil {
+		if v := cfg.Raw.Section("index").Option("sparse"); strings.EqualFold(v, "true") {
+			return "index.sparse (a sparse index)"
+		}
+		if v := cfg.Raw.Section("core").Option("splitIndex"); strings.EqualFold(v, "true") {
+			return "core.splitIndex (a split index)"
+		}
+	}
+	return "core.splitIndex or index.sparse (an index extension)"
+}
+
+type stagedSnapshot struct {
+	repo  *Repo
+	files []File
+	info  Info
+}
+
+func (s *stagedSnapshot) Info() Info { return s.info }
+
+func (s *stagedSnapshot) Files() iter.Seq2[File, error] {
+	return func(yield func(File, error) bool) {
+		for _, f := range s.files {
+			if !yield(f, nil) {
+				return
+			}
+		}
+	}
+}
+
+func (s *stagedSnapshot) Read(f File, max int64) ([]byte, error) {
+	return s.repo.readBlob(f, max)
+}
+
+// mergedStage is the stage of an index entry without conflicts. go-git's
+// index.Merged constant is 1, the stage of a conflict's common ancestor;
+// its decoder gives merged entries stage 0, as git writes them.
+const mergedStage index.Stage = 0
