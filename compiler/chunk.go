@@ -1,0 +1,259 @@
+package compiler
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
+)
+
+// Chunk sizes in bytes. A section longer than maxChunk is split at block
+// boundaries (paragraphs, lists, code blocks); a block longer than maxChunk
+// is split at line boundaries. Sections shorter than minChunk are merged
+// with the sections that follow them: a two-line section is a poor search
+// result on its own, and every chunk costs index time.
+const (
+	minChunk = 1000
+	maxChunk = 3000
+	// maxOverlap is the largest block repeated at the start of the next piece
+	// of a split section, so that a sentence spanning the cut is found.
+	maxOverlap = 400
+)
+
+// chunk is a piece of a document's body.
+type chunk struct {
+	heading    string // heading trail, "Deploy > Rollback"
+	start, end int    // byte range in the source
+}
+
+// blockParser parses markdown block structure only: headings, paragraphs,
+// lists, code. Inline markup is not needed to find chunk boundaries and
+// parsing it would cost a third more.
+var blockParser = parser.NewParser(
+	parser.WithBlockParsers(parser.DefaultBlockParsers()...),
+	parser.WithParagraphTransformers(util.Prioritized(parser.LinkReferenceParagraphTransformer, 100)),
+)
+
+// block is a top-level markdown block.
+type block struct {
+	start   int // byte offset of the block's first line in the source
+	level   int // heading level, 0 for other blocks
+	heading string
+}
+
+// chunkBody splits src.text[body:] into chunks at headings, and long sections
+// further at block boundaries. The chunks cover the body without gaps; split
+// sections overlap slightly. It also returns the text of the first level-1
+// heading, if any.
+func chunkBody(src *source, body int) (chunks []chunk, h1 string) {
+	text := src.text
+	if body >= len(text) {
+		return []chunk{{start: body, end: body}}, ""
+	}
+	blocks := topLevelBlocks(text, body)
+	type section struct {
+		trail      []string
+		start, end int
+		blocks     []int // block starts inside the section
+	}
+	var sections []section
+	var trail []block
+	cur := section{start: body}
+	for _, b := range blocks {
+		if b.level == 0 {
+			cur.blocks = append(cur.blocks, b.start)
+			continue
+		}
+		if h1 == "" && b.level == 1 {
+			h1 = b.heading
+		}
+		start := b.start
+		if len(bytes.TrimSpace(text[cur.start:b.start])) > 0 {
+			cur.end = b.start
+			sections = append(sections, cur)
+		} else {
+			start = cur.start // blank lines before a heading join its section
+		}
+		for len(trail) > 0 && trail[len(trail)-1].level >= b.level {
+			trail = trail[:len(trail)-1]
+		}
+		trail = append(trail, b)
+		cur = section{trail: headings(trail), start: start}
+	}
+	cur.end = len(text)
+	sections = append(sections, cur)
+
+	var merged []section
+	for _, s := range sections {
+		if n := len(merged); n > 0 {
+			last := &merged[n-1]
+			if last.end-last.start < minChunk && s.end-last.start <= maxChunk {
+				last.end = s.end
+				last.blocks = append(append(last.blocks, s.start), s.blocks...)
+				if common := commonPrefix(last.trail, s.trail); len(common) > 0 {
+					last.trail = common
+				}
+				continue
+			}
+		}
+		merged = append(merged, s)
+	}
+	for _, s := range merged {
+		chunks = appendSplit(chunks, text, strings.Join(s.trail, " > "), s.start, s.end, s.blocks)
+	}
+	return chunks, h1
+}
+
+func headings(trail []block) []string {
+	out := make([]string, len(trail))
+	for i, b := range trail {
+		out[i] = b.heading
+	}
+	return out
+}
+
+func commonPrefix(a, b []string) []string {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return a[:n:n]
+}
+
+// appendSplit appends the section [start,end) as one chunk, or as several cut
+// at the block starts in cuts when it is longer than maxChunk.
+func appendSplit(chunks []chunk, text []byte, heading string, start, end int, cuts []int) []chunk {
+	if end-start <= maxChunk {
+		return append(chunks, chunk{heading: heading, start: start, end: end})
+	}
+	// Boundaries: every block start, plus line starts inside oversized blocks.
+	var bounds []int
+	prev := start
+	for _, c := range append(cuts, end) {
+		if c <= prev {
+			continue
+		}
+		bounds = appendLineCuts(bounds, text, prev, c)
+		prev = c
+	}
+	pieceStart := start
+	lastBlock := start // start of the last boundary inside the current piece
+	for i, b := range bounds {
+		next := end
+		if i+1 < len(bounds) {
+			next = bounds[i+1]
+		}
+		if next-pieceStart > maxChunk && b > pieceStart {
+			chunks = append(chunks, chunk{heading: heading, start: pieceStart, end: b})
+			pieceStart = b
+			if b-lastBlock <= maxOverlap && lastBlock > chunks[len(chunks)-1].start {
+				pieceStart = lastBlock
+			}
+		}
+		lastBlock = b
+	}
+	return append(chunks, chunk{heading: heading, start: pieceStart, end: end})
+}
+
+// appendLineCuts appends to bounds the block boundary from and, when the
+// block [from,to) is longer than maxChunk, line boundaries inside it that keep
+// pieces under maxChunk (or byte boundaries inside an overlong line).
+func appendLineCuts(bounds []int, text []byte, from, to int) []int {
+	bounds = append(bounds, from)
+	last := from
+	for to-last > maxChunk {
+		limit := last + maxChunk
+		cut := bytes.LastIndexByte(text[last+1:limit], '\n')
+		if cut >= 0 {
+			cut += last + 2
+		} else {
+			cut = limit
+			for cut > last+1 && !utf8.RuneStart(text[cut]) {
+				cut--
+			}
+		}
+		bounds = append(bounds, cut)
+		last = cut
+	}
+	return bounds
+}
+
+// topLevelBlocks returns the top-level blocks of the markdown in text[body:]
+// that can start a chunk, in order.
+func topLevelBlocks(src []byte, body int) []block {
+	md := src[body:]
+	doc := blockParser.Parse(text.NewReader(md))
+	var blocks []block
+	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
+		off, ok := blockOffset(n)
+		if !ok {
+			continue
+		}
+		start := body + lineStart(md, off)
+		if h, isHeading := n.(*ast.Heading); isHeading {
+			blocks = append(blocks, block{start: start, level: h.Level, heading: headingText(h, md)})
+			continue
+		}
+		blocks = append(blocks, block{start: start})
+	}
+	return blocks
+}
+
+// blockOffset returns an offset on the first line of a top-level block.
+func blockOffset(n ast.Node) (int, bool) {
+	if fc, ok := n.(*ast.FencedCodeBlock); ok {
+		if fc.Info != nil {
+			return fc.Info.Segment.Start, true
+		}
+		if fc.Lines().Len() > 0 {
+			// The opening fence is the line before the first content line.
+			return fc.Lines().At(0).Start - 1, true
+		}
+		return 0, false
+	}
+	if n.Type() == ast.TypeBlock && n.Lines().Len() > 0 {
+		return n.Lines().At(0).Start, true
+	}
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+		if off, ok := blockOffset(c); ok {
+			return off, true
+		}
+	}
+	return 0, false
+}
+
+func lineStart(b []byte, off int) int {
+	off = min(max(off, 0), len(b))
+	return bytes.LastIndexByte(b[:off], '\n') + 1
+}
+
+var (
+	imageOrLink = regexp.MustCompile(`!?\[([^\]]*)\]\([^)]*\)`)
+	refLink     = regexp.MustCompile(`\[([^\]]*)\]\[[^\]]*\]`)
+	htmlTag     = regexp.MustCompile(`</?[A-Za-z][^>]*>`)
+	emphasis    = regexp.MustCompile("(^|[^\\w])[*_`~]+|[*_`~]+([^\\w]|$)")
+)
+
+// headingText returns the plain text of a heading: links reduced to their
+// text, emphasis and code markers and HTML tags removed.
+func headingText(h *ast.Heading, md []byte) string {
+	var b strings.Builder
+	for i := 0; i < h.Lines().Len(); i++ {
+		seg := h.Lines().At(i)
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.Write(bytes.TrimSpace(seg.Value(md)))
+	}
+	s := b.String()
+	s = imageOrLink.ReplaceAllString(s, "$1")
+	s = refLink.ReplaceAllString(s, "$1")
+	s = htmlTag.ReplaceAllString(s, "")
+	s = emphasis.ReplaceAllString(s, "$1$2")
+	return strings.Join(strings.Fields(s), " ")
+}

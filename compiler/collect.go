@@ -1,0 +1,169 @@
+package compiler
+
+import (
+	"cmp"
+	"fmt"
+	"iter"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/gitsource"
+)
+
+// Source is what the compiler reads files from. gitsource snapshots satisfy
+// it; tests use a map.
+type Source interface {
+	// Files yields every file of the source; an error ends the sequence.
+	Files() iter.Seq2[gitsource.File, error]
+	// Read returns a file's bytes, failing with gitsource.ErrTooLarge above max.
+	Read(f gitsource.File, max int64) ([]byte, error)
+}
+
+// Global is the global scope's knowledge directory.
+type Global struct {
+	Dir    string // absolute path, named in diagnostics
+	Source Source
+}
+
+// candidate is a knowledge file found in a source, not yet read.
+type candidate struct {
+	input
+	file gitsource.File
+	src  Source
+}
+
+// listing is every knowledge file of a build's sources.
+type listing struct {
+	docs        []candidate
+	attachments map[string]bool // scope + "\x00" + path inside .kb/
+	// files maps the repository path of every knowledge file, attachments
+	// included, to its blob hash ("" when not known before reading).
+	files map[string]string
+	diags Diagnostics
+}
+
+// collect lists the knowledge files of src and, when set, the global scope.
+func collect(src Source, global *Global, contextFiles []string) (*listing, error) {
+	l := &listing{attachments: make(map[string]bool), files: make(map[string]string)}
+	for f, err := range src.Files() {
+		if err != nil {
+			return nil, err
+		}
+		loc, ok := classify(f.Path, contextFiles)
+		if !ok {
+			if path.Base(f.Path) == KBDir && !f.Kind.IsFile() {
+				l.skip(f.Path, fmt.Sprintf("%s is a %s; kbc never follows links or enters submodules, so it is skipped", f.Path, f.Kind))
+			}
+			continue
+		}
+		l.files[f.Path] = f.Blob
+		l.add(candidate{input: input{path: f.Path, display: f.Path, blob: f.Blob, loc: loc}, file: f, src: src})
+	}
+	if global != nil {
+		for f, err := range global.Source.Files() {
+			if err != nil {
+				return nil, fmt.Errorf("read global knowledge in %s: %w", global.Dir, err)
+			}
+			loc, ok := classifyGlobal(f.Path)
+			if !ok {
+				continue
+			}
+			display := filepath.Join(global.Dir, filepath.FromSlash(f.Path))
+			l.add(candidate{input: input{path: artifact.GlobalPathPrefix + f.Path, display: display, blob: f.Blob, loc: loc}, file: f, src: global.Source})
+		}
+	}
+	slices.SortFunc(l.docs, func(a, b candidate) int { return cmp.Compare(a.path, b.path) })
+	return l, nil
+}
+
+func (l *listing) add(c candidate) {
+	f := c.file
+	switch {
+	case f.Kind == gitsource.Unmerged:
+		l.diags = append(l.diags, Diagnostic{Path: c.display, Line: 1, Col: 1, Severity: Error,
+			Message: "unmerged path: resolve the merge conflict and git add the file"})
+		return
+	case !f.Kind.IsFile():
+		l.skip(c.display, fmt.Sprintf("%s skipped: kbc never follows links or enters submodules (copy the file in instead)", f.Kind))
+		return
+	}
+	if c.loc.kind == artifact.KindAttachment {
+		l.attachments[c.loc.scope+"\x00"+c.loc.topic] = true
+		return
+	}
+	l.docs = append(l.docs, c)
+}
+
+func (l *listing) skip(display, msg string) {
+	l.diags = append(l.diags, Diagnostic{Path: display, Line: 1, Col: 1, Severity: Warning, Message: msg})
+}
+
+// shadowing returns, for every document, the scopes whose document of the
+// same topic hides it from queries made inside them: deeper scopes win.
+// Context documents accumulate instead of shadowing each other.
+func shadowing(docs []candidate) map[string][]string {
+	byTopic := make(map[string][]string)
+	for _, c := range docs {
+		if c.loc.kind != artifact.KindContext {
+			byTopic[c.loc.topic] = append(byTopic[c.loc.topic], c.loc.scope)
+		}
+	}
+	out := make(map[string][]string)
+	for _, c := range docs {
+		scopes := byTopic[c.loc.topic]
+		if len(scopes) < 2 || c.loc.kind == artifact.KindContext {
+			continue
+		}
+		for _, s := range scopes {
+			if shadows(s, c.loc.scope) {
+				out[c.path] = append(out[c.path], s)
+			}
+		}
+		slices.Sort(out[c.path])
+	}
+	return out
+}
+
+// shadows reports whether a document in scope deeper hides one of the same
+// topic in scope shallower.
+func shadows(deeper, shallower string) bool {
+	if artifact.ScopeDepth(deeper) <= artifact.ScopeDepth(shallower) {
+		return false
+	}
+	dir, ok := artifact.ScopeDir(deeper)
+	return ok && artifact.ScopeContains(shallower, dir)
+}
+
+// kbDir returns the .kb/ directory of a scope, relative to the repository
+// root, for messages.
+func kbDir(scope string) string {
+	dir, ok := artifact.ScopeDir(scope)
+	switch {
+	case !ok:
+		return "the global knowledge directory"
+	case dir == "":
+		return KBDir
+	}
+	return strings.TrimSuffix(dir, "/") + "/" + KBDir
+}
+
+// KnowledgeFiles lists the files of src that are knowledge: documents and
+// attachments, in path order.
+func KnowledgeFiles(src Source, contextFiles []string) ([]gitsource.File, error) {
+	if contextFiles == nil {
+		contextFiles = DefaultContextFiles
+	}
+	var files []gitsource.File
+	for f, err := range src.Files() {
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := classify(f.Path, contextFiles); ok {
+			files = append(files, f)
+		}
+	}
+	return files, nil
+}

@@ -1,0 +1,142 @@
+package compiler
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/kbqdev/kbq/artifact"
+)
+
+// document is one knowledge file, parsed and validated.
+type document struct {
+	artifact.Document
+	meta   meta
+	src    *source
+	body   int // byte offset of the body in src.text
+	chunks []chunk
+	diags  Diagnostics
+}
+
+// failed reports whether the document has errors and must not be indexed.
+func (d *document) failed() bool { return d.diags.Errors() > 0 }
+
+// input is a knowledge file to parse.
+type input struct {
+	path    string // the document's path in the artifact
+	display string // the path diagnostics name
+	blob    string
+	loc     location
+	data    []byte
+}
+
+var memoryNameRE = regexp.MustCompile(`^([0-9]+)-[^/]+\.md$`)
+
+// parseDocument validates in and splits it into chunks.
+func parseDocument(in input) *document {
+	d := &document{Document: artifact.Document{
+		Path: in.path, Scope: in.loc.scope, Kind: in.loc.kind, Topic: in.loc.topic, Blob: in.blob,
+	}}
+	report := func(line, col int, sev Severity, msg string) {
+		d.diags = append(d.diags, Diagnostic{Path: in.display, Line: line, Col: col, Severity: sev, Message: msg})
+	}
+	if in.loc.warning != "" {
+		report(1, 1, Warning, in.loc.warning)
+	}
+	if !checkText(in.data, report) {
+		return d
+	}
+	d.src = newSource(in.data)
+	allowTagsLine := d.Kind == artifact.KindTopic
+	fm := splitFrontmatter(d.src, allowTagsLine, func(line, col int, msg string) { report(line, col, Error, msg) })
+	d.meta = readMeta(d.Kind, fm, report)
+	d.body = fm.body
+	var h1 string
+	d.chunks, h1 = chunkBody(d.src, d.body)
+
+	switch {
+	case len(bytes.TrimSpace(in.data)) == 0:
+		report(1, 1, Warning, "empty file")
+	case len(bytes.TrimSpace(d.src.text[d.body:])) == 0:
+		line, col := d.src.position(d.body)
+		report(line, col, Warning, "empty body: the document has frontmatter but no text to search")
+	}
+	if d.Kind == artifact.KindMemory {
+		d.checkMemoryName(report)
+	}
+	d.Title = cmp.Or(d.meta.title, h1, d.fallbackTitle())
+	d.Tags = d.meta.tags
+	d.Source = d.meta.source
+	d.ID = d.meta.id
+	return d
+}
+
+// checkText reports a binary file or invalid UTF-8 and returns whether the
+// file is text.
+func checkText(data []byte, report reporter) bool {
+	src := bytes.TrimPrefix(data, bom)
+	if i := bytes.IndexByte(src, 0); i >= 0 {
+		line, col := rawPosition(src, i)
+		report(line, col, Error, "binary file (NUL byte here): knowledge files must be UTF-8 text")
+		return false
+	}
+	if !utf8.Valid(src) {
+		i := 0
+		for i < len(src) {
+			r, n := utf8.DecodeRune(src[i:])
+			if r == utf8.RuneError && n <= 1 {
+				break
+			}
+			i += n
+		}
+		line, col := rawPosition(src, i)
+		report(line, col, Error, fmt.Sprintf("invalid UTF-8 (byte 0x%02x): save the file as UTF-8", src[i]))
+		return false
+	}
+	return true
+}
+
+// rawPosition is the line and column of byte i, counting columns in bytes
+// up to the first invalid byte.
+func rawPosition(src []byte, i int) (line, col int) {
+	line = 1 + bytes.Count(src[:i], []byte("\n"))
+	start := bytes.LastIndexByte(src[:i], '\n') + 1
+	return line, 1 + utf8.RuneCount(src[start:i])
+}
+
+func (d *document) checkMemoryName(report reporter) {
+	name := path.Base(d.Path)
+	m := memoryNameRE.FindStringSubmatch(name)
+	if m == nil {
+		report(1, 1, Error, fmt.Sprintf("memory file name %q is not NNN-slug.md (kbc remember names them so)", name))
+		return
+	}
+	if n, err := strconv.Atoi(m[1]); err == nil && d.meta.id > 0 && n != d.meta.id {
+		report(d.meta.idLine, d.meta.idCol, Warning, fmt.Sprintf("id %d does not match the file name's number %s", d.meta.id, m[1]))
+	}
+}
+
+// fallbackTitle is the title of a document that sets none and has no level-1
+// heading: a memory's first line, or the topic's last path element.
+func (d *document) fallbackTitle() string {
+	if d.Kind == artifact.KindMemory && d.src != nil {
+		body := strings.TrimSpace(string(d.src.text[d.body:]))
+		first, _, _ := strings.Cut(body, "\n")
+		first = strings.TrimLeft(first, "#>-* ")
+		if first != "" {
+			return truncate(first, 80)
+		}
+	}
+	name := path.Base(d.Topic)
+	if d.Kind == artifact.KindMemory {
+		if m := memoryNameRE.FindStringSubmatch(name + ".md"); m != nil {
+			name = strings.TrimPrefix(name, m[1]+"-")
+		}
+	}
+	return strings.NewReplacer("-", " ", "_", " ").Replace(name)
+}

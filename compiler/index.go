@@ -1,0 +1,100 @@
+package compiler
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	segment "github.com/blugelabs/bluge_segment_api"
+
+	"github.com/kbqdev/kbq/artifact"
+)
+
+var fieldBuilders = sync.Pool{New: func() any { return newFieldBuilder() }}
+
+// indexDocument builds the index documents of d's chunks, appends them to
+// out, and fills d.Chunks and d.Fields with the counts the manifest keeps.
+func indexDocument(d *document, out []segment.Document) []segment.Document {
+	fb := fieldBuilders.Get().(*fieldBuilder)
+	defer fieldBuilders.Put(fb)
+	titleText := []byte(d.Title + "\n" + topicWords(d.Topic))
+	tags := []byte(strings.Join(d.Tags, artifact.TagSeparator))
+	path := []byte(d.Path)
+	facets := facetTerms(d)
+	stats := make(map[string]artifact.FieldStats, len(artifact.TextFields))
+	shared := []*indexField{
+		stored(artifact.FieldTopic, []byte(d.Topic)),
+		stored(artifact.FieldKind, []byte(d.Kind)),
+		stored(artifact.FieldScope, []byte(d.Scope)),
+		stored(artifact.FieldDisplayTitle, []byte(d.Title)),
+	}
+	if d.meta.hasImportance {
+		shared = append(shared, stored(artifact.FieldImportance, []byte(strconv.FormatFloat(d.meta.importance, 'g', -1, 64))))
+	}
+	if d.Source != "" {
+		shared = append(shared, stored(artifact.FieldSource, []byte(d.Source)))
+	}
+	text := d.src.text
+	for i, c := range d.chunks {
+		id := path
+		id = append(id[:len(id):len(id)], '#')
+		id = strconv.AppendInt(id, int64(i), 10)
+		startLine, endLine := d.src.lineOf(c.start), d.src.lineOf(max(c.end-1, c.start))
+		textFields := []*indexField{
+			fb.text(artifact.FieldTitle, titleText, false),
+			fb.text(artifact.FieldHeading, []byte(c.heading), true),
+			fb.text(artifact.FieldTags, tags, true),
+			fb.text(artifact.FieldBody, text[c.start:c.end], true),
+		}
+		doc := make(indexDoc, 0, 12+len(shared))
+		doc = append(doc,
+			keyword(artifact.FieldID, id, true, id),
+			keyword(artifact.FieldPath, path, true, path),
+			keyword(artifact.FieldFacet, nil, false, facets...),
+		)
+		doc = append(doc, textFields...)
+		doc = append(doc, shared...)
+		doc = append(doc,
+			stored(artifact.FieldLines, []byte(strconv.Itoa(startLine)+"-"+strconv.Itoa(endLine))),
+			stored(artifact.FieldSpan, []byte(strconv.Itoa(c.start)+"-"+strconv.Itoa(c.end))),
+			stored(artifact.FieldChunk, []byte(strconv.Itoa(i))),
+		)
+		if i == 0 && d.body > 0 {
+			doc = append(doc, stored(artifact.FieldFrontmatter, text[:d.body]))
+		}
+		for _, f := range textFields {
+			if f.length > 0 {
+				stats[f.name] = stats[f.name].Add(artifact.FieldStats{Docs: 1, Tokens: uint64(f.length)})
+			}
+		}
+		out = append(out, doc)
+	}
+	d.Chunks = len(d.chunks)
+	d.Fields = stats
+	return out
+}
+
+// facetTerms lists the distinct facet terms of d.
+func facetTerms(d *document) [][]byte {
+	terms := []string{artifact.FacetKind(d.Kind), artifact.FacetScope(d.Scope)}
+	for _, t := range d.Tags {
+		terms = append(terms, artifact.FacetTag(t))
+	}
+	for _, s := range d.ShadowedBy {
+		terms = append(terms, artifact.FacetShadowedBy(s))
+	}
+	slices.Sort(terms)
+	terms = slices.Compact(terms)
+	out := make([][]byte, len(terms))
+	for i, t := range terms {
+		out[i] = []byte(t)
+	}
+	return out
+}
+
+// topicWords turns a topic key into words for the title field:
+// "deploy/rollback-steps" becomes "deploy rollback steps".
+func topicWords(topic string) string {
+	return strings.NewReplacer("/", " ", "-", " ", "_", " ", ".", " ").Replace(topic)
+}

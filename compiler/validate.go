@@ -1,0 +1,299 @@
+package compiler
+
+import (
+	"fmt"
+	"maps"
+	"net/url"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/kbqdev/kbq/artifact"
+)
+
+// meta is what the compiler takes from a document's frontmatter.
+type meta struct {
+	title         string
+	tags          []string
+	source        string
+	importance    float64
+	hasImportance bool
+	id            int
+	idLine, idCol int
+	attachment    string
+	attLine       int
+	attCol        int
+}
+
+// fieldRule validates one frontmatter key of one kind.
+type fieldRule struct {
+	required bool
+	check    func(v *yaml.Node, m *meta, r reporter)
+}
+
+// kindRules lists the frontmatter keys each kind knows. Other keys are
+// allowed and ignored.
+var kindRules = map[string]map[string]fieldRule{
+	artifact.KindContext: {
+		"version": {required: true, check: checkVersion},
+		"updated": {required: true, check: checkISOTime},
+		"title":   {check: checkTitle},
+		"tags":    {check: checkTags},
+	},
+	artifact.KindMemory: {
+		"id":         {required: true, check: checkID},
+		"created":    {required: true, check: checkRFC3339},
+		"tags":       {check: checkTags},
+		"source":     {check: checkSourceString},
+		"importance": {check: checkImportance},
+		"title":      {check: checkTitle},
+	},
+	artifact.KindArticle: {
+		"source":     {required: true, check: checkURL},
+		"fetched":    {required: true, check: checkISOTime},
+		"title":      {check: checkTitle},
+		"tags":       {check: checkTags},
+		"attachment": {check: checkAttachment},
+		"importance": {check: checkImportance},
+	},
+	artifact.KindTopic: {
+		"title":      {check: checkTitle},
+		"tags":       {check: checkTags},
+		"source":     {check: checkSourceString},
+		"importance": {check: checkImportance},
+	},
+}
+
+// requiredHint names a kind's required keys for messages.
+var requiredHint = map[string]string{
+	artifact.KindContext: "context frontmatter, when present, needs version and updated",
+	artifact.KindMemory:  "memories need id and created",
+	artifact.KindArticle: "articles need source and fetched",
+}
+
+// reporter reports a problem at a line and column.
+type reporter func(line, col int, sev Severity, msg string)
+
+// readMeta validates the frontmatter of a document of kind and returns its
+// metadata. fm.fields is nil when the frontmatter was unusable (already
+// reported) or absent.
+func readMeta(kind string, fm frontmatter, r reporter) meta {
+	var m meta
+	m.tags = fm.tagsLine
+	rules := kindRules[kind]
+	if fm.fields == nil {
+		if fm.present {
+			return m // the YAML problem is already reported
+		}
+		if kind == artifact.KindMemory || kind == artifact.KindArticle {
+			r(1, 1, Error, "missing frontmatter: "+requiredHint[kind]+" (start the file with a --- block)")
+		}
+		return m
+	}
+	seen := make(map[string]*yaml.Node)
+	for i := 0; i+1 < len(fm.fields.Content); i += 2 {
+		k, v := fm.fields.Content[i], fm.fields.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			r(k.Line, k.Column, Error, "frontmatter keys must be plain names, not "+describeNode(k))
+			continue
+		}
+		if first, dup := seen[k.Value]; dup {
+			r(k.Line, k.Column, Error, fmt.Sprintf("duplicate key %q (first set on line %d)", k.Value, first.Line))
+			continue
+		}
+		seen[k.Value] = k
+		if rule, ok := rules[k.Value]; ok {
+			v = resolveAlias(v)
+			rule.check(v, &m, keyReporter(k.Value, r))
+		}
+	}
+	var missing []string
+	for _, key := range slices.Sorted(maps.Keys(rules)) {
+		if rules[key].required && seen[key] == nil {
+			missing = append(missing, key)
+		}
+	}
+	if len(missing) > 0 {
+		r(fm.fields.Line, fm.fields.Column, Error, fmt.Sprintf("missing required %s %s: %s",
+			plural(len(missing), "field", "fields"), strings.Join(missing, ", "), requiredHint[kind]))
+	}
+	return m
+}
+
+func resolveAlias(v *yaml.Node) *yaml.Node {
+	for v.Kind == yaml.AliasNode && v.Alias != nil {
+		v = v.Alias
+	}
+	return v
+}
+
+// keyReporter prefixes messages with the key they are about.
+func keyReporter(key string, r reporter) reporter {
+	return func(line, col int, sev Severity, msg string) {
+		r(line, col, sev, key+": "+msg)
+	}
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func isScalar(v *yaml.Node) bool { return v.Kind == yaml.ScalarNode }
+
+func isNull(v *yaml.Node) bool { return v.Kind == yaml.ScalarNode && v.ShortTag() == "!!null" }
+
+func checkVersion(v *yaml.Node, _ *meta, r reporter) {
+	n, ok := intValue(v)
+	switch {
+	case !ok:
+		r(v.Line, v.Column, Error, "must be an integer ≥ 1, not "+describeNode(v))
+	case n < 1:
+		r(v.Line, v.Column, Error, fmt.Sprintf("must be ≥ 1, not %d", n))
+	}
+}
+
+func checkID(v *yaml.Node, m *meta, r reporter) {
+	n, ok := intValue(v)
+	switch {
+	case !ok:
+		r(v.Line, v.Column, Error, "must be an integer ≥ 1, not "+describeNode(v))
+	case n < 1:
+		r(v.Line, v.Column, Error, fmt.Sprintf("must be ≥ 1, not %d", n))
+	default:
+		m.id, m.idLine, m.idCol = n, v.Line, v.Column
+	}
+}
+
+func intValue(v *yaml.Node) (int, bool) {
+	if !isScalar(v) || v.ShortTag() != "!!int" {
+		return 0, false
+	}
+	var n int
+	if err := v.Decode(&n); err != nil {
+		return 0, false
+	}
+	return n, true
+}
+
+// isoLayouts are the ISO 8601 forms accepted where a timestamp may omit the
+// time or the zone.
+var isoLayouts = []string{
+	time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02T15:04",
+	"2006-01-02 15:04:05.999999999Z07:00", "2006-01-02 15:04:05.999999999", "2006-01-02 15:04",
+	"2006-01-02",
+}
+
+func checkISOTime(v *yaml.Node, _ *meta, r reporter) {
+	if !isScalar(v) || isNull(v) {
+		r(v.Line, v.Column, Error, "must be an ISO 8601 timestamp such as 2024-05-01 or 2024-05-01T10:00:00Z, not "+describeNode(v))
+		return
+	}
+	for _, layout := range isoLayouts {
+		if _, err := time.Parse(layout, v.Value); err == nil {
+			return
+		}
+	}
+	r(v.Line, v.Column, Error, fmt.Sprintf("%q is not an ISO 8601 timestamp (write 2024-05-01 or 2024-05-01T10:00:00Z)", v.Value))
+}
+
+func checkRFC3339(v *yaml.Node, _ *meta, r reporter) {
+	if !isScalar(v) || isNull(v) {
+		r(v.Line, v.Column, Error, "must be an RFC 3339 timestamp with a zone such as 2024-05-01T10:00:00Z, not "+describeNode(v))
+		return
+	}
+	if _, err := time.Parse(time.RFC3339Nano, v.Value); err != nil {
+		hint := "write it like 2024-05-01T10:00:00Z or 2024-05-01T12:00:00+02:00"
+		for _, layout := range isoLayouts[1:] {
+			if _, err := time.Parse(layout, v.Value); err == nil {
+				hint = "it needs a time and a zone: " + hint
+				break
+			}
+		}
+		r(v.Line, v.Column, Error, fmt.Sprintf("%q is not an RFC 3339 timestamp; %s", v.Value, hint))
+	}
+}
+
+func checkTitle(v *yaml.Node, m *meta, r reporter) {
+	if !isScalar(v) || isNull(v) {
+		r(v.Line, v.Column, Error, "must be text, not "+describeNode(v))
+		return
+	}
+	m.title = strings.TrimSpace(v.Value)
+}
+
+func checkTags(v *yaml.Node, m *meta, r reporter) {
+	switch {
+	case isNull(v):
+		m.tags = nil
+	case isScalar(v):
+		m.tags = splitTags(v.Value)
+	case v.Kind == yaml.SequenceNode:
+		m.tags = m.tags[:0:0]
+		for _, item := range v.Content {
+			item = resolveAlias(item)
+			if !isScalar(item) || isNull(item) {
+				r(item.Line, item.Column, Error, "every tag must be text, not "+describeNode(item))
+				continue
+			}
+			if t := strings.TrimSpace(item.Value); t != "" {
+				m.tags = append(m.tags, t)
+			}
+		}
+	default:
+		r(v.Line, v.Column, Error, "must be a list of strings or a comma-separated string, not "+describeNode(v))
+	}
+}
+
+func checkSourceString(v *yaml.Node, m *meta, r reporter) {
+	if !isScalar(v) || isNull(v) {
+		r(v.Line, v.Column, Error, "must be text such as user-told or extracted, not "+describeNode(v))
+		return
+	}
+	m.source = v.Value
+}
+
+func checkURL(v *yaml.Node, m *meta, r reporter) {
+	if !isScalar(v) || isNull(v) {
+		r(v.Line, v.Column, Error, "must be an absolute URL, not "+describeNode(v))
+		return
+	}
+	u, err := url.Parse(v.Value)
+	if err != nil || !u.IsAbs() || u.Host == "" {
+		r(v.Line, v.Column, Error, fmt.Sprintf("%q is not an absolute URL (write https://host/path)", v.Value))
+		return
+	}
+	m.source = v.Value
+}
+
+func checkImportance(v *yaml.Node, m *meta, r reporter) {
+	if !isScalar(v) || (v.ShortTag() != "!!int" && v.ShortTag() != "!!float") {
+		r(v.Line, v.Column, Error, "must be a number from 0 to 1, not "+describeNode(v))
+		return
+	}
+	f, err := strconv.ParseFloat(v.Value, 64)
+	if err != nil || f < 0 || f > 1 {
+		r(v.Line, v.Column, Error, fmt.Sprintf("must be a number from 0 to 1, not %s", v.Value))
+		return
+	}
+	m.importance, m.hasImportance = f, true
+}
+
+func checkAttachment(v *yaml.Node, m *meta, r reporter) {
+	if !isScalar(v) || isNull(v) {
+		r(v.Line, v.Column, Error, "must be a path under attachments/, not "+describeNode(v))
+		return
+	}
+	p := strings.TrimPrefix(path.Clean(strings.TrimPrefix(v.Value, "./")), "attachments/")
+	if p == "." || strings.HasPrefix(p, "../") || p == ".." || path.IsAbs(p) {
+		r(v.Line, v.Column, Error, fmt.Sprintf("%q is not a path under attachments/", v.Value))
+		return
+	}
+	m.attachment, m.attLine, m.attCol = "attachments/"+p, v.Line, v.Column
+}
