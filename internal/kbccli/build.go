@@ -1,0 +1,149 @@
+package kbccli
+
+import (
+	"fmt"
+	"path/filepath"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/compiler"
+	"github.com/kbqdev/kbq/internal/cli"
+)
+
+type buildOptions struct {
+	source    sourceOptions
+	out       string
+	keepGoing bool
+	format    string
+}
+
+func newBuildCommand(s *cli.Streams, g *globalOptions) *ucli.Command {
+	o := &buildOptions{}
+	return &ucli.Command{
+		Name:      "build",
+		Usage:     "validate the knowledge and compile it into the artifact",
+		UsageText: "kbc build [--rev REV | --staged | --worktree] [-o DIR] [--global | --no-global] [--keep-going]",
+		Description: `Reads the knowledge of the repository containing the current directory,
+validates every file, and compiles the search artifact: a Bluge index and
+manifest.json in .kbq/ at the repository root (which gets a .gitignore of
+its own). Any validation error fails the build and leaves the previous
+artifact as it was, unless --keep-going, which leaves bad files out.
+
+The artifact is reproducible: the same commit builds the same bytes
+(built_at comes from SOURCE_DATE_EPOCH, else the commit time). A new
+artifact replaces the old one atomically; a running kbq serve picks it up.
+
+The global scope (` + globalDirHelp + `)
+is included in local builds and left out when CI=true, so that CI
+artifacts never depend on a home directory.
+
+EXAMPLES:
+   kbc build                      compile HEAD
+   kbc build --worktree           compile uncommitted edits too
+   kbc build --rev v1.2 -o /tmp/kb
+   kbc build --format github      annotate problems in a GitHub Actions run
+
+` + exitCodesHelp,
+		Flags: append(sourceFlags(&o.source, "default, unless CI=true"),
+			&ucli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the artifact to `DIR` (default: .kbq at the repository root)", Destination: &o.out},
+			&ucli.BoolFlag{Name: "keep-going", Aliases: []string{"k"}, Usage: "leave out files with errors instead of failing", Destination: &o.keepGoing},
+			&ucli.StringFlag{Name: "format", Usage: "diagnostics as `FORMAT`: text, github or json", Value: "text", Destination: &o.format},
+		),
+		Action: func(c *ucli.Context) error {
+			if c.Args().Present() {
+				return cli.Usagef("kbc build takes no arguments (got %q)", c.Args().First())
+			}
+			return runBuild(c, s, g, o)
+		},
+	}
+}
+
+func runBuild(c *ucli.Context, s *cli.Streams, g *globalOptions, o *buildOptions) error {
+	if err := checkFormat(o.format); err != nil {
+		return err
+	}
+	start := time.Now()
+	src, err := openSource(c, s, g.workDir(), &o.source)
+	if err != nil {
+		return err
+	}
+	out := o.out
+	if out == "" {
+		if src.repo.Root() == "" {
+			return cli.Usagef("a bare repository has no root to put .kbq/ in: give -o DIR")
+		}
+		out = filepath.Join(src.repo.Root(), artifact.DefaultDir)
+	}
+	builtAt, err := src.builtAt(s)
+	if err != nil {
+		return err
+	}
+	opts := compiler.BuildOptions{
+		Options: src.options, Out: out, Source: src.info, BuiltAt: builtAt, KeepGoing: o.keepGoing,
+	}
+	if src.info.Mode != "rev" && src.info.Commit != "" {
+		if base, err := src.repo.Rev("HEAD"); err == nil {
+			opts.Base = base
+		}
+	}
+	if s.Getenv("SOURCE_DATE_EPOCH") == "" {
+		opts.DirtyBuiltAt = time.Now().UTC().Truncate(time.Second)
+	}
+	progress := cli.NewProgress(s, "compiling")
+	opts.Progress = progress.Update
+	res, err := compiler.Build(c.Context, src.snapshot, opts)
+	progress.Done()
+	if res != nil {
+		if werr := compiler.WriteDiagnostics(s.Out, o.format, res.Diagnostics); werr != nil {
+			return werr
+		}
+	}
+	if err != nil {
+		if res != nil && res.Diagnostics.Errors() > 0 {
+			fmt.Fprintf(s.Err, "kbc: %d %s; nothing was built (fix them, or leave the files out with --keep-going)\n",
+				res.Diagnostics.Errors(), plural(res.Diagnostics.Errors(), "error", "errors"))
+			return cli.ErrFailure
+		}
+		return err
+	}
+	m := res.Manifest
+	fmt.Fprintf(s.Err, "kbc: built %s: %d %s, %d chunks", displayPath(out), m.Counts.Documents,
+		plural(m.Counts.Documents, "document", "documents"), m.Counts.Chunks)
+	if res.Skipped > 0 {
+		fmt.Fprintf(s.Err, ", %d skipped", res.Skipped)
+	}
+	fmt.Fprintf(s.Err, " in %.2fs\n", time.Since(start).Seconds())
+	return nil
+}
+
+func checkFormat(format string) error {
+	for _, f := range compiler.Formats {
+		if f == format {
+			return nil
+		}
+	}
+	return cli.Usagef("--format %q: want text, github or json", format)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// displayPath shows p relative to the working directory when it is inside.
+func displayPath(p string) string {
+	if wd, err := filepath.Abs("."); err == nil {
+		if rel, err := filepath.Rel(wd, p); err == nil && !filepath.IsAbs(rel) && rel != ".." && !startsWithDotDot(rel) {
+			return rel
+		}
+	}
+	return p
+}
+
+func startsWithDotDot(p string) bool {
+	return len(p) >= 3 && p[:3] == ".."+string(filepath.Separator)
+}

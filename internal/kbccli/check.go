@@ -1,0 +1,152 @@
+package kbccli
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/kbqdev/kbq/compiler"
+	"github.com/kbqdev/kbq/internal/cli"
+)
+
+type checkOptions struct {
+	source sourceOptions
+	all    bool
+	format string
+}
+
+func newCheckCommand(s *cli.Streams, g *globalOptions) *ucli.Command {
+	o := &checkOptions{}
+	return &ucli.Command{
+		Name:      "check",
+		Usage:     "validate knowledge files without building",
+		UsageText: "kbc check [--rev REV | --staged [--all] | --worktree] [--format text|github|json] [PATH...]",
+		Description: `Validates knowledge files like a compiler and reports every problem in one
+run, one per line:
+
+   path:line:col: error: message
+
+With PATH arguments, only those files (or the files below those
+directories) are checked; the memories and context files of their scopes
+are still read, for duplicate ids and context budgets.
+
+With --staged, the files in git's index that differ from HEAD are checked:
+what the next commit changes. Add --all to check every staged file. This
+is what the pre-commit hook runs; it honours GIT_INDEX_FILE, which git sets
+during "git commit -a".
+
+EXAMPLES:
+   kbc check                          everything committed at HEAD
+   kbc check --worktree .kb/memories  your uncommitted memories
+   kbc check --staged                 what you are about to commit
+   kbc check --format github          annotations for GitHub Actions
+   kbc check --format json            a JSON array for tools
+
+` + exitCodesHelp,
+		Flags: append(sourceFlags(&o.source, "default, unless CI=true"),
+			&ucli.BoolFlag{Name: "all", Usage: "with --staged: check every staged knowledge file, not only the changed ones", Destination: &o.all},
+			&ucli.StringFlag{Name: "format", Usage: "diagnostics as `FORMAT`: text, github or json", Value: "text", Destination: &o.format},
+		),
+		Action: func(c *ucli.Context) error { return runCheck(c, s, g, o) },
+	}
+}
+
+func runCheck(c *ucli.Context, s *cli.Streams, g *globalOptions, o *checkOptions) error {
+	if err := checkFormat(o.format); err != nil {
+		return err
+	}
+	if o.all && !o.source.staged {
+		return cli.Usagef("--all only applies to --staged")
+	}
+	src, err := openSource(c, s, g.workDir(), &o.source)
+	if err != nil {
+		return err
+	}
+	var paths []string
+	if c.Args().Present() {
+		if paths, err = repoPaths(src.repo.Root(), g.workDir(), c.Args().Slice()); err != nil {
+			return err
+		}
+	}
+	if o.source.staged && !o.all {
+		changed, err := stagedChanges(src)
+		if err != nil {
+			return err
+		}
+		if paths != nil {
+			changed = slices.DeleteFunc(changed, func(p string) bool { return !compiler.UnderAny(p, paths) })
+		}
+		paths = changed
+		if len(paths) == 0 {
+			return compiler.WriteDiagnostics(s.Out, o.format, nil)
+		}
+	}
+	res, err := compiler.Check(c.Context, src.snapshot, compiler.CheckOptions{Options: src.options, Paths: paths})
+	if err != nil {
+		return err
+	}
+	if err := compiler.WriteDiagnostics(s.Out, o.format, res.Diagnostics); err != nil {
+		return err
+	}
+	if n := res.Diagnostics.Errors(); n > 0 {
+		fmt.Fprintf(s.Err, "kbc: %d %s in %d %s checked\n", n, plural(n, "error", "errors"),
+			res.Checked, plural(res.Checked, "file", "files"))
+		return cli.ErrFailure
+	}
+	return nil
+}
+
+// stagedChanges lists the staged knowledge files whose content differs
+// from HEAD's.
+func stagedChanges(src *source) ([]string, error) {
+	files, err := compiler.KnowledgeFiles(src.snapshot, src.options.ContextFiles)
+	if err != nil {
+		return nil, err
+	}
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = f.Path
+	}
+	if src.info.Commit == "" {
+		return paths, nil // no commit yet: everything staged is new
+	}
+	head, err := src.repo.BlobsAt("HEAD", paths)
+	if err != nil {
+		return nil, err
+	}
+	var changed []string
+	for _, f := range files {
+		if f.Blob == "" || head[f.Path] != f.Blob {
+			changed = append(changed, f.Path)
+		}
+	}
+	return changed, nil
+}
+
+// repoPaths turns command-line paths, relative to dir, into slash-separated
+// paths relative to the repository root.
+func repoPaths(root, dir string, args []string) ([]string, error) {
+	if root == "" {
+		return nil, cli.Usagef("a bare repository has no files to name; drop the PATH arguments")
+	}
+	var out []string
+	for _, a := range args {
+		p := a
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, err
+		}
+		rel, err := filepath.Rel(root, abs)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return nil, cli.Usagef("%s is outside the repository at %s", a, root)
+		}
+		out = append(out, filepath.ToSlash(rel))
+	}
+	return out, nil
+}

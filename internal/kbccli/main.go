@@ -1,0 +1,69 @@
+// Package kbccli implements the kbc command line: the knowledge compiler.
+package kbccli
+
+import (
+	"errors"
+	"strconv"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/compiler"
+	"github.com/kbqdev/kbq/gitsource"
+	"github.com/kbqdev/kbq/internal/cli"
+)
+
+// globalOptions apply to every command.
+type globalOptions struct {
+	dir string // -C: run as if started in dir
+}
+
+const exitCodesHelp = `EXIT CODES:
+   0  success
+   1  validation errors (diagnostics say which)
+   2  usage, I/O or repository errors (the message says what to do)`
+
+// Main runs kbc with args (without the program name) and returns its exit
+// code.
+func Main(args []string, s *cli.Streams) int {
+	g := &globalOptions{}
+	app := cli.NewApp("kbc", "compile a repository's knowledge into a kbq artifact", s, []*ucli.Command{
+		newBuildCommand(s, g),
+		newCheckCommand(s, g),
+	})
+	app.Version = compiler.Version + " (artifact format " + strconv.Itoa(artifact.FormatVersion) + ")"
+	app.Description = `kbc reads the markdown knowledge of a git repository straight from git
+objects: .kb/ directories at any depth (context.md, memories/, articles/,
+topics), AGENTS.md, CLAUDE.md and GEMINI.md files, and the personal global
+scope. It validates their frontmatter like a compiler and compiles a
+versioned, reproducible search artifact (.kbq/) that kbq serves.
+
+   kbc build              compile HEAD into .kbq/
+   kbc check --staged     validate what the next commit will hold
+   kbq search "rollback"  search the artifact
+
+` + exitCodesHelp
+	app.Flags = []ucli.Flag{
+		&ucli.StringFlag{Name: "C", Usage: "run as if kbc was started in `DIR`", Destination: &g.dir},
+	}
+	return cli.Run(app, args, s, exitCode)
+}
+
+// exitCode maps the errors of kbc's commands to exit codes.
+func exitCode(err error) (int, bool) {
+	switch {
+	case errors.Is(err, compiler.ErrInvalid):
+		return cli.ExitFailure, true
+	case errors.Is(err, gitsource.ErrNotRepository), errors.Is(err, gitsource.ErrUnknownRevision),
+		errors.Is(err, compiler.ErrOutput):
+		return cli.ExitError, true
+	}
+	return 0, false
+}
+
+func (g *globalOptions) workDir() string {
+	if g.dir != "" {
+		return g.dir
+	}
+	return "."
+}

@@ -1,0 +1,170 @@
+package kbccli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/compiler"
+	"github.com/kbqdev/kbq/gitsource"
+	"github.com/kbqdev/kbq/internal/cli"
+)
+
+// sourceOptions choose what a build or check reads.
+type sourceOptions struct {
+	rev          string
+	staged       bool
+	worktree     bool
+	global       bool
+	noGlobal     bool
+	contextFiles []string
+	maxSize      string
+	jobs         int
+}
+
+func sourceFlags(o *sourceOptions, globalDefault string) []ucli.Flag {
+	return []ucli.Flag{
+		&ucli.StringFlag{Name: "rev", Usage: "read the committed tree of `REV` (branch, tag, commit, HEAD~1)", Value: "HEAD", Destination: &o.rev},
+		&ucli.BoolFlag{Name: "staged", Usage: "read git's index: what the next commit will hold (pre-commit hooks)", Destination: &o.staged},
+		&ucli.BoolFlag{Name: "worktree", Usage: "read the working tree, honouring .gitignore (local authoring)", Destination: &o.worktree},
+		&ucli.BoolFlag{Name: "global", Usage: "include the global scope (" + globalDefault + ")", Destination: &o.global},
+		&ucli.BoolFlag{Name: "no-global", Usage: "leave the global scope out (the default when CI=true)", Destination: &o.noGlobal},
+		&ucli.StringSliceFlag{Name: "context-files", Usage: "agent context file `NAMES` picked up outside .kb/", Value: ucli.NewStringSlice(compiler.DefaultContextFiles...)},
+		&ucli.StringFlag{Name: "max-file-size", Usage: "skip knowledge files over `SIZE` with an error (5MiB, 512KiB, bytes)", Value: "5MiB", Destination: &o.maxSize},
+		&ucli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "parse and index with `N` goroutines (0: one per CPU)", Destination: &o.jobs},
+	}
+}
+
+// source is an opened build input.
+type source struct {
+	repo     *gitsource.Repo
+	snapshot gitsource.Snapshot
+	options  compiler.Options
+	info     artifact.Source
+}
+
+// openSource opens the repository containing dir and the snapshot o asks
+// for.
+func openSource(c *ucli.Context, s *cli.Streams, dir string, o *sourceOptions) (*source, error) {
+	o.contextFiles = c.StringSlice("context-files")
+	modes := 0
+	for _, set := range []bool{c.IsSet("rev"), o.staged, o.worktree} {
+		if set {
+			modes++
+		}
+	}
+	if modes > 1 {
+		return nil, cli.Usagef("--rev, --staged and --worktree choose one source; give only one")
+	}
+	if o.global && o.noGlobal {
+		return nil, cli.Usagef("--global and --no-global contradict each other")
+	}
+	maxSize, err := parseSize(o.maxSize)
+	if err != nil {
+		return nil, cli.Usagef("--max-file-size: %v", err)
+	}
+	repo, err := gitsource.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	src := &source{repo: repo}
+	switch {
+	case o.staged:
+		src.snapshot, err = repo.Staged()
+	case o.worktree:
+		src.snapshot, err = repo.Worktree()
+	default:
+		src.snapshot, err = repo.Rev(o.rev)
+	}
+	if err != nil {
+		return nil, err
+	}
+	info := src.snapshot.Info()
+	src.info = artifact.Source{Mode: info.Mode, Rev: info.Rev, Commit: info.Commit, Tree: info.Tree}
+	src.options = compiler.Options{ContextFiles: o.contextFiles, MaxFileSize: maxSize, Workers: o.jobs}
+	if includeGlobal(s, o) {
+		if gdir := globalDir(s); gdir != "" {
+			if fi, err := os.Stat(gdir); err == nil && fi.IsDir() {
+				src.options.Global = &compiler.Global{Dir: gdir, Source: gitsource.Dir(gdir)}
+			}
+		}
+	}
+	return src, nil
+}
+
+// includeGlobal decides whether the global scope is compiled in: by flag,
+// else not in CI (CI=true), so that CI artifacts never depend on a home
+// directory, else yes.
+func includeGlobal(s *cli.Streams, o *sourceOptions) bool {
+	switch {
+	case o.global:
+		return true
+	case o.noGlobal:
+		return false
+	}
+	return !strings.EqualFold(s.Getenv("CI"), "true")
+}
+
+// globalDir is $KBQ_HOME/knowledge, else $XDG_CONFIG_HOME/kbq/knowledge,
+// else ~/.config/kbq/knowledge.
+func globalDir(s *cli.Streams) string {
+	if h := s.Getenv("KBQ_HOME"); h != "" {
+		return filepath.Join(h, "knowledge")
+	}
+	if x := s.Getenv("XDG_CONFIG_HOME"); x != "" {
+		return filepath.Join(x, "kbq", "knowledge")
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(home, ".config", "kbq", "knowledge")
+	}
+	return ""
+}
+
+const globalDirHelp = "$KBQ_HOME/knowledge, else\n$XDG_CONFIG_HOME/kbq/knowledge, else ~/.config/kbq/knowledge"
+
+// builtAt is when the manifest says the artifact was built:
+// SOURCE_DATE_EPOCH, else the time of the commit read (of HEAD for the
+// index and working tree), so that a commit always builds the same bytes.
+func (src *source) builtAt(s *cli.Streams) (time.Time, error) {
+	if v := s.Getenv("SOURCE_DATE_EPOCH"); v != "" {
+		secs, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return time.Time{}, cli.Usagef("SOURCE_DATE_EPOCH=%q is not a number of seconds", v)
+		}
+		return time.Unix(secs, 0).UTC(), nil
+	}
+	if src.info.Commit != "" {
+		commit, err := src.repo.CommitTime(src.info.Commit)
+		if err != nil {
+			return time.Time{}, err
+		}
+		return commit.UTC(), nil
+	}
+	return time.Now().UTC().Truncate(time.Second), nil
+}
+
+// parseSize reads 5MiB, 512KiB, 2MB, 1024.
+func parseSize(s string) (int64, error) {
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"K", 1 << 10}, {"M", 1 << 20}, {"B", 1}}
+	num, mult := strings.TrimSpace(s), int64(1)
+	for _, u := range units {
+		if strings.HasSuffix(strings.ToUpper(num), strings.ToUpper(u.suffix)) {
+			num, mult = strings.TrimSpace(num[:len(num)-len(u.suffix)]), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(num, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%q is not a size such as 5MiB", s)
+	}
+	return int64(n * float64(mult)), nil
+}
