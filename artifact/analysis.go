@@ -7,7 +7,6 @@ import (
 	porter "github.com/blevesearch/go-porterstemmer"
 	"github.com/blevesearch/snowballstem"
 	"github.com/blevesearch/snowballstem/english"
-	"github.com/blugelabs/bluge/analysis"
 )
 
 // Analysis names the text analysis chain an artifact was built with. The
@@ -83,26 +82,6 @@ func stemPorter2(s string) string {
 
 func stemPorter(s string) string {
 	return porter.StemString(s)
-}
-
-// Analyze implements bluge's analysis interface. It never modifies input.
-func (an *Analyzer) Analyze(input []byte) analysis.TokenStream {
-	slab := make([]analysis.Token, 0, len(input)/7+1)
-	arena := make([]byte, 0, len(input)+16)
-	var out analysis.TokenStream
-	an.Terms(input, func(term []byte, start, end int) {
-		if len(slab) == cap(slab) {
-			slab = make([]analysis.Token, 0, cap(slab))
-		}
-		if len(arena)+len(term) > cap(arena) {
-			// Earlier terms keep pointing into the old block.
-			arena = make([]byte, 0, max(cap(arena), len(term)))
-		}
-		arena = append(arena, term...)
-		slab = append(slab, analysis.Token{Term: arena[len(arena)-len(term):], Start: start, End: end, PositionIncr: 1})
-		out = append(out, &slab[len(slab)-1])
-	})
-	return out
 }
 
 // Terms calls fn for every index term of text, with the byte range of the

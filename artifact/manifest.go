@@ -72,6 +72,9 @@ type Counts struct {
 	Chunks    int            `json:"chunks"`
 	ByKind    map[string]int `json:"by_kind"`
 	ByScope   map[string]int `json:"by_scope"`
+	// Shadowing lists the scopes that shadow a document of another scope,
+	// so that readers can skip the shadowing filter when none is in force.
+	Shadowing []string `json:"shadowing"`
 }
 
 // FieldStats are BM25 collection statistics of one text field.

@@ -1,33 +1,38 @@
 package artifact
 
-import (
-	"strings"
-
-	"github.com/blugelabs/bluge/analysis/lang/en"
-)
+import "strings"
 
 // stopwordLists are the stop word lists an Analysis may name.
 var stopwordLists = map[string]map[string]bool{
 	"none":     nil,
-	"lucene":   wordSet(strings.Fields(luceneStopwords)),
-	"snowball": snowballStopwords(),
+	"lucene":   wordSet(luceneStopwords),
+	"snowball": wordSet(snowballStopwords),
 }
 
 // luceneStopwords is EnglishAnalyzer.ENGLISH_STOP_WORDS_SET of Apache Lucene.
 const luceneStopwords = `a an and are as at be but by for if in into is it no not of on or
 such that the their then there these they this to was will with`
 
-func snowballStopwords() map[string]bool {
-	set := make(map[string]bool)
-	for word := range en.StopWords() {
-		set[word] = true
-	}
-	return set
-}
+// snowballStopwords is the Snowball project's English stop word list.
+const snowballStopwords = `
+i me my myself we our ours ourselves you your yours yourself yourselves he
+him his himself she her hers herself it its itself they them their theirs
+themselves what which who whom this that these those am is are was were be
+been being have has had having do does did doing would should could ought
+i'm you're he's she's it's we're they're i've you've we've they've i'd you'd
+he'd she'd we'd they'd i'll you'll he'll she'll we'll they'll isn't aren't
+wasn't weren't hasn't haven't hadn't doesn't don't didn't won't wouldn't
+shan't shouldn't can't cannot couldn't mustn't let's that's who's what's
+here's there's when's where's why's how's a an the and but if or because as
+until while of at by for with about against between into through during
+before after above below to from up down in out on off over under again
+further then once here there when where why how all any both each few more
+most other some such no nor not only own same so than too very
+`
 
-func wordSet(words []string) map[string]bool {
-	set := make(map[string]bool, len(words))
-	for _, w := range words {
+func wordSet(words string) map[string]bool {
+	set := make(map[string]bool)
+	for _, w := range strings.Fields(words) {
 		set[w] = true
 	}
 	return set

@@ -111,7 +111,7 @@ func Build(ctx context.Context, src Source, opts BuildOptions) (*BuildResult, er
 // Segment batches: a segment is built in memory, so these bound the memory
 // a build needs, whatever the size of the corpus.
 const (
-	batchChunks = 4096
+	batchChunks = 2048
 	batchBytes  = 24 << 20
 )
 
@@ -362,7 +362,11 @@ func (b *indexBuild) manifest(docs []artifact.Document) *artifact.Manifest {
 		m.Documents = []artifact.Document{}
 	}
 	globalHash := sha256.New()
+	shadowing := make(map[string]bool)
 	for _, d := range docs {
+		for _, s := range d.ShadowedBy {
+			shadowing[s] = true
+		}
 		m.Counts.Documents++
 		m.Counts.Chunks += d.Chunks
 		m.Counts.ByKind[d.Kind]++
@@ -374,6 +378,7 @@ func (b *indexBuild) manifest(docs []artifact.Document) *artifact.Manifest {
 			fmt.Fprintf(globalHash, "%s\x00%s\n", d.Path, d.Blob)
 		}
 	}
+	m.Counts.Shadowing = slices.Sorted(maps.Keys(shadowing))
 	if b.opts.Global != nil {
 		m.Global = artifact.Global{Included: true, Hash: hex.EncodeToString(globalHash.Sum(nil))}
 	}

@@ -1,0 +1,248 @@
+package kbqcli
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/query"
+)
+
+func newGetCommand(s *cli.Streams) *ucli.Command {
+	var index, dir string
+	var asJSON bool
+	return &ucli.Command{
+		Name:      "get",
+		Usage:     "print a whole document",
+		UsageText: "kbq get TOPIC|PATH|memory:ID [--dir D] [--json]",
+		Description: `Prints a document as written, frontmatter included. Name it by its path
+(services/api/.kb/deploy.md), its topic (deploy/steps: the path inside
+.kb/ without .md) or, for memories, memory:ID. When several scopes hold the
+topic or id, the one in force from --dir (default: the current directory)
+wins, the deepest first.
+
+` + exitCodesHelp,
+		Flags: []ucli.Flag{
+			indexFlag(&index),
+			&ucli.StringFlag{Name: "dir", Usage: "resolve topics from `DIR` (default: the current directory)", Destination: &dir},
+			&ucli.BoolFlag{Name: "json", Usage: "print JSON with the document's metadata and content", Destination: &asJSON},
+		},
+		Action: func(c *ucli.Context) error {
+			if c.NArg() != 1 {
+				return cli.Usagef("kbq get takes one TOPIC, PATH or memory:ID")
+			}
+			ix, err := open(s, index)
+			if err != nil {
+				return err
+			}
+			defer ix.Close()
+			d, err := repoDir(ix.repoRoot, dir)
+			if err != nil {
+				return err
+			}
+			doc, err := ix.Get(c.Context, c.Args().First(), d)
+			if err != nil {
+				fmt.Fprintf(s.Err, "kbq: %v\n", err)
+				return cli.ErrFailure
+			}
+			if asJSON {
+				return writeJSON(s.Out, doc)
+			}
+			_, err = io.WriteString(s.Out, doc.Content)
+			return err
+		},
+	}
+}
+
+func newListCommand(s *cli.Streams) *ucli.Command {
+	var index string
+	var asJSON bool
+	return &ucli.Command{
+		Name:      "list",
+		Usage:     "list documents",
+		UsageText: "kbq list [--kind K] [--tag T] [--scope S] [--json]",
+		Description: `Lists the documents of the artifact with topic, kind, scope, tags and
+source, in path order.
+
+` + exitCodesHelp,
+		Flags: []ucli.Flag{
+			indexFlag(&index),
+			&ucli.StringSliceFlag{Name: "kind", Usage: "only documents of `KIND` (repeatable)"},
+			&ucli.StringSliceFlag{Name: "tag", Usage: "only documents tagged `TAG` (repeatable)"},
+			&ucli.StringSliceFlag{Name: "scope", Usage: "only documents of `SCOPE` and below (repeatable)"},
+			&ucli.BoolFlag{Name: "json", Usage: "print JSON", Destination: &asJSON},
+		},
+		Action: func(c *ucli.Context) error {
+			if c.Args().Present() {
+				return cli.Usagef("kbq list takes no arguments; filter with --kind, --tag or --scope")
+			}
+			ix, err := open(s, index)
+			if err != nil {
+				return err
+			}
+			defer ix.Close()
+			docs, err := ix.List(query.ListRequest{Kinds: c.StringSlice("kind"), Tags: c.StringSlice("tag"), Scopes: c.StringSlice("scope")})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				err = writeJSON(s.Out, docs)
+			} else {
+				err = writeList(s.Out, docs)
+			}
+			if err != nil {
+				return err
+			}
+			if len(docs) == 0 {
+				fmt.Fprintln(s.Err, "kbq: no documents")
+				return cli.ErrFailure
+			}
+			return nil
+		},
+	}
+}
+
+func writeList(w io.Writer, docs []query.Listed) error {
+	if len(docs) == 0 {
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOPIC\tKIND\tSCOPE\tTAGS\tSOURCE\tPATH")
+	for _, d := range docs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", d.Topic, d.Kind, d.Scope, orDash(strings.Join(d.Tags, ",")), orDash(d.Source), d.Path)
+	}
+	return tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func newContextCommand(s *cli.Streams) *ucli.Command {
+	var index, dir string
+	var wrap bool
+	return &ucli.Command{
+		Name:      "context",
+		Usage:     "print the always-loaded context for a directory",
+		UsageText: "kbq context [--dir D] [--wrap]",
+		Description: `Assembles the context documents (.kb/context.md, AGENTS.md, CLAUDE.md,
+GEMINI.md) in force for --dir (default: the current directory): global,
+project, then each directory scope on the way down, each under its own
+heading, frontmatter stripped.
+
+Budgets: global 3 KiB, project and each directory 7 KiB; past 10 KiB in
+total kbq warns on stderr, past 20 KiB it truncates (never inside a
+character) and says so on stderr. --wrap wraps the text in
+<system-reminder> tags and escapes such tags inside the knowledge.
+
+` + exitCodesHelp,
+		Flags: []ucli.Flag{
+			indexFlag(&index),
+			&ucli.StringFlag{Name: "dir", Usage: "assemble the context for `DIR` (default: the current directory)", Destination: &dir},
+			&ucli.BoolFlag{Name: "wrap", Usage: "wrap in <system-reminder> tags", Destination: &wrap},
+		},
+		Action: func(c *ucli.Context) error {
+			if c.Args().Present() {
+				return cli.Usagef("kbq context takes no arguments; give the directory with --dir")
+			}
+			ix, err := open(s, index)
+			if err != nil {
+				return err
+			}
+			defer ix.Close()
+			d, err := repoDir(ix.repoRoot, dir)
+			if err != nil {
+				return err
+			}
+			res, err := ix.Context(c.Context, d, wrap)
+			if err != nil {
+				return err
+			}
+			for _, w := range res.Warnings {
+				fmt.Fprintf(s.Err, "kbq: warning: %s\n", w)
+			}
+			if res.Truncated {
+				fmt.Fprintf(s.Err, "kbq: error: context is over %d KiB; truncated to fit (shorten the context files)\n", query.ContextMaxBytes>>10)
+			}
+			_, err = io.WriteString(s.Out, res.Text)
+			return err
+		},
+	}
+}
+
+func newStatsCommand(s *cli.Streams) *ucli.Command {
+	var index string
+	var asJSON bool
+	return &ucli.Command{
+		Name:      "stats",
+		Usage:     "describe the artifact",
+		UsageText: "kbq stats [--json]",
+		Description: `Counts by kind and scope, artifact size, format version, source commit
+and age.
+
+` + exitCodesHelp,
+		Flags: []ucli.Flag{
+			indexFlag(&index),
+			&ucli.BoolFlag{Name: "json", Usage: "print JSON", Destination: &asJSON},
+		},
+		Action: func(c *ucli.Context) error {
+			if c.Args().Present() {
+				return cli.Usagef("kbq stats takes no arguments")
+			}
+			ix, err := open(s, index)
+			if err != nil {
+				return err
+			}
+			defer ix.Close()
+			st, err := ix.Stats(time.Now())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(s.Out, st)
+			}
+			return writeStats(s.Out, st)
+		},
+	}
+}
+
+func writeStats(w io.Writer, st *query.Stats) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "artifact\t%s\n", st.Dir)
+	fmt.Fprintf(tw, "documents\t%d\n", st.Documents)
+	fmt.Fprintf(tw, "chunks\t%d\n", st.Chunks)
+	for _, k := range sortedKeys(st.ByKind) {
+		fmt.Fprintf(tw, "  %s\t%d\n", k, st.ByKind[k])
+	}
+	fmt.Fprintf(tw, "scopes\t%d\n", len(st.ByScope))
+	for _, k := range sortedKeys(st.ByScope) {
+		fmt.Fprintf(tw, "  %s\t%d\n", k, st.ByScope[k])
+	}
+	fmt.Fprintf(tw, "size\t%.1f MiB\n", float64(st.Bytes)/(1<<20))
+	fmt.Fprintf(tw, "format\t%d (kbc %s)\n", st.FormatVersion, st.CompilerVersion)
+	src := st.Source.Mode
+	if st.Source.Commit != "" {
+		src += " " + st.Source.Commit
+	}
+	if st.Source.Dirty {
+		src += " (dirty)"
+	}
+	fmt.Fprintf(tw, "source\t%s\n", src)
+	fmt.Fprintf(tw, "built\t%s (%s ago)\n", st.BuiltAt.Format(time.RFC3339), (time.Duration(st.AgeSeconds) * time.Second).String())
+	fmt.Fprintf(tw, "global scope\t%v\n", st.Global)
+	return tw.Flush()
+}
+
+func sortedKeys(m map[string]int) []string {
+	return slices.Sorted(maps.Keys(m))
+}

@@ -1,0 +1,147 @@
+// Package kbqcli implements the kbq command line: the read-only query
+// binary. It imports neither the compiler nor go-git.
+package kbqcli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/query"
+)
+
+// Version is kbq's version.
+const Version = "0.1.0"
+
+const exitCodesHelp = `EXIT CODES:
+   0  results
+   1  no results (said on stderr)
+   2  usage or artifact errors: missing, corrupt or incompatible (the message
+      says what to run)`
+
+// Main runs kbq with args (without the program name) and returns its exit
+// code.
+func Main(args []string, s *cli.Streams) int {
+	// Bluge logs snapshot problems to the standard logger before returning
+	// them as errors; the errors are enough.
+	log.SetOutput(io.Discard)
+	app := cli.NewApp("kbq", "search the knowledge compiled by kbc", s, []*ucli.Command{
+		newSearchCommand(s),
+		newGetCommand(s),
+		newListCommand(s),
+		newContextCommand(s),
+		newStatsCommand(s),
+	})
+	app.Version = Version + " (artifact format " + strconv.Itoa(artifact.FormatVersion) + ")"
+	app.Description = `kbq answers questions from the artifact kbc compiles: for people, scripts,
+CI and AI coding agents. It never writes the artifact.
+
+It finds the artifact by --index DIR, else $KBQ_INDEX, else .kbq/ at the
+root of the git repository holding the current directory.
+
+   kbq search "how do we roll back a deploy"
+   kbq get deploy/rollback
+   kbq context --dir services/api --wrap
+
+` + exitCodesHelp
+	return cli.Run(app, args, s, exitCode)
+}
+
+// exitCode maps the errors of kbq's commands to exit codes.
+func exitCode(err error) (int, bool) {
+	switch {
+	case errors.Is(err, query.ErrNoResults), errors.Is(err, query.ErrNotFound):
+		return cli.ExitFailure, true
+	case errors.Is(err, artifact.ErrNoArtifact), errors.Is(err, artifact.ErrCorrupt),
+		errors.Is(err, artifact.ErrIncompatible):
+		return cli.ExitError, true
+	}
+	return 0, false
+}
+
+// indexFlag is --index, which every command takes.
+func indexFlag(dst *string) ucli.Flag {
+	return &ucli.StringFlag{Name: "index", Usage: "read the artifact in `DIR` (default: $KBQ_INDEX, else .kbq/ at the repository root)", Destination: dst}
+}
+
+// opened is an open artifact and where it was found.
+type opened struct {
+	*query.Index
+	repoRoot string
+}
+
+// open finds and opens the artifact, printing a stale-artifact notice.
+func open(s *cli.Streams, indexDir string) (*opened, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	dir, root, err := query.Locate(indexDir, s.Getenv("KBQ_INDEX"), cwd)
+	if err != nil {
+		return nil, err
+	}
+	ix, err := query.Open(dir)
+	if err != nil {
+		return nil, explainOpenError(dir, err)
+	}
+	if notice := ix.StaleNotice(root); notice != "" && root != "" && indexDir == "" && s.Getenv("KBQ_INDEX") == "" {
+		fmt.Fprintf(s.Err, "kbq: note: %s\n", notice)
+	}
+	return &opened{Index: ix, repoRoot: root}, nil
+}
+
+// explainOpenError says what to run for each way an artifact can be
+// unusable.
+func explainOpenError(dir string, err error) error {
+	switch {
+	case errors.Is(err, artifact.ErrNoArtifact):
+		return fmt.Errorf("%w: %s has no manifest.json: build the artifact with `kbc build`, or point at one with --index DIR", artifact.ErrNoArtifact, dir)
+	case errors.Is(err, artifact.ErrIncompatible):
+		return fmt.Errorf("%v: rebuild it with the kbc of this kbq (%s), or use the kbq that matches the kbc that built it", err, Version)
+	case errors.Is(err, artifact.ErrCorrupt):
+		return fmt.Errorf("%v: rebuild it with `kbc build`", err)
+	}
+	return err
+}
+
+// repoDir turns a --dir value (relative to the working directory) into a
+// slash-separated path relative to the repository root; "" is the root.
+func repoDir(root, dir string) (string, error) {
+	if root == "" {
+		if dir == "" || dir == "." {
+			return "", nil
+		}
+		return strings.Trim(filepath.ToSlash(dir), "/"), nil
+	}
+	if dir == "" {
+		dir = "."
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	rootAbs, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		rootAbs = root
+	}
+	if resolved, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = resolved
+	}
+	rel, err := filepath.Rel(rootAbs, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", cli.Usagef("--dir %s is outside the repository at %s", dir, root)
+	}
+	if rel == "." {
+		return "", nil
+	}
+	return filepath.ToSlash(rel), nil
+}

@@ -1,0 +1,233 @@
+package kbqcli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/query"
+)
+
+type searchOptions struct {
+	index     string
+	n         int
+	maxTokens int
+	dir       string
+	allScopes bool
+	chunks    bool
+	json      bool
+	md        bool
+}
+
+func newSearchCommand(s *cli.Streams) *ucli.Command {
+	o := &searchOptions{}
+	return &ucli.Command{
+		Name:      "search",
+		Usage:     "search the knowledge",
+		UsageText: "kbq search QUERY [-n N] [--max-tokens T] [--kind K] [--tag T] [--scope S] [--dir D] [--json | --md]",
+		Description: `Ranks chunks of documents (sections under their headings) with BM25 over
+titles, headings, tags and text, and shows each document's best chunk.
+
+QUERY SYNTAX:
+   retry backoff          words: documents with more and rarer ones rank higher
+   +retry  a AND b        required words
+   "exact phrase"         a phrase (required)
+   a OR b                 either
+   -word  NOT word        excluded
+   deploy*                a prefix (* and ? elsewhere are wildcards)
+   tag:x kind:memory scope:services/api path:docs/   filters
+   title:rollback         a word in titles only
+   Any other punctuation is text: paste questions as they are.
+
+SCOPES: --dir (default: the current directory) decides which .kb/ scopes
+are in force: global, project, and the directory scopes containing it. For
+the same topic the deepest one wins. --all-scopes searches everything.
+
+OUTPUT: human text by default (colour on a terminal, never with NO_COLOR),
+--md for agents (whole chunks), --json with path, topic, kind, scope,
+heading, lines, score, snippet, content and tags. Results are trimmed to fit
+--max-tokens (about 4 bytes a token); kbq says so on stderr when it trims.
+
+EXAMPLES:
+   kbq search how do we roll back a deploy
+   kbq search '"feature flag" -legacy' --kind memory
+   kbq search retries --json -n 3
+
+` + exitCodesHelp,
+		Flags: []ucli.Flag{
+			indexFlag(&o.index),
+			&ucli.IntFlag{Name: "n", Aliases: []string{"limit"}, Usage: "show `N` results", Value: query.DefaultN, Destination: &o.n},
+			&ucli.IntFlag{Name: "max-tokens", Usage: "fit results into about `T` tokens", Value: query.DefaultMaxTokens, Destination: &o.maxTokens},
+			&ucli.StringSliceFlag{Name: "kind", Usage: "only documents of `KIND`: context, memory, article, topic (repeatable)"},
+			&ucli.StringSliceFlag{Name: "tag", Usage: "only documents tagged `TAG` (repeatable)"},
+			&ucli.StringSliceFlag{Name: "scope", Usage: "only documents of `SCOPE` and below: global, project or a directory (repeatable)"},
+			&ucli.StringFlag{Name: "dir", Usage: "query from `DIR`: its scopes are in force (default: the current directory)", Destination: &o.dir},
+			&ucli.BoolFlag{Name: "all-scopes", Usage: "search every scope, without shadowing", Destination: &o.allScopes},
+			&ucli.BoolFlag{Name: "chunks", Usage: "show every matching chunk, not each document's best", Destination: &o.chunks},
+			&ucli.BoolFlag{Name: "json", Usage: "print JSON", Destination: &o.json},
+			&ucli.BoolFlag{Name: "md", Usage: "print markdown for agents", Destination: &o.md},
+		},
+		Action: func(c *ucli.Context) error { return runSearch(c, s, o) },
+	}
+}
+
+func runSearch(c *ucli.Context, s *cli.Streams, o *searchOptions) error {
+	q := strings.TrimSpace(strings.Join(c.Args().Slice(), " "))
+	if q == "" {
+		return cli.Usagef("kbq search needs a query")
+	}
+	if o.json && o.md {
+		return cli.Usagef("--json and --md choose one output; give only one")
+	}
+	if o.n < 1 || o.maxTokens < 1 {
+		return cli.Usagef("-n and --max-tokens must be at least 1")
+	}
+	ix, err := open(s, o.index)
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	dir, err := repoDir(ix.repoRoot, o.dir)
+	if err != nil {
+		return err
+	}
+	resp, err := ix.Search(c.Context, query.Request{
+		Query: q, N: o.n, MaxTokens: o.maxTokens, Dir: dir, AllScopes: o.allScopes, Chunks: o.chunks,
+		Kinds: c.StringSlice("kind"), Tags: c.StringSlice("tag"), Scopes: c.StringSlice("scope"),
+	})
+	if err != nil {
+		return err
+	}
+	switch {
+	case o.json:
+		err = writeJSON(s.Out, resp)
+	case o.md:
+		err = writeSearchMarkdown(s.Out, resp)
+	default:
+		err = writeSearchText(s.Out, resp, s.Color())
+	}
+	if err != nil {
+		return err
+	}
+	if resp.Trimmed {
+		fmt.Fprintf(s.Err, "kbq: results trimmed to fit --max-tokens %d\n", o.maxTokens)
+	}
+	if len(resp.Results) == 0 {
+		fmt.Fprintf(s.Err, "kbq: no results for %q\n", q)
+		return cli.ErrFailure
+	}
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// ANSI styles, as ripgrep colours them.
+const (
+	styleReset = "\x1b[0m"
+	stylePath  = "\x1b[35m"
+	styleLines = "\x1b[32m"
+	styleMatch = "\x1b[1;31m"
+	styleDim   = "\x1b[2m"
+)
+
+// writeSearchText prints path:lines, heading trail and a snippet per result.
+func writeSearchText(w io.Writer, resp *query.Response, color bool) error {
+	paint := func(style, text string) string {
+		if !color || text == "" {
+			return text
+		}
+		return style + text + styleReset
+	}
+	var b strings.Builder
+	for i, r := range resp.Results {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "%s:%s", paint(stylePath, r.Path), paint(styleLines, fmt.Sprintf("%d-%d", r.Lines[0], r.Lines[1])))
+		if r.Heading != "" {
+			fmt.Fprintf(&b, "  %s", r.Heading)
+		}
+		meta := r.Kind
+		if len(r.Tags) > 0 {
+			meta += ", " + strings.Join(r.Tags, " ")
+		}
+		fmt.Fprintf(&b, "  %s\n", paint(styleDim, fmt.Sprintf("[%s · %s] %.2f", meta, r.Scope, r.Score)))
+		fmt.Fprintf(&b, "    %s\n", highlight(r.Snippet, r.Highlights, func(t string) string { return paint(styleMatch, t) }))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// highlight marks the ranges of text with mark.
+func highlight(text string, ranges [][2]int, mark func(string) string) string {
+	var b strings.Builder
+	at := 0
+	for _, r := range ranges {
+		if r[0] < at || r[1] > len(text) || r[0] >= r[1] {
+			continue
+		}
+		b.WriteString(text[at:r[0]])
+		b.WriteString(mark(text[r[0]:r[1]]))
+		at = r[1]
+	}
+	b.WriteString(text[at:])
+	return b.String()
+}
+
+// writeSearchMarkdown prints whole chunks under headings, for agents.
+func writeSearchMarkdown(w io.Writer, resp *query.Response) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Knowledge search: %s\n", resp.Query)
+	if len(resp.Results) == 0 {
+		b.WriteString("\nNo results.\n")
+	}
+	for i, r := range resp.Results {
+		title := r.Title
+		if title == "" {
+			title = r.Topic
+		}
+		fmt.Fprintf(&b, "\n## %d. %s\n\n", i+1, title)
+		fmt.Fprintf(&b, "`%s:%d-%d`", r.Path, r.Lines[0], r.Lines[1])
+		if r.Heading != "" {
+			fmt.Fprintf(&b, " · %s", r.Heading)
+		}
+		fmt.Fprintf(&b, " · %s · scope %s", r.Kind, r.Scope)
+		if len(r.Tags) > 0 {
+			fmt.Fprintf(&b, " · tags: %s", strings.Join(r.Tags, ", "))
+		}
+		b.WriteString("\n\n")
+		b.WriteString(fence(strings.TrimRight(r.Content, "\n")))
+		if r.Trimmed {
+			b.WriteString("\n\n*(trimmed to fit the token budget; `kbq get " + r.Path + "` has the whole document)*")
+		}
+		b.WriteString("\n")
+	}
+	if resp.Trimmed {
+		b.WriteString("\n*Results were trimmed to fit the token budget.*\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// fence quotes markdown content so that its headings do not break the
+// result structure: as a block quote.
+func fence(content string) string {
+	lines := strings.Split(content, "\n")
+	for i, l := range lines {
+		if l == "" {
+			lines[i] = ">"
+		} else {
+			lines[i] = "> " + l
+		}
+	}
+	return strings.Join(lines, "\n")
+}

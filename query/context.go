@@ -1,0 +1,163 @@
+package query
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/kbqdev/kbq/artifact"
+)
+
+// Context budgets, in bytes.
+const (
+	GlobalContextBudget  = 3 << 10
+	ProjectContextBudget = 7 << 10 // directory scopes get the same
+	ContextWarnBytes     = 10 << 10
+	ContextMaxBytes      = 20 << 10
+)
+
+// ContextResult is the always-loaded context for a directory.
+type ContextResult struct {
+	Text string
+	// Warnings say which budgets were exceeded; Truncated is set when the
+	// text was cut at ContextMaxBytes.
+	Warnings  []string
+	Truncated bool
+	Sections  []ContextSection
+}
+
+// ContextSection is the context of one scope.
+type ContextSection struct {
+	Scope   string
+	Heading string
+	Paths   []string
+	Bytes   int
+}
+
+// Context assembles the context documents in force at dir (relative to the
+// repository root): global, project, then each directory scope on the way
+// down to dir, each under its own heading, without frontmatter.
+func (ix *Index) Context(ctx context.Context, dir string, wrap bool) (*ContextResult, error) {
+	docs, err := ix.Documents()
+	if err != nil {
+		return nil, err
+	}
+	byScope := make(map[string][]artifact.Document)
+	for _, d := range docs {
+		if d.Kind == artifact.KindContext && artifact.ScopeContains(d.Scope, dir) {
+			byScope[d.Scope] = append(byScope[d.Scope], d)
+		}
+	}
+	scopes := make([]string, 0, len(byScope))
+	for s := range byScope {
+		scopes = append(scopes, s)
+	}
+	slices.SortFunc(scopes, func(a, b string) int {
+		return cmp.Or(cmp.Compare(artifact.ScopeDepth(a), artifact.ScopeDepth(b)), cmp.Compare(a, b))
+	})
+	res := &ContextResult{}
+	var b strings.Builder
+	b.WriteString("## Internal Knowledge\n")
+	for _, s := range scopes {
+		sec := ContextSection{Scope: s, Heading: contextHeading(s)}
+		var bodies []string
+		for _, d := range contextOrder(byScope[s]) {
+			doc, err := ix.load(ctx, d)
+			if err != nil {
+				return nil, err
+			}
+			body := strings.TrimSpace(doc.Body)
+			if body == "" || slices.Contains(bodies, body) {
+				continue // AGENTS.md and CLAUDE.md are often copies
+			}
+			bodies = append(bodies, body)
+			sec.Paths = append(sec.Paths, d.Path)
+		}
+		if len(bodies) == 0 {
+			continue
+		}
+		text := strings.Join(bodies, "\n\n")
+		sec.Bytes = len(text)
+		if budget := contextBudget(s); sec.Bytes > budget {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s is %.1f KiB, over its %d KiB budget (%s)",
+				strings.ToLower(sec.Heading[:1])+sec.Heading[1:], kib(sec.Bytes), budget>>10, strings.Join(sec.Paths, ", ")))
+		}
+		fmt.Fprintf(&b, "\n### %s\n\n%s\n", sec.Heading, text)
+		res.Sections = append(res.Sections, sec)
+	}
+	text := b.String()
+	if len(res.Sections) == 0 {
+		text = ""
+	}
+	if len(text) > ContextWarnBytes {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("context is %.1f KiB, over the %d KiB that agents load comfortably", kib(len(text)), ContextWarnBytes>>10))
+	}
+	if len(text) > ContextMaxBytes {
+		text = truncateUTF8(text, ContextMaxBytes)
+		res.Truncated = true
+	}
+	if wrap && text != "" {
+		text = "<system-reminder>\n" + neutralizeReminders(text) + "\n</system-reminder>\n"
+	}
+	res.Text = text
+	return res, nil
+}
+
+func contextHeading(scope string) string {
+	switch scope {
+	case artifact.ScopeGlobal:
+		return "Global Context"
+	case artifact.ScopeProject:
+		return "Project Context"
+	}
+	dir, _ := artifact.ScopeDir(scope)
+	return "Directory Context: " + dir
+}
+
+func contextBudget(scope string) int {
+	if scope == artifact.ScopeGlobal {
+		return GlobalContextBudget
+	}
+	return ProjectContextBudget
+}
+
+// contextOrder puts .kb/context.md before the agent files of the same scope.
+func contextOrder(docs []artifact.Document) []artifact.Document {
+	out := slices.Clone(docs)
+	slices.SortFunc(out, func(a, b artifact.Document) int {
+		ak, bk := a.Topic != "context", b.Topic != "context"
+		if ak != bk {
+			if ak {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Compare(a.Path, b.Path)
+	})
+	return out
+}
+
+func kib(n int) float64 { return float64(n) / 1024 }
+
+// truncateUTF8 cuts s to at most n bytes without splitting a character.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+var reminderTag = regexp.MustCompile(`(?i)<(\s*/?\s*system-reminder)`)
+
+// neutralizeReminders escapes system-reminder tags inside the knowledge, so
+// that a document cannot close the wrapper and speak outside it.
+func neutralizeReminders(s string) string {
+	return reminderTag.ReplaceAllString(s, "&lt;$1")
+}

@@ -1,0 +1,228 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kbqdev/kbq/artifact"
+)
+
+// Document is a whole document of the artifact.
+type Document struct {
+	Path   string   `json:"path"`
+	Topic  string   `json:"topic"`
+	Kind   string   `json:"kind"`
+	Scope  string   `json:"scope"`
+	Title  string   `json:"title"`
+	Tags   []string `json:"tags"`
+	Source string   `json:"source,omitempty"`
+	ID     int      `json:"id,omitempty"`
+	// Content is the document as written, frontmatter included (with line
+	// endings normalized to LF and any byte order mark removed).
+	Content string `json:"content"`
+	// Body is Content without the frontmatter.
+	Body string `json:"-"`
+}
+
+// Get returns the document ref names: a path ("services/api/.kb/deploy.md"),
+// a topic key ("deploy/steps"), or "memory:ID". When several scopes hold the
+// topic or memory id, the one in force from dir wins, the deepest first.
+func (ix *Index) Get(ctx context.Context, ref, dir string) (*Document, error) {
+	docs, err := ix.Documents()
+	if err != nil {
+		return nil, err
+	}
+	meta, err := resolve(docs, ref, dir)
+	if err != nil {
+		return nil, err
+	}
+	return ix.load(ctx, meta)
+}
+
+// resolve finds the document ref names.
+func resolve(docs []artifact.Document, ref, dir string) (artifact.Document, error) {
+	ref = strings.TrimSpace(ref)
+	var candidates []artifact.Document
+	if idText, ok := strings.CutPrefix(ref, "memory:"); ok {
+		id, err := strconv.Atoi(idText)
+		if err != nil || id < 1 {
+			return artifact.Document{}, fmt.Errorf("%w: %q is not memory:ID with a number ID", ErrNotFound, ref)
+		}
+		for _, d := range docs {
+			if d.Kind == artifact.KindMemory && d.ID == id {
+				candidates = append(candidates, d)
+			}
+		}
+	} else {
+		p := strings.TrimPrefix(ref, "./")
+		for _, d := range docs {
+			if d.Path == p {
+				return d, nil
+			}
+		}
+		topic := strings.TrimSuffix(strings.Trim(p, "/"), ".md")
+		for _, d := range docs {
+			if d.Topic == topic {
+				candidates = append(candidates, d)
+			}
+		}
+	}
+	switch len(candidates) {
+	case 0:
+		return artifact.Document{}, fmt.Errorf("%w: no document is %q (kbq list shows them)", ErrNotFound, ref)
+	case 1:
+		return candidates[0], nil
+	}
+	// The deepest scope in force from dir shadows the others.
+	var best *artifact.Document
+	for i, d := range candidates {
+		if artifact.ScopeContains(d.Scope, dir) && (best == nil || artifact.ScopeDepth(d.Scope) > artifact.ScopeDepth(best.Scope)) {
+			best = &candidates[i]
+		}
+	}
+	if best != nil {
+		return *best, nil
+	}
+	var paths []string
+	for _, d := range candidates {
+		paths = append(paths, d.Path)
+	}
+	return artifact.Document{}, fmt.Errorf("%w: %q is ambiguous from here; give a path: %s", ErrNotFound, ref, strings.Join(paths, ", "))
+}
+
+// load reassembles a document from its chunks: the first holds the
+// frontmatter, and the chunks' byte spans cover the body, overlapping where
+// long sections were split.
+func (ix *Index) load(ctx context.Context, meta artifact.Document) (*Document, error) {
+	ev := ix.engine.newEval(ix.ranking, nil)
+	chunks, err := termNode{field: artifact.FieldPath, term: meta.Path}.match(ev, false)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", meta.Path, err)
+	}
+	type piece struct {
+		start, end int
+		body       string
+	}
+	var pieces []piece
+	var front string
+	for doc, ok := chunks.NextSet(0); ok; doc, ok = chunks.NextSet(doc + 1) {
+		var p piece
+		err := ix.engine.visitStored(uint64(doc), func(field string, value []byte) bool {
+			switch field {
+			case artifact.FieldBody:
+				p.body = string(value)
+			case artifact.FieldSpan:
+				a, b, _ := strings.Cut(string(value), "-")
+				p.start, _ = strconv.Atoi(a)
+				p.end, _ = strconv.Atoi(b)
+			case artifact.FieldFrontmatter:
+				front = string(value)
+			}
+			return true
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", meta.Path, err)
+		}
+		pieces = append(pieces, p)
+	}
+	if len(pieces) == 0 {
+		return nil, fmt.Errorf("%w: %s is in the manifest but not in the index: rebuild with kbc build", artifact.ErrCorrupt, meta.Path)
+	}
+	slices.SortFunc(pieces, func(a, b piece) int { return a.start - b.start })
+	var body strings.Builder
+	at := pieces[0].start
+	for _, p := range pieces {
+		if p.end <= at {
+			continue
+		}
+		skip := max(at-p.start, 0)
+		if skip > len(p.body) {
+			continue
+		}
+		body.WriteString(p.body[skip:])
+		at = p.end
+	}
+	tags := meta.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	return &Document{
+		Path: meta.Path, Topic: meta.Topic, Kind: meta.Kind, Scope: meta.Scope, Title: meta.Title,
+		Tags: tags, Source: meta.Source, ID: meta.ID,
+		Content: front + body.String(), Body: body.String(),
+	}, nil
+}
+
+// ListRequest filters a listing.
+type ListRequest struct {
+	Kinds, Tags, Scopes []string
+}
+
+// Listed is one document of a listing.
+type Listed struct {
+	Path   string   `json:"path"`
+	Topic  string   `json:"topic"`
+	Kind   string   `json:"kind"`
+	Scope  string   `json:"scope"`
+	Title  string   `json:"title"`
+	Tags   []string `json:"tags"`
+	Source string   `json:"source"`
+	ID     int      `json:"id,omitempty"`
+}
+
+// List returns the documents that pass req's filters, in path order.
+func (ix *Index) List(req ListRequest) ([]Listed, error) {
+	docs, err := ix.Documents()
+	if err != nil {
+		return nil, err
+	}
+	out := []Listed{}
+	for _, d := range docs {
+		if len(req.Kinds) > 0 && !slices.Contains(req.Kinds, d.Kind) {
+			continue
+		}
+		if len(req.Tags) > 0 && !hasAnyTag(d.Tags, req.Tags) {
+			continue
+		}
+		if len(req.Scopes) > 0 && !inAnyScope(d.Scope, req.Scopes) {
+			continue
+		}
+		tags := d.Tags
+		if tags == nil {
+			tags = []string{}
+		}
+		out = append(out, Listed{Path: d.Path, Topic: d.Topic, Kind: d.Kind, Scope: d.Scope, Title: d.Title, Tags: tags, Source: d.Source, ID: d.ID})
+	}
+	return out, nil
+}
+
+func hasAnyTag(tags, want []string) bool {
+	for _, t := range tags {
+		for _, w := range want {
+			if strings.EqualFold(t, w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// inAnyScope reports whether scope is one of scopes or below one of them.
+func inAnyScope(scope string, scopes []string) bool {
+	for _, s := range scopes {
+		s = strings.TrimSuffix(s, "/")
+		if s == "." || s == "" {
+			s = artifact.ScopeProject
+		}
+		if scope == s {
+			return true
+		}
+		if dir, ok := artifact.ScopeDir(s); ok && dir != "" && strings.HasPrefix(scope, s+"/") {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,222 @@
+package query
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/blugelabs/bluge/index"
+
+	"github.com/kbqdev/kbq/artifact"
+)
+
+var (
+	// ErrNoResults means a search or listing found nothing.
+	ErrNoResults = errors.New("no results")
+	// ErrNotFound means a document does not exist.
+	ErrNotFound = errors.New("not found")
+)
+
+// Ranking parameters. Chosen by measurement; docs/benchmarks.md has the
+// table.
+var (
+	DefaultK1     = 1.2
+	DefaultB      = 0.75
+	DefaultBoosts = map[string]float64{
+		artifact.FieldTitle:   1.5,
+		artifact.FieldHeading: 1.2,
+		artifact.FieldTags:    1.5,
+		artifact.FieldBody:    1.0,
+	}
+)
+
+// Ranking holds the BM25 parameters and field boosts of searches.
+type Ranking struct {
+	K1, B  float64
+	Boosts map[string]float64
+}
+
+// DefaultRanking returns the default ranking parameters.
+func DefaultRanking() Ranking {
+	return Ranking{K1: DefaultK1, B: DefaultB, Boosts: DefaultBoosts}
+}
+
+// Index is an open artifact. It is safe for concurrent use.
+type Index struct {
+	// Dir is the artifact directory.
+	Dir string
+	// Manifest is the manifest without its document list; Documents loads it.
+	Manifest *artifact.Manifest
+
+	snap    *index.Snapshot
+	engine  *engine
+	ranking Ranking
+
+	docsOnce sync.Once
+	docs     []artifact.Document
+	docsErr  error
+}
+
+// Open opens the artifact in dir.
+func Open(dir string) (*Index, error) {
+	return OpenWith(dir, DefaultRanking())
+}
+
+// OpenWith opens the artifact in dir with the given ranking parameters.
+func OpenWith(dir string, r Ranking) (*Index, error) {
+	var lastErr error
+	// A build may replace the index between reading the manifest and opening
+	// the index it names; read the manifest again then.
+	for range 3 {
+		m, err := artifact.ReadHeader(dir)
+		if err != nil {
+			return nil, err
+		}
+		indexDir, err := m.IndexDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := os.Stat(indexDir); errors.Is(err, os.ErrNotExist) {
+			lastErr = fmt.Errorf("%w: %s names index %s, which is missing", artifact.ErrCorrupt, filepath.Join(dir, artifact.ManifestFile), m.Index)
+			continue
+		}
+		snap, err := index.OpenReader(index.DefaultConfig(indexDir))
+		if err != nil {
+			if _, serr := os.Stat(indexDir); errors.Is(serr, os.ErrNotExist) {
+				lastErr = err
+				continue
+			}
+			return nil, fmt.Errorf("%w: open index %s: %v", artifact.ErrCorrupt, indexDir, err)
+		}
+		eng, err := newEngine(snap)
+		if err != nil {
+			snap.Close()
+			return nil, fmt.Errorf("%w: open index %s: %v", artifact.ErrCorrupt, indexDir, err)
+		}
+		return &Index{Dir: dir, Manifest: m, snap: snap, engine: eng, ranking: r}, nil
+	}
+	return nil, lastErr
+}
+
+// Close releases the index.
+func (ix *Index) Close() error { return ix.snap.Close() }
+
+// Documents returns every document of the manifest.
+func (ix *Index) Documents() ([]artifact.Document, error) {
+	ix.docsOnce.Do(func() {
+		m, err := artifact.Read(ix.Dir)
+		if err != nil {
+			ix.docsErr = err
+			return
+		}
+		ix.docs = m.Documents
+	})
+	return ix.docs, ix.docsErr
+}
+
+// Locate finds the artifact directory: dir when set, else env (the value of
+// $KBQ_INDEX) when set, else .kbq/ at the root of the repository holding
+// cwd. It also returns that repository's root, or "" outside one.
+func Locate(dir, env, cwd string) (artifactDir, repoRoot string, err error) {
+	repoRoot = FindRepoRoot(cwd)
+	switch {
+	case dir != "":
+		return dir, repoRoot, nil
+	case env != "":
+		return env, repoRoot, nil
+	case repoRoot == "":
+		return "", "", fmt.Errorf("%w: %s is not inside a git repository (give --index DIR or set KBQ_INDEX)", artifact.ErrNoArtifact, cwd)
+	}
+	return filepath.Join(repoRoot, artifact.DefaultDir), repoRoot, nil
+}
+
+// FindRepoRoot returns the nearest directory at or above dir that holds
+// .git, or "".
+func FindRepoRoot(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	for d := abs; ; {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return ""
+		}
+		d = parent
+	}
+}
+
+// HeadCommit reads the commit HEAD points to in the repository at root,
+// cheaply: .git/HEAD, then the loose ref or packed-refs. It returns "" when
+// it cannot tell.
+func HeadCommit(root string) string {
+	gitDir := filepath.Join(root, ".git")
+	if b, err := os.ReadFile(gitDir); err == nil { // a .git file: linked worktree
+		line := strings.TrimSpace(string(b))
+		target, ok := strings.CutPrefix(line, "gitdir:")
+		if !ok {
+			return ""
+		}
+		gitDir = strings.TrimSpace(target)
+		if !filepath.IsAbs(gitDir) {
+			gitDir = filepath.Join(root, gitDir)
+		}
+	}
+	commonDir := gitDir
+	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		commonDir = strings.TrimSpace(string(b))
+		if !filepath.IsAbs(commonDir) {
+			commonDir = filepath.Join(gitDir, commonDir)
+		}
+	}
+	head, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
+	if err != nil {
+		return ""
+	}
+	ref, isRef := strings.CutPrefix(strings.TrimSpace(string(head)), "ref: ")
+	if !isRef {
+		return strings.TrimSpace(string(head))
+	}
+	for _, dir := range []string{gitDir, commonDir} {
+		if b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(ref))); err == nil {
+			return strings.TrimSpace(string(b))
+		}
+	}
+	packed, err := os.ReadFile(filepath.Join(commonDir, "packed-refs"))
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(packed), "\n") {
+		if hash, name, ok := strings.Cut(strings.TrimSpace(line), " "); ok && name == ref {
+			return hash
+		}
+	}
+	return ""
+}
+
+// StaleNotice returns a one-line notice when the artifact was built from a
+// commit other than the repository's HEAD, or "".
+func (ix *Index) StaleNotice(repoRoot string) string {
+	src := ix.Manifest.Source
+	if repoRoot == "" || src.Commit == "" {
+		return ""
+	}
+	head := HeadCommit(repoRoot)
+	if head == "" || head == src.Commit {
+		return ""
+	}
+	return fmt.Sprintf("the artifact was built from commit %s but HEAD is %s: run kbc build to refresh it", short(src.Commit), short(head))
+}
+
+func short(hash string) string {
+	if len(hash) > 12 {
+		return hash[:12]
+	}
+	return hash
+}

@@ -1,0 +1,236 @@
+package query
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Occur says how a clause takes part in a query.
+type Occur int
+
+const (
+	Should  Occur = iota // ranks documents that match; one should clause must match when nothing is required
+	Must                 // required
+	MustNot              // excluded
+)
+
+// ClauseKind is what a clause matches.
+type ClauseKind int
+
+const (
+	Word     ClauseKind = iota // a word, analyzed like the text fields
+	Phrase                     // words next to each other, in order
+	Prefix                     // words starting with Text
+	Wildcard                   // words matching Text, where * and ? are wildcards
+	Filter                     // an exact facet: Field is tag, kind, scope or path
+	Any                        // an OR group of Sub clauses
+	All                        // every document (a lone *)
+)
+
+// Clause is one part of a parsed query.
+type Clause struct {
+	Occur Occur
+	Kind  ClauseKind
+	// Field restricts a word, phrase or prefix to one field ("title"), or
+	// names a filter's facet; "" searches every text field.
+	Field string
+	Text  string
+	Sub   []Clause
+}
+
+// Parsed is a parsed query.
+type Parsed struct {
+	Clauses []Clause
+}
+
+// filterFields are the field names a field:value term may use.
+var filterFields = map[string]bool{"tag": true, "kind": true, "scope": true, "path": true}
+
+// Parse parses the query language:
+//
+//	retry backoff          words, ranked BM25 over any of them
+//	+retry, a AND b        required words
+//	"exact phrase"         a phrase (required)
+//	a OR b                 either
+//	-word, NOT word        excluded
+//	deploy*                a prefix; * and ? anywhere are wildcards
+//	tag:x kind:memory scope:services/api path:docs/   filters
+//	title:rollback         a word (or "phrase") in titles only
+//
+// Any other punctuation is text. Parse never fails: unbalanced quotes end
+// at the end of the query, operators without operands are dropped.
+func Parse(q string) Parsed {
+	toks := lex(q)
+	var units []Clause
+	pendingAnd, pendingOr, pendingNot := false, false, false
+	for _, t := range toks {
+		if !t.quoted && t.prefix == 0 && t.field == "" {
+			switch t.text {
+			case "AND", "&&":
+				pendingAnd = len(units) > 0
+				continue
+			case "OR", "||":
+				pendingOr = len(units) > 0
+				continue
+			case "NOT":
+				pendingNot = true
+				continue
+			}
+		}
+		c, ok := t.clause()
+		if !ok {
+			continue
+		}
+		if pendingNot {
+			c.Occur = MustNot
+		}
+		switch {
+		case pendingOr && c.Occur != MustNot && units[len(units)-1].Occur != MustNot:
+			last := &units[len(units)-1]
+			if last.Kind != Any || last.Occur == MustNot {
+				*last = Clause{Kind: Any, Occur: Should, Sub: []Clause{*last}}
+			}
+			c.Occur = Should
+			last.Sub = append(last.Sub, c)
+		default:
+			if pendingAnd && c.Occur == Should {
+				c.Occur = Must
+			}
+			if pendingAnd && units[len(units)-1].Occur == Should {
+				units[len(units)-1].Occur = Must
+			}
+			units = append(units, c)
+		}
+		pendingAnd, pendingOr, pendingNot = false, false, false
+	}
+	for i := range units {
+		units[i] = settle(units[i])
+	}
+	return Parsed{Clauses: units}
+}
+
+// settle gives groups their final form: an OR group of plain words is just
+// those words ranked together; a group holding filters or phrases must have
+// one member match.
+func settle(c Clause) Clause {
+	if c.Kind != Any {
+		return c
+	}
+	for i := range c.Sub {
+		c.Sub[i].Occur = Should
+	}
+	if c.Occur == Should {
+		for _, s := range c.Sub {
+			if s.Kind == Filter || s.Kind == Phrase || s.Field != "" {
+				c.Occur = Must
+				break
+			}
+		}
+	}
+	return c
+}
+
+// token is a lexical item: a word, a quoted phrase, or field:value.
+type token struct {
+	prefix byte // '+', '-' or 0
+	field  string
+	text   string
+	quoted bool
+}
+
+func (t token) clause() (Clause, bool) {
+	c := Clause{Occur: Should, Text: t.text, Field: t.field}
+	switch t.prefix {
+	case '+':
+		c.Occur = Must
+	case '-':
+		c.Occur = MustNot
+	}
+	if strings.TrimSpace(t.text) == "" {
+		return c, false
+	}
+	switch {
+	case filterFields[t.field]:
+		c.Kind = Filter
+		if c.Occur == Should {
+			c.Occur = Must
+		}
+	case t.quoted:
+		c.Kind = Phrase
+		if c.Occur == Should {
+			c.Occur = Must
+		}
+	case t.text == "*":
+		c.Kind = All
+	case strings.HasSuffix(t.text, "*") && !strings.ContainsAny(t.text[:len(t.text)-1], "*?"):
+		c.Kind, c.Text = Prefix, strings.TrimSuffix(t.text, "*")
+	case strings.ContainsAny(t.text, "*?") && strings.IndexFunc(t.text, isWordRune) >= 0:
+		c.Kind = Wildcard
+	default:
+		c.Kind = Word
+	}
+	if c.Field == "title" && c.Occur == Should {
+		c.Occur = Must
+	}
+	return c, true
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// knownFields may prefix a value: tag:x. Other "word:" text stays text.
+var knownFields = map[string]bool{"tag": true, "kind": true, "scope": true, "path": true, "title": true}
+
+// lex splits a query into tokens at white space, keeping quoted text
+// together.
+func lex(q string) []token {
+	var toks []token
+	for i := 0; i < len(q); {
+		r, n := utf8.DecodeRuneInString(q[i:])
+		if unicode.IsSpace(r) {
+			i += n
+			continue
+		}
+		var t token
+		if q[i] == '+' || q[i] == '-' {
+			if i+1 < len(q) && !isSpaceAt(q, i+1) {
+				t.prefix = q[i]
+				i++
+			}
+		}
+		// field:value, value possibly quoted
+		if j := strings.IndexByte(q[i:], ':'); j > 0 && knownFields[strings.ToLower(q[i:i+j])] && !strings.ContainsAny(q[i:i+j], " \t\n\"") {
+			if k := i + j + 1; k < len(q) && !isSpaceAt(q, k) {
+				t.field = strings.ToLower(q[i : i+j])
+				i = k
+			}
+		}
+		if i < len(q) && q[i] == '"' {
+			end := strings.IndexByte(q[i+1:], '"')
+			if end < 0 {
+				t.text, i = q[i+1:], len(q)
+			} else {
+				t.text, i = q[i+1:i+1+end], i+end+2
+			}
+			t.quoted = true
+			toks = append(toks, t)
+			continue
+		}
+		start := i
+		for i < len(q) {
+			r, n := utf8.DecodeRuneInString(q[i:])
+			if unicode.IsSpace(r) {
+				break
+			}
+			i += n
+		}
+		t.text = q[start:i]
+		toks = append(toks, t)
+	}
+	return toks
+}
+
+func isSpaceAt(s string, i int) bool {
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	return unicode.IsSpace(r)
+}

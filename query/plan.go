@@ -1,0 +1,206 @@
+package query
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/kbqdev/kbq/artifact"
+)
+
+// plan is a parsed query turned into a Bluge query, plus what the index
+// cannot check by itself: the artifact keeps no term positions, so phrases
+// are matched as "all of these words" by the index and verified against
+// the stored text of the few chunks that come back.
+type plan struct {
+	root       node            // nil when there is nothing to search for
+	terms      map[string]bool // analyzed terms to highlight
+	prefixes   []string        // lowercased prefixes to highlight
+	phrases    [][]string      // every phrase must occur
+	notPhrases [][]string      // no phrase may occur
+}
+
+func (ix *Index) plan(p Parsed, an *artifact.Analyzer) *plan {
+	pl := &plan{terms: make(map[string]bool)}
+	var b boolNode
+	for _, c := range p.Clauses {
+		n := ix.clauseNode(c, an, pl)
+		if n == nil {
+			continue
+		}
+		switch c.Occur {
+		case Should:
+			b.should = append(b.should, n)
+		case Must:
+			b.must = append(b.must, n)
+		case MustNot:
+			b.mustNot = append(b.mustNot, n)
+		}
+	}
+	if len(b.should)+len(b.must)+len(b.mustNot) == 0 && len(pl.notPhrases) == 0 {
+		return pl
+	}
+	pl.root = b
+	return pl
+}
+
+// analyze returns the index terms of text.
+func analyze(text string, an *artifact.Analyzer) []string {
+	var terms []string
+	an.Terms([]byte(text), func(t []byte, _, _ int) { terms = append(terms, string(t)) })
+	return terms
+}
+
+// clauseNode builds the node of one clause, or nil when the clause has
+// nothing to search for (only stop words, say).
+func (ix *Index) clauseNode(c Clause, an *artifact.Analyzer, pl *plan) node {
+	fields := artifact.TextFields
+	if c.Field == "title" {
+		fields = []string{artifact.FieldTitle}
+	}
+	positive := c.Occur != MustNot
+	switch c.Kind {
+	case All:
+		return allNode{}
+	case Word, Phrase:
+		terms := analyze(c.Text, an)
+		if len(terms) == 0 {
+			return nil
+		}
+		if positive {
+			for _, t := range terms {
+				pl.terms[t] = true
+			}
+		}
+		if c.Kind == Phrase && len(terms) > 1 {
+			if !positive {
+				pl.notPhrases = append(pl.notPhrases, terms)
+				return nil
+			}
+			pl.phrases = append(pl.phrases, terms)
+		}
+		ns := make([]node, len(terms))
+		for i, t := range terms {
+			ns[i] = ix.termNode(t, fields)
+		}
+		if c.Occur == Should && c.Kind == Word {
+			return anyNode(ns)
+		}
+		return boolNode{must: ns}
+	case Prefix, Wildcard:
+		pattern := strings.ToLower(c.Text)
+		if strings.Trim(pattern, "*?") == "" {
+			return nil
+		}
+		if positive && c.Kind == Prefix {
+			pl.prefixes = append(pl.prefixes, pattern)
+		}
+		ns := make(anyNode, len(fields))
+		for i, f := range fields {
+			if c.Kind == Prefix {
+				ns[i] = expandNode{field: f, prefix: pattern, boost: ix.boost(f)}
+			} else {
+				ns[i] = expandNode{field: f, wildcard: pattern, boost: ix.boost(f)}
+			}
+		}
+		return ns
+	case Filter:
+		switch c.Field {
+		case "tag":
+			return facetNode(artifact.FacetTag(c.Text))
+		case "kind":
+			return facetNode(artifact.FacetKind(strings.ToLower(c.Text)))
+		case "scope":
+			return scopeNode(c.Text)
+		case "path":
+			return expandNode{field: artifact.FieldPath, prefix: strings.TrimPrefix(c.Text, "./")}
+		}
+	case Any:
+		// Members are alternatives: their phrases are not all required.
+		sub := &plan{terms: pl.terms}
+		var ns anyNode
+		for _, s := range c.Sub {
+			if n := ix.clauseNode(s, an, sub); n != nil {
+				ns = append(ns, n)
+			}
+		}
+		pl.prefixes = append(pl.prefixes, sub.prefixes...)
+		if len(ns) == 0 {
+			return nil
+		}
+		return ns
+	}
+	return nil
+}
+
+// termNode matches an analyzed term in any of fields, each with its boost;
+// the scores of the fields add up.
+func (ix *Index) termNode(term string, fields []string) node {
+	ns := make(anyNode, len(fields))
+	for i, f := range fields {
+		ns[i] = termNode{field: f, term: term, boost: ix.boost(f)}
+	}
+	return ns
+}
+
+// facetNode matches a facet term without scoring.
+func facetNode(term string) node {
+	return termNode{field: artifact.FieldFacet, term: term}
+}
+
+// scopeNode matches a scope and, for directory scopes, the scopes below.
+func scopeNode(scope string) node {
+	scope = strings.TrimSuffix(scope, "/")
+	if scope == "." || scope == "" {
+		scope = artifact.ScopeProject
+	}
+	ns := anyNode{facetNode(artifact.FacetScope(scope))}
+	if dir, ok := artifact.ScopeDir(scope); ok && dir != "" {
+		ns = append(ns, expandNode{field: artifact.FieldFacet, prefix: artifact.FacetScope(scope) + "/"})
+	}
+	return ns
+}
+
+func (ix *Index) boost(field string) float64 {
+	if b, ok := ix.ranking.Boosts[field]; ok {
+		return b
+	}
+	return 1
+}
+
+// phrasesMatch reports whether a chunk holds every required phrase and none
+// of the excluded ones, in its body, title or heading.
+func (pl *plan) phrasesMatch(body []byte, title, heading string, an *artifact.Analyzer) bool {
+	if len(pl.phrases) == 0 && len(pl.notPhrases) == 0 {
+		return true
+	}
+	texts := [][]string{analyze(string(body), an), analyze(title, an), analyze(heading, an)}
+	holds := func(phrase []string) bool {
+		for _, t := range texts {
+			if containsRun(t, phrase) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, p := range pl.phrases {
+		if !holds(p) {
+			return false
+		}
+	}
+	for _, p := range pl.notPhrases {
+		if holds(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// containsRun reports whether run occurs in terms as consecutive items.
+func containsRun(terms, run []string) bool {
+	for i := 0; i+len(run) <= len(terms); i++ {
+		if slices.Equal(terms[i:i+len(run)], run) {
+			return true
+		}
+	}
+	return false
+}

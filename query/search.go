@@ -1,0 +1,308 @@
+package query
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kbqdev/kbq/artifact"
+)
+
+// Request is a search.
+type Request struct {
+	Query string
+	// N is the number of results; 0 means 5.
+	N int
+	// MaxTokens bounds the content of all results together, at about four
+	// bytes a token; 0 means 8000. Results are trimmed to fit.
+	MaxTokens int
+	// Kinds, Tags and Scopes filter results; each list matches any of its
+	// values. A scope also matches the scopes below it.
+	Kinds, Tags, Scopes []string
+	// Dir is where the query is made from, relative to the repository root
+	// ("" for the root): scopes that contain it are in force, the deeper
+	// shadowing the shallower for the same topic, and scopes that do not
+	// contain it are left out.
+	Dir string
+	// AllScopes searches every scope, without shadowing.
+	AllScopes bool
+	// Chunks returns every matching chunk instead of each document's best.
+	Chunks bool
+}
+
+// Result is one search hit: a chunk of a document.
+type Result struct {
+	Path    string   `json:"path"`
+	Topic   string   `json:"topic"`
+	Kind    string   `json:"kind"`
+	Scope   string   `json:"scope"`
+	Heading string   `json:"heading"`
+	Lines   [2]int   `json:"lines"`
+	Score   float64  `json:"score"`
+	Snippet string   `json:"snippet"`
+	Content string   `json:"content"`
+	Tags    []string `json:"tags"`
+
+	// Title is the document's title.
+	Title string `json:"-"`
+	// Highlights are byte ranges of Snippet that match the query.
+	Highlights [][2]int `json:"-"`
+	// Trimmed is set when Content was cut to fit the token budget.
+	Trimmed bool `json:"-"`
+
+	chunk      int
+	importance float64
+	depth      int
+}
+
+// Response answers a Request.
+type Response struct {
+	Query   string   `json:"query"`
+	Total   int      `json:"total"` // matching chunks
+	Results []Result `json:"results"`
+	// Trimmed is set when results were dropped or cut to fit MaxTokens.
+	Trimmed bool `json:"-"`
+}
+
+// Defaults of a Request.
+const (
+	DefaultN         = 5
+	DefaultMaxTokens = 8000
+	bytesPerToken    = 4
+)
+
+// Search runs req against the index.
+func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
+	if req.N <= 0 {
+		req.N = DefaultN
+	}
+	if req.MaxTokens <= 0 {
+		req.MaxTokens = DefaultMaxTokens
+	}
+	for _, k := range req.Kinds {
+		if !slices.Contains(artifact.Kinds, k) {
+			return nil, fmt.Errorf("unknown kind %q (want one of %s)", k, strings.Join(artifact.Kinds, ", "))
+		}
+	}
+	an := artifact.NewAnalyzer(ix.Manifest.Analysis)
+	plan := ix.plan(Parse(req.Query), an)
+	if plan.root == nil {
+		return &Response{Query: req.Query, Results: []Result{}}, nil
+	}
+	root := plan.root
+	if must, mustNot := ix.filters(req); len(must)+len(mustNot) > 0 {
+		root = boolNode{must: append([]node{root}, must...), mustNot: mustNot}
+	}
+	ev := ix.engine.newEval(ix.ranking, ix.Manifest.Fields)
+	matched, err := root.match(ev, true)
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	total := int(matched.Count())
+	resp := &Response{Query: req.Query}
+	for k := req.N*8 + 24; ; k *= 4 {
+		hits, err := ix.hits(topScored(matched, ev.scores, k))
+		if err != nil {
+			return nil, err
+		}
+		results := ix.rank(hits, plan, an, req)
+		resp.Total = total - (len(hits) - len(results.verified))
+		resp.Results = results.top
+		if len(resp.Results) >= req.N || len(hits) >= total {
+			break
+		}
+	}
+	if len(resp.Results) > req.N {
+		resp.Results = resp.Results[:req.N]
+	}
+	for i := range resp.Results {
+		r := &resp.Results[i]
+		r.Snippet, r.Highlights = snippet(r.Content, plan, an)
+	}
+	resp.Trimmed = trimToBudget(resp, req.MaxTokens*bytesPerToken)
+	if resp.Results == nil {
+		resp.Results = []Result{}
+	}
+	return resp, nil
+}
+
+// filters returns the constraints of the request's flags and of scope
+// precedence: nodes every result must match, and nodes none may match.
+func (ix *Index) filters(req Request) (must, mustNot []node) {
+	add := func(values []string, term func(string) node) {
+		if len(values) == 0 {
+			return
+		}
+		ns := make(anyNode, len(values))
+		for i, v := range values {
+			ns[i] = term(v)
+		}
+		must = append(must, ns)
+	}
+	add(req.Kinds, func(v string) node { return facetNode(artifact.FacetKind(v)) })
+	add(req.Tags, func(v string) node { return facetNode(artifact.FacetTag(v)) })
+	add(req.Scopes, scopeNode)
+	if req.AllScopes {
+		return must, nil
+	}
+	// Filters that cannot exclude anything are left out.
+	inForce := ix.scopesInForce(req.Dir)
+	if len(inForce) < len(ix.Manifest.Counts.ByScope) {
+		in := anyNode{noneNode{}}
+		for _, s := range inForce {
+			in = append(in, facetNode(artifact.FacetScope(s)))
+		}
+		must = append(must, in)
+	}
+	var shadow anyNode
+	for _, s := range inForce {
+		if slices.Contains(ix.Manifest.Counts.Shadowing, s) {
+			shadow = append(shadow, facetNode(artifact.FacetShadowedBy(s)))
+		}
+	}
+	if len(shadow) > 0 {
+		mustNot = append(mustNot, shadow)
+	}
+	return must, mustNot
+}
+
+// scopesInForce lists the artifact's scopes that contain dir.
+func (ix *Index) scopesInForce(dir string) []string {
+	var out []string
+	for s := range ix.Manifest.Counts.ByScope {
+		if artifact.ScopeContains(s, dir) {
+			out = append(out, s)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// hit is a match with its stored fields.
+type hit struct {
+	Result
+	body []byte
+}
+
+// hits reads the stored fields of scored chunks.
+func (ix *Index) hits(docs []scoredDoc) ([]hit, error) {
+	hits := make([]hit, len(docs))
+	for i, d := range docs {
+		h := &hits[i]
+		h.Score = d.score
+		if err := ix.engine.visitStored(d.doc, h.visit); err != nil {
+			return nil, fmt.Errorf("read stored fields: %w", err)
+		}
+		h.Content = string(h.body)
+	}
+	return hits, nil
+}
+
+// visit fills a hit from one stored field.
+func (h *hit) visit(field string, value []byte) bool {
+	switch field {
+	case artifact.FieldPath:
+		h.Path = string(value)
+	case artifact.FieldTopic:
+		h.Topic = string(value)
+	case artifact.FieldKind:
+		h.Kind = string(value)
+	case artifact.FieldScope:
+		h.Scope = string(value)
+		h.depth = artifact.ScopeDepth(h.Scope)
+	case artifact.FieldHeading:
+		h.Heading = string(value)
+	case artifact.FieldTags:
+		if len(value) > 0 {
+			h.Tags = strings.Split(string(value), artifact.TagSeparator)
+		}
+	case artifact.FieldBody:
+		h.body = append([]byte(nil), value...)
+	case artifact.FieldDisplayTitle:
+		h.Title = string(value)
+	case artifact.FieldLines:
+		a, b, _ := strings.Cut(string(value), "-")
+		h.Lines[0], _ = strconv.Atoi(a)
+		h.Lines[1], _ = strconv.Atoi(b)
+	case artifact.FieldChunk:
+		h.chunk, _ = strconv.Atoi(string(value))
+	case artifact.FieldImportance:
+		h.importance, _ = strconv.ParseFloat(string(value), 64)
+		h.importance = min(max(h.importance, 0), 1)
+		h.importance -= 0.5 // centred: documents without importance are neutral
+	}
+	return true
+}
+
+type ranked struct {
+	verified []hit
+	top      []Result
+}
+
+// rank verifies phrases, applies importance, orders hits and collapses each
+// document to its best chunk.
+func (ix *Index) rank(hits []hit, plan *plan, an *artifact.Analyzer, req Request) ranked {
+	var out ranked
+	for _, h := range hits {
+		if !plan.phrasesMatch(h.body, h.Title, h.Heading, an) {
+			continue
+		}
+		// importance 0..1 scales the score by 0.9..1.1
+		h.Score *= 1 + 0.2*h.importance
+		out.verified = append(out.verified, h)
+	}
+	slices.SortFunc(out.verified, func(a, b hit) int {
+		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(b.depth, a.depth),
+			cmp.Compare(a.Path, b.Path), cmp.Compare(a.chunk, b.chunk))
+	})
+	seen := make(map[string]bool)
+	for _, h := range out.verified {
+		if !req.Chunks {
+			if seen[h.Path] {
+				continue
+			}
+			seen[h.Path] = true
+		}
+		if h.Tags == nil {
+			h.Tags = []string{}
+		}
+		out.top = append(out.top, h.Result)
+	}
+	return out
+}
+
+// trimToBudget cuts results so that their content fits in budget bytes:
+// the result that crosses the budget keeps its first lines, the rest are
+// dropped. It reports whether anything was cut.
+func trimToBudget(resp *Response, budget int) bool {
+	used := 0
+	for i := range resp.Results {
+		r := &resp.Results[i]
+		left := budget - used
+		if len(r.Content) <= left {
+			used += len(r.Content)
+			continue
+		}
+		if left < 200 && i > 0 {
+			resp.Results = resp.Results[:i]
+			return true
+		}
+		cut := max(left, 0)
+		if nl := strings.LastIndexByte(r.Content[:cut], '\n'); nl > 0 {
+			cut = nl + 1
+		}
+		for cut > 0 && cut < len(r.Content) && !isRuneStart(r.Content[cut]) {
+			cut--
+		}
+		r.Content = r.Content[:cut]
+		r.Trimmed = true
+		resp.Results = resp.Results[:i+1]
+		return true
+	}
+	return false
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }

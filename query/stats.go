@@ -1,0 +1,58 @@
+package query
+
+import (
+	"io/fs"
+	"path/filepath"
+	"time"
+
+	"github.com/kbqdev/kbq/artifact"
+)
+
+// Stats describes an artifact.
+type Stats struct {
+	Documents       int             `json:"documents"`
+	Chunks          int             `json:"chunks"`
+	ByKind          map[string]int  `json:"by_kind"`
+	ByScope         map[string]int  `json:"by_scope"`
+	Bytes           int64           `json:"bytes"`
+	FormatVersion   int             `json:"format_version"`
+	CompilerVersion string          `json:"compiler_version"`
+	Source          artifact.Source `json:"source"`
+	BuiltAt         time.Time       `json:"built_at"`
+	AgeSeconds      int64           `json:"age_seconds"`
+	Global          bool            `json:"global"`
+	Dir             string          `json:"dir"`
+}
+
+// Stats reports counts, size, version and age of the artifact.
+func (ix *Index) Stats(now time.Time) (*Stats, error) {
+	m := ix.Manifest
+	st := &Stats{
+		Documents: m.Counts.Documents, Chunks: m.Counts.Chunks, ByKind: m.Counts.ByKind, ByScope: m.Counts.ByScope,
+		FormatVersion: m.FormatVersion, CompilerVersion: m.CompilerVersion, Source: m.Source,
+		BuiltAt: m.BuiltAt, AgeSeconds: int64(now.Sub(m.BuiltAt).Seconds()), Global: m.Global.Included, Dir: ix.Dir,
+	}
+	indexDir, err := m.IndexDir(ix.Dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range []string{indexDir, filepath.Join(ix.Dir, artifact.ManifestFile)} {
+		err := filepath.WalkDir(p, func(_ string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() {
+				info, err := d.Info()
+				if err != nil {
+					return err
+				}
+				st.Bytes += info.Size()
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
+}
