@@ -255,7 +255,7 @@ func readAndParse(c candidate, maxSize int64) (*document, error) {
 	if errors.Is(err, gitsource.ErrTooLarge) {
 		d := &document{Document: artifact.Document{Path: c.path, Scope: c.loc.scope, Kind: c.loc.kind, Topic: c.loc.topic, Blob: c.blob}}
 		d.diags = Diagnostics{{Path: c.display, Line: 1, Col: 1, Severity: Error,
-			Message: fmt.Sprintf("file is over the %d MiB size cap: split it into smaller documents, or raise the cap with --max-file-size", maxSize>>20)}}
+			Message: fmt.Sprintf("file is over the %s size cap: split it into smaller documents, or raise the cap with --max-file-size", humanBytes(maxSize))}}
 		return d, nil
 	}
 	if err != nil {
@@ -398,4 +398,19 @@ func contentKey(m *artifact.Manifest) string {
 		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00%v\n", d.Path, d.Blob, d.Scope, d.Kind, d.Topic, d.ShadowedBy)
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// humanBytes formats a size in the unit that reads best: 5 MiB, 512 KiB.
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

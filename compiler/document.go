@@ -62,9 +62,8 @@ func parseDocument(in input) *document {
 	switch {
 	case len(bytes.TrimSpace(in.data)) == 0:
 		report(1, 1, Warning, "empty file")
-	case len(bytes.TrimSpace(d.src.text[d.body:])) == 0:
-		line, col := d.src.position(d.body)
-		report(line, col, Warning, "empty body: the document has frontmatter but no text to search")
+	case !fm.unclosed && len(bytes.TrimSpace(d.src.text[d.body:])) == 0:
+		report(d.src.lineOf(max(d.body-1, 0)), 1, Warning, "empty body: the document has frontmatter but no text to search")
 	}
 	if d.Kind == artifact.KindMemory {
 		d.checkMemoryName(report)

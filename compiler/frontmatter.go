@@ -67,6 +67,8 @@ type frontmatter struct {
 	body int
 	// tagsLine holds tags from a leading "tags: a,b" line (topics only).
 	tagsLine []string
+	// unclosed is set when the opening --- has no closing line.
+	unclosed bool
 }
 
 // fence reports whether line (without its newline) is a frontmatter
@@ -104,7 +106,7 @@ func splitFrontmatter(src *source, allowTagsLine bool, report func(line, col int
 		off += end + 1
 	}
 	report(1, 1, "frontmatter is never closed: add a line with --- after the YAML block")
-	fm.body = len(text)
+	fm.body, fm.unclosed = len(text), true
 	return fm
 }
 

@@ -84,7 +84,7 @@ func (ix *Index) Context(ctx context.Context, dir string, wrap bool) (*ContextRe
 		sec.Bytes = len(text)
 		if budget := contextBudget(s); sec.Bytes > budget {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("%s is %.1f KiB, over its %d KiB budget (%s)",
-				strings.ToLower(sec.Heading[:1])+sec.Heading[1:], kib(sec.Bytes), budget>>10, strings.Join(sec.Paths, ", ")))
+				contextName(s), kib(sec.Bytes), budget>>10, strings.Join(sec.Paths, ", ")))
 		}
 		fmt.Fprintf(&b, "\n### %s\n\n%s\n", sec.Heading, text)
 		res.Sections = append(res.Sections, sec)
@@ -116,6 +116,18 @@ func contextHeading(scope string) string {
 	}
 	dir, _ := artifact.ScopeDir(scope)
 	return "Directory Context: " + dir
+}
+
+// contextName names a scope's context in messages.
+func contextName(scope string) string {
+	switch scope {
+	case artifact.ScopeGlobal:
+		return "global context"
+	case artifact.ScopeProject:
+		return "project context"
+	}
+	dir, _ := artifact.ScopeDir(scope)
+	return "context of " + dir
 }
 
 func contextBudget(scope string) int {

@@ -1,0 +1,145 @@
+// End-to-end tests of kbc and kbq: txtar scripts under testdata/script that
+// create git repositories, commit knowledge, build and query it, and check
+// outputs and exit codes. Run with -update to rewrite the expected output
+// embedded in the scripts.
+package cmd_test
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/kbccli"
+	"github.com/kbqdev/kbq/internal/kbqcli"
+)
+
+var update = flag.Bool("update", false, "rewrite the expected output in test scripts")
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"kbc": func() { os.Exit(kbccli.Main(os.Args[1:], cli.System())) },
+		"kbq": func() { os.Exit(kbqcli.Main(os.Args[1:], cli.System())) },
+	})
+}
+
+func TestScripts(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	testscript.Run(t, testscript.Params{
+		Dir:           filepath.Join("testdata", "script"),
+		UpdateScripts: *update,
+		Setup: func(env *testscript.Env) error {
+			home := filepath.Join(env.WorkDir, ".home")
+			for k, v := range map[string]string{
+				"HOME":                home,
+				"XDG_CONFIG_HOME":     filepath.Join(home, ".config"),
+				"GIT_CONFIG_NOSYSTEM": "1",
+				"GIT_AUTHOR_NAME":     "Ada",
+				"GIT_AUTHOR_EMAIL":    "ada@example.com",
+				"GIT_COMMITTER_NAME":  "Ada",
+				"GIT_COMMITTER_EMAIL": "ada@example.com",
+				"GIT_AUTHOR_DATE":     "2024-05-01T10:00:00Z",
+				"GIT_COMMITTER_DATE":  "2024-05-01T10:00:00Z",
+				"CI":                  "",
+				"NO_COLOR":            "",
+				"KBQ_INDEX":           "",
+				"KBQ_HOME":            "",
+				"SOURCE_DATE_EPOCH":   "",
+			} {
+				env.Setenv(k, v)
+			}
+			return os.MkdirAll(home, 0o755)
+		},
+		Condition: func(cond string) (bool, error) {
+			switch cond {
+			case "root":
+				return os.Geteuid() == 0, nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"cmpdir":    cmpdir,
+			"validutf8": validUTF8,
+			"maxbytes":  maxBytes,
+		},
+	})
+}
+
+// cmpdir compares two directory trees file by file: cmpdir DIR1 DIR2.
+func cmpdir(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: cmpdir dir1 dir2")
+	}
+	a, b := ts.MkAbs(args[0]), ts.MkAbs(args[1])
+	files := func(root string) map[string][]byte {
+		out := make(map[string][]byte)
+		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			rel, _ := filepath.Rel(root, p)
+			data, err := os.ReadFile(p)
+			out[rel] = data
+			return err
+		})
+		ts.Check(err)
+		return out
+	}
+	fa, fb := files(a), files(b)
+	var diff []string
+	for name, data := range fa {
+		if other, ok := fb[name]; !ok {
+			diff = append(diff, name+" only in "+args[0])
+		} else if !bytes.Equal(data, other) {
+			diff = append(diff, name+" differs")
+		}
+	}
+	for name := range fb {
+		if _, ok := fa[name]; !ok {
+			diff = append(diff, name+" only in "+args[1])
+		}
+	}
+	if neg && len(diff) == 0 {
+		ts.Fatalf("%s and %s are identical", args[0], args[1])
+	}
+	if !neg && len(diff) > 0 {
+		ts.Fatalf("%s and %s differ: %v", args[0], args[1], diff)
+	}
+}
+
+// validUTF8 checks that a file is valid UTF-8: validutf8 FILE.
+func validUTF8(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: validutf8 file")
+	}
+	data, err := os.ReadFile(ts.MkAbs(args[0]))
+	ts.Check(err)
+	if utf8.Valid(data) == neg {
+		ts.Fatalf("%s: valid UTF-8 is %v", args[0], utf8.Valid(data))
+	}
+}
+
+// maxBytes checks a file's size: maxbytes FILE N.
+func maxBytes(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: maxbytes file n")
+	}
+	fi, err := os.Stat(ts.MkAbs(args[0]))
+	ts.Check(err)
+	n, err := strconv.ParseInt(args[1], 10, 64)
+	ts.Check(err)
+	if (fi.Size() <= n) == neg {
+		ts.Fatalf("%s is %d bytes; limit %d (negated: %v)", args[0], fi.Size(), n, neg)
+	}
+}
