@@ -88,20 +88,31 @@ func chunkBody(src *source, body int) (chunks []chunk, h1 string) {
 	cur.end = len(text)
 	sections = append(sections, cur)
 
+	// Merge small sections into the ones after them. A merged chunk's
+	// trail is the trail its parts share or, when they share none, the trail
+	// of its largest part.
 	var merged []section
+	largest := 0 // size of the largest part of the last merged section
+	var largestTrail, common []string
 	for _, s := range sections {
 		if n := len(merged); n > 0 {
 			last := &merged[n-1]
 			if last.end-last.start < minChunk && s.end-last.start <= maxChunk {
 				last.end = s.end
 				last.blocks = append(append(last.blocks, s.start), s.blocks...)
-				if common := commonPrefix(last.trail, s.trail); len(common) > 0 {
-					last.trail = common
+				common = commonPrefix(common, s.trail)
+				if s.end-s.start > largest {
+					largest, largestTrail = s.end-s.start, s.trail
+				}
+				last.trail = common
+				if len(common) == 0 {
+					last.trail = largestTrail
 				}
 				continue
 			}
 		}
 		merged = append(merged, s)
+		largest, largestTrail, common = s.end-s.start, s.trail, s.trail
 	}
 	for _, s := range merged {
 		chunks = appendSplit(chunks, text, strings.Join(s.trail, " > "), s.start, s.end, s.blocks)

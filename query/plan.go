@@ -22,25 +22,71 @@ type plan struct {
 func (ix *Index) plan(p Parsed, an *artifact.Analyzer) *plan {
 	pl := &plan{terms: make(map[string]bool)}
 	var b boolNode
+	var filters []node
 	for _, c := range p.Clauses {
 		n := ix.clauseNode(c, an, pl)
 		if n == nil {
 			continue
 		}
-		switch c.Occur {
-		case Should:
+		switch {
+		case c.Occur == Must && isFilter(c):
+			// Filters narrow the results; they do not stand in for words.
+			filters = append(filters, n)
+		case c.Occur == Should:
 			b.should = append(b.should, n)
-		case Must:
+		case c.Occur == Must:
 			b.must = append(b.must, n)
-		case MustNot:
+		case c.Occur == MustNot:
 			b.mustNot = append(b.mustNot, n)
 		}
 	}
-	if len(b.should)+len(b.must)+len(b.mustNot) == 0 && len(pl.notPhrases) == 0 {
+	if len(b.should)+len(b.must)+len(b.mustNot)+len(filters) == 0 && len(pl.notPhrases) == 0 {
 		return pl
 	}
-	pl.root = b
+	var root node = b
+	if len(b.should)+len(b.must) == 0 && len(b.mustNot) == 0 {
+		root = allNode{}
+	}
+	if len(filters) > 0 {
+		root = boolNode{must: append([]node{root}, filters...)}
+	}
+	pl.root = root
 	return pl
+}
+
+// isFilter reports whether a clause only narrows results: a facet filter,
+// or a group of them.
+func isFilter(c Clause) bool {
+	if c.Kind == Filter {
+		return true
+	}
+	if c.Kind != Any {
+		return false
+	}
+	for _, s := range c.Sub {
+		if !isFilter(s) {
+			return false
+		}
+	}
+	return true
+}
+
+// analyzePhrase returns the index terms of text with "" where a stop word
+// (or an overlong word) stood, so that phrases keep their gaps as Lucene's
+// positions do: "state of the art" does not match "state art".
+func analyzePhrase(text string, an *artifact.Analyzer) []string {
+	var terms []string
+	data := []byte(text)
+	artifact.Words(data, func(start, end int) {
+		terms = append(terms, string(an.Term(data[start:end])))
+	})
+	for len(terms) > 0 && terms[0] == "" {
+		terms = terms[1:]
+	}
+	for len(terms) > 0 && terms[len(terms)-1] == "" {
+		terms = terms[:len(terms)-1]
+	}
+	return terms
 }
 
 // analyze returns the index terms of text.
@@ -72,11 +118,12 @@ func (ix *Index) clauseNode(c Clause, an *artifact.Analyzer, pl *plan) node {
 			}
 		}
 		if c.Kind == Phrase && len(terms) > 1 {
+			phrase := analyzePhrase(c.Text, an)
 			if !positive {
-				pl.notPhrases = append(pl.notPhrases, terms)
+				pl.notPhrases = append(pl.notPhrases, phrase)
 				return nil
 			}
-			pl.phrases = append(pl.phrases, terms)
+			pl.phrases = append(pl.phrases, phrase)
 		}
 		ns := make([]node, len(terms))
 		for i, t := range terms {
@@ -94,12 +141,21 @@ func (ix *Index) clauseNode(c Clause, an *artifact.Analyzer, pl *plan) node {
 		if positive && c.Kind == Prefix {
 			pl.prefixes = append(pl.prefixes, pattern)
 		}
-		ns := make(anyNode, len(fields))
-		for i, f := range fields {
-			if c.Kind == Prefix {
-				ns[i] = expandNode{field: f, prefix: pattern, boost: ix.boost(f)}
-			} else {
-				ns[i] = expandNode{field: f, wildcard: pattern, boost: ix.boost(f)}
+		// Index terms are stemmed ("deploys" is indexed as "deploi"), so a
+		// prefix is also tried in its stemmed form. Wildcards match index
+		// terms as they are.
+		prefixes := []string{pattern}
+		if stem := an.Term([]byte(pattern)); c.Kind == Prefix && stem != nil && string(stem) != pattern && !strings.HasPrefix(string(stem), pattern) {
+			prefixes = append(prefixes, string(stem))
+		}
+		var ns anyNode
+		for _, f := range fields {
+			if c.Kind == Wildcard {
+				ns = append(ns, expandNode{field: f, wildcard: pattern, boost: ix.boost(f)})
+				continue
+			}
+			for _, p := range prefixes {
+				ns = append(ns, expandNode{field: f, prefix: p, boost: ix.boost(f)})
 			}
 		}
 		return ns
@@ -173,7 +229,7 @@ func (pl *plan) phrasesMatch(body []byte, title, heading string, an *artifact.An
 	if len(pl.phrases) == 0 && len(pl.notPhrases) == 0 {
 		return true
 	}
-	texts := [][]string{analyze(string(body), an), analyze(title, an), analyze(heading, an)}
+	texts := [][]string{analyzePhrase(string(body), an), analyzePhrase(title, an), analyzePhrase(heading, an)}
 	holds := func(phrase []string) bool {
 		for _, t := range texts {
 			if containsRun(t, phrase) {

@@ -1,0 +1,181 @@
+package artifact_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kbqdev/kbq/artifact"
+)
+
+func terms(a artifact.Analysis, text string) string {
+	an := artifact.NewAnalyzer(a)
+	var out []string
+	an.Terms([]byte(text), func(t []byte, _, _ int) { out = append(out, string(t)) })
+	return strings.Join(out, " ")
+}
+
+func TestAnalyzer(t *testing.T) {
+	tests := []struct{ text, want string }{
+		{"Retries and retrying", "retri retri"},
+		{"The user's API keys", "user api kei"},
+		{"don't", "don't"},
+		{"node_modules kbc.build a->b C++", "node modul kbc build b c"},
+		{"GPT-4 v1.2.3", "gpt 4 v1 2 3"},
+		{"ÉCOLE Straße", "école straße"},
+		{"日本語のテキスト", "日 本 語 の テ キ ス ト"},
+		{"naïve café", "naïv café"},
+		{"’quoted’ cat’s", "quot cat"},
+		{strings.Repeat("x", 65) + " kept", "kept"},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := terms(artifact.DefaultAnalysis, tt.text); got != tt.want {
+			t.Errorf("%q: got %q, want %q", tt.text, got, tt.want)
+		}
+	}
+	if got := terms(artifact.Analysis{Stemmer: "none", Stopwords: "none"}, "The Retries"); got != "the retries" {
+		t.Errorf("no stemming, no stop words: %q", got)
+	}
+	if got := terms(artifact.Analysis{Stemmer: "porter2", Stopwords: "snowball"}, "Running very quickly"); got != "run quick" {
+		t.Errorf("porter2 and snowball stop words: %q", got)
+	}
+}
+
+func TestAnalyzerOffsets(t *testing.T) {
+	text := []byte("Héllo, wörld")
+	an := artifact.NewAnalyzer(artifact.DefaultAnalysis)
+	var spans []string
+	an.Terms(text, func(_ []byte, start, end int) { spans = append(spans, string(text[start:end])) })
+	if strings.Join(spans, "|") != "Héllo|wörld" {
+		t.Errorf("spans %q", spans)
+	}
+}
+
+func FuzzAnalyzer(f *testing.F) {
+	f.Add("Hello, wörld! 日本 don't a->b")
+	f.Fuzz(func(t *testing.T, text string) {
+		an := artifact.NewAnalyzer(artifact.DefaultAnalysis)
+		data := []byte(text)
+		last := 0
+		an.Terms(data, func(term []byte, start, end int) {
+			if start < last || end <= start || end > len(data) || len(term) == 0 {
+				t.Fatalf("bad term %q at %d..%d after %d", term, start, end, last)
+			}
+			last = end
+		})
+		if string(data) != text {
+			t.Fatal("analysis changed its input")
+		}
+	})
+}
+
+func sampleManifest() *artifact.Manifest {
+	return &artifact.Manifest{
+		Format: artifact.Format, FormatVersion: artifact.FormatVersion, CompilerVersion: "test",
+		Index: "index-0123456789abcdef", BuiltAt: time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC),
+		Analysis: artifact.DefaultAnalysis,
+		Source:   artifact.Source{Mode: "rev", Commit: "abc"},
+		Counts:   artifact.Counts{Documents: 2, ByKind: map[string]int{"topic": 2}, ByScope: map[string]int{"project": 2}},
+		Fields:   map[string]artifact.FieldStats{"body": {Docs: 2, Tokens: 10}},
+		Documents: []artifact.Document{
+			{Path: ".kb/a.md", Scope: "project", Kind: "topic", Topic: "a", Blob: "1", Chunks: 1},
+			{Path: ".kb/b.md", Scope: "project", Kind: "topic", Topic: "b", Blob: "2", Chunks: 1, Tags: []string{"x"}},
+		},
+	}
+}
+
+func TestManifestRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	if err := artifact.Encode(&buf, sampleManifest()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "\n    {\"path\":\".kb/a.md\"") {
+		t.Errorf("documents are not one per line:\n%s", buf.String())
+	}
+	if err := os.WriteFile(filepath.Join(dir, artifact.ManifestFile), buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	full, err := artifact.Read(dir)
+	if err != nil || len(full.Documents) != 2 || full.Documents[1].Tags[0] != "x" {
+		t.Fatalf("read: %v %+v", err, full)
+	}
+	head, err := artifact.ReadHeader(dir)
+	if err != nil || head.Documents != nil || head.Fields["body"].Tokens != 10 || head.Index != full.Index {
+		t.Fatalf("header: %v %+v", err, head)
+	}
+}
+
+func TestManifestErrors(t *testing.T) {
+	for name, tt := range map[string]struct {
+		text string
+		want error
+	}{
+		"not json":     {"hello", artifact.ErrCorrupt},
+		"other format": {`{"format": "zip", "format_version": 1}`, artifact.ErrCorrupt},
+		"newer":        {`{"format": "kbq-index", "format_version": 2}`, artifact.ErrIncompatible},
+		"older":        {`{"format": "kbq-index", "format_version": 0}`, artifact.ErrIncompatible},
+		"bad analysis": {`{"format": "kbq-index", "format_version": 1, "analysis": {"stemmer": "x"}}`, artifact.ErrCorrupt},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := artifact.Decode(strings.NewReader(tt.text), false)
+			if !errors.Is(err, tt.want) {
+				t.Errorf("err = %v, want %v", err, tt.want)
+			}
+		})
+	}
+	if _, err := artifact.Read(t.TempDir()); !errors.Is(err, artifact.ErrNoArtifact) {
+		t.Errorf("empty directory: %v", err)
+	}
+	m := sampleManifest()
+	m.Index = "../../etc"
+	if _, err := m.IndexDir("/a"); !errors.Is(err, artifact.ErrCorrupt) {
+		t.Errorf("index name escaping the artifact: %v", err)
+	}
+}
+
+func FuzzDecodeManifest(f *testing.F) {
+	var buf bytes.Buffer
+	artifact.Encode(&buf, sampleManifest())
+	f.Add(buf.String())
+	f.Add(`{"format":"kbq-index","format_version":1,"documents":[{"path":1}]}`)
+	f.Fuzz(func(t *testing.T, text string) {
+		m, err := artifact.Decode(strings.NewReader(text), false)
+		if err == nil && (m.Format != artifact.Format || m.FormatVersion != artifact.FormatVersion) {
+			t.Fatalf("accepted %q", text)
+		}
+		if err == nil {
+			m.IndexDir("/x")
+		}
+	})
+}
+
+func TestScopes(t *testing.T) {
+	for _, tt := range []struct {
+		scope, dir string
+		contains   bool
+		depth      int
+	}{
+		{"global", "x/y", true, 0},
+		{"project", "", true, 1},
+		{"services/api", "services/api/x", true, 3},
+		{"services/api", "services/apix", false, 3},
+		{"services/api", "services", false, 3},
+		{"./global", "global/x", true, 2},
+	} {
+		if got := artifact.ScopeContains(tt.scope, tt.dir); got != tt.contains {
+			t.Errorf("ScopeContains(%q, %q) = %v", tt.scope, tt.dir, got)
+		}
+		if got := artifact.ScopeDepth(tt.scope); got != tt.depth {
+			t.Errorf("ScopeDepth(%q) = %d, want %d", tt.scope, got, tt.depth)
+		}
+	}
+	if artifact.ScopeName("global") != "./global" || artifact.ScopeName("") != "project" || artifact.ScopeName("a/b") != "a/b" {
+		t.Error("ScopeName")
+	}
+}

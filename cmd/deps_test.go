@@ -1,0 +1,30 @@
+package cmd_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// kbq must stay small: its dependency graph holds neither go-git nor the
+// compiler, nor Bluge's search package with its costly initialization.
+func TestKbqDependencies(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "github.com/kbqdev/kbq/cmd/kbq").CombinedOutput()
+	if err != nil {
+		t.Skipf("go list: %v: %s", err, out)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 20 {
+		t.Fatalf("go list printed %d packages: %s", len(deps), out)
+	}
+	for _, d := range deps {
+		for _, banned := range []string{
+			"github.com/go-git/", "github.com/kbqdev/kbq/compiler", "github.com/kbqdev/kbq/gitsource",
+			"github.com/yuin/goldmark", "github.com/blugelabs/bluge/search",
+		} {
+			if strings.HasPrefix(d, banned) {
+				t.Errorf("kbq depends on %s", d)
+			}
+		}
+	}
+}

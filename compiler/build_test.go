@@ -1,0 +1,195 @@
+package compiler_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"iter"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/compiler"
+	"github.com/kbqdev/kbq/gitsource"
+	"github.com/kbqdev/kbq/internal/testkb"
+)
+
+func sampleFiles(n int) testkb.Files {
+	files := testkb.Files{
+		".kb/context.md":             "Project context.\n",
+		".kb/memories/001-a.md":      "---\nid: 1\ncreated: 2024-05-01T10:00:00Z\n---\nRemember a.\n",
+		"services/api/.kb/deploy.md": "# Deploy\n\nWith helm.\n",
+		".kb/deploy.md":              "# Deploy\n\nWith make.\n",
+	}
+	for i := range n {
+		var b strings.Builder
+		fmt.Fprintf(&b, "---\ntitle: Topic %d\ntags: [t%d]\n---\n# Topic %d\n\n", i, i%7, i)
+		for j := range 20 {
+			fmt.Fprintf(&b, "## Section %d\n\n", j)
+			for range 3 {
+				fmt.Fprintf(&b, "Word%d appears with common words in paragraph %d of topic %d.\n", i*j, j, i)
+			}
+			b.WriteString("\n")
+		}
+		files[fmt.Sprintf(".kb/topics/t%04d.md", i)] = b.String()
+	}
+	return files
+}
+
+// readTree returns every file below dir.
+func readTree(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	out := make(map[string][]byte)
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		out[rel], err = os.ReadFile(p)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func sameTree(t *testing.T, a, b map[string][]byte) {
+	t.Helper()
+	if len(a) != len(b) {
+		t.Fatalf("%d files vs %d files", len(a), len(b))
+	}
+	for name, data := range a {
+		if !bytes.Equal(data, b[name]) {
+			t.Errorf("%s differs", name)
+		}
+	}
+}
+
+func TestBuildIsReproducible(t *testing.T) {
+	files := sampleFiles(1000)
+	a, b := t.TempDir(), t.TempDir()
+	testkb.BuildInto(t, a, files, nil)
+	testkb.BuildInto(t, b, files, nil)
+	ta, tb := readTree(t, a), readTree(t, b)
+	sameTree(t, ta, tb)
+	segments := 0
+	for name := range ta {
+		if strings.HasSuffix(name, ".seg") {
+			segments++
+		}
+	}
+	if segments < 2 {
+		t.Errorf("%d segments; the sample should need several batches", segments)
+	}
+}
+
+func TestBuildFailureKeepsArtifact(t *testing.T) {
+	dir := t.TempDir()
+	files := sampleFiles(10)
+	testkb.BuildInto(t, dir, files, nil)
+	before := readTree(t, dir)
+
+	files[".kb/broken.md"] = "---\ntitle: [oops\n---\n"
+	res, err := compiler.Build(context.Background(), files, compiler.BuildOptions{Out: dir, BuiltAt: testkb.BuiltAt})
+	if !errors.Is(err, compiler.ErrInvalid) {
+		t.Fatalf("err = %v, want ErrInvalid", err)
+	}
+	if res.Diagnostics.Errors() != 1 || res.Diagnostics[0].Path != ".kb/broken.md" {
+		t.Errorf("diagnostics = %v", res.Diagnostics)
+	}
+	sameTree(t, before, readTree(t, dir))
+}
+
+// cancelingSource cancels a build after some reads, as if it were killed.
+type cancelingSource struct {
+	files  testkb.Files
+	after  int32
+	reads  atomic.Int32
+	cancel context.CancelFunc
+}
+
+func (s *cancelingSource) Read(f gitsource.File, max int64) ([]byte, error) {
+	if s.reads.Add(1) == s.after {
+		s.cancel()
+	}
+	return s.files.Read(f, max)
+}
+
+func (s *cancelingSource) Files() iter.Seq2[gitsource.File, error] { return s.files.Files() }
+
+func TestBuildCanceledKeepsArtifact(t *testing.T) {
+	dir := t.TempDir()
+	testkb.BuildInto(t, dir, sampleFiles(10), nil)
+	before := readTree(t, dir)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	src := &cancelingSource{files: sampleFiles(500), after: 100, cancel: cancel}
+	_, err := compiler.Build(ctx, src, compiler.BuildOptions{Out: dir, BuiltAt: testkb.BuiltAt})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	sameTree(t, before, readTree(t, dir))
+}
+
+func TestBuildManifest(t *testing.T) {
+	dir := t.TempDir()
+	res := testkb.BuildInto(t, dir, sampleFiles(3), testkb.Files{"deploy.md": "# Deploy\n\nMy way.\n"})
+	m, err := artifact.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Counts.Documents != 8 || res.Indexed != 8 {
+		t.Errorf("documents = %d (indexed %d), want 8", m.Counts.Documents, res.Indexed)
+	}
+	if m.Counts.ByScope["global"] != 1 || m.Counts.ByScope["services/api"] != 1 || m.Counts.ByKind["memory"] != 1 {
+		t.Errorf("counts = %+v", m.Counts)
+	}
+	if !m.Global.Included || len(m.Global.Hash) != 64 {
+		t.Errorf("global = %+v", m.Global)
+	}
+	shadowed := map[string][]string{}
+	for _, d := range m.Documents {
+		if len(d.ShadowedBy) > 0 {
+			shadowed[d.Path] = d.ShadowedBy
+		}
+	}
+	want := map[string][]string{
+		"global:deploy.md": {"project", "services/api"},
+		".kb/deploy.md":    {"services/api"},
+	}
+	if fmt.Sprint(shadowed) != fmt.Sprint(want) {
+		t.Errorf("shadowing = %v, want %v", shadowed, want)
+	}
+	var chunks int
+	var body artifact.FieldStats
+	for _, d := range m.Documents {
+		chunks += d.Chunks
+		body = body.Add(d.Fields[artifact.FieldBody])
+	}
+	if chunks != m.Counts.Chunks || body != m.Fields[artifact.FieldBody] {
+		t.Errorf("document totals %d chunks, %+v; manifest %d, %+v", chunks, body, m.Counts.Chunks, m.Fields[artifact.FieldBody])
+	}
+}
+
+func TestGithubAnnotations(t *testing.T) {
+	ds := compiler.Diagnostics{
+		{Path: "a,b:c%.md", Line: 3, Col: 7, Severity: compiler.Error, Message: "bad: 100% wrong,\nreally"},
+		{Path: "x.md", Line: 1, Col: 1, Severity: compiler.Warning, Message: "empty file"},
+	}
+	var buf bytes.Buffer
+	if err := compiler.WriteDiagnostics(&buf, "github", ds); err != nil {
+		t.Fatal(err)
+	}
+	want := "::error file=a%2Cb%3Ac%25.md,line=3,col=7,title=kbc error::bad: 100%25 wrong,%0Areally\n" +
+		"::warning file=x.md,line=1,col=1,title=kbc warning::empty file\n"
+	if buf.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", buf.String(), want)
+	}
+}

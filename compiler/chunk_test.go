@@ -1,0 +1,145 @@
+package compiler
+
+import (
+	"strings"
+	"testing"
+)
+
+func chunksOf(t testing.TB, text string) ([]chunk, *source, int) {
+	t.Helper()
+	src := newSource([]byte(text))
+	fm := splitFrontmatter(src, false, func(int, int, string) {})
+	chunks, _ := chunkBody(src, fm.body)
+	return chunks, src, fm.body
+}
+
+func TestChunkHeadingTrails(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("---\ntitle: T\n---\nIntro paragraph.\n\n# Guide\n\n")
+	section := func(h, word string) {
+		b.WriteString(h + "\n\n")
+		for range 40 {
+			b.WriteString(word + " text that makes this section long enough to stand alone.\n")
+		}
+		b.WriteString("\n")
+	}
+	section("## Install", "install")
+	section("### On Linux", "linux")
+	section("## Deploy [with links](x.md) and `code`", "deploy")
+	section("Rollback\n--------", "rollback")
+	chunks, src, _ := chunksOf(t, b.String())
+	var got []string
+	for _, c := range chunks {
+		got = append(got, c.heading)
+	}
+	// The short intro and the empty "Guide" section merge into Install.
+	want := []string{"Guide > Install", "Guide > Install > On Linux",
+		"Guide > Deploy with links and code", "Guide > Rollback"}
+	if strings.Join(got, " | ") != strings.Join(want, " | ") {
+		t.Errorf("trails:\n got %q\nwant %q", got, want)
+	}
+	// Each section starts at its heading line.
+	if !strings.HasPrefix(string(src.text[chunks[1].start:]), "### On Linux") {
+		t.Errorf("chunk 1 starts with %q", string(src.text[chunks[1].start:chunks[1].start+20]))
+	}
+}
+
+func TestChunkMergesSmallSections(t *testing.T) {
+	chunks, _, _ := chunksOf(t, "# Tool\n\n## Parameters\n\n### -Path\n\nThe path.\n\n### -Filter\n\nA filter.\n")
+	if len(chunks) != 1 || chunks[0].heading != "Tool" {
+		t.Errorf("chunks = %+v, want one chunk under Tool", chunks)
+	}
+}
+
+func TestChunkSplitsLongSections(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("# Long\n\n")
+	for i := range 60 {
+		b.WriteString(strings.Repeat("word ", 20) + "end of paragraph.\n\n")
+		if i == 30 {
+			b.WriteString("```go\n" + strings.Repeat("code line\n", 10) + "```\n\n")
+		}
+	}
+	chunks, src, _ := chunksOf(t, b.String())
+	if len(chunks) < 3 {
+		t.Fatalf("%d chunks, want a long section split", len(chunks))
+	}
+	for i, c := range chunks {
+		if c.end-c.start > maxChunk+maxOverlap {
+			t.Errorf("chunk %d is %d bytes", i, c.end-c.start)
+		}
+		if c.heading != "Long" {
+			t.Errorf("chunk %d heading %q", i, c.heading)
+		}
+		// Cuts fall on line starts, never inside the fenced block.
+		if c.start > 0 && src.text[c.start-1] != '\n' {
+			t.Errorf("chunk %d starts mid-line", i)
+		}
+		if strings.HasPrefix(string(src.text[c.start:]), "code line") {
+			t.Errorf("chunk %d starts inside the code block", i)
+		}
+	}
+	if chunks[1].start >= chunks[0].end {
+		t.Errorf("pieces of a split section should overlap: %d >= %d", chunks[1].start, chunks[0].end)
+	}
+}
+
+func TestChunkOverlongLine(t *testing.T) {
+	text := "# H\n\n" + strings.Repeat("é", 5000) + "\n"
+	chunks, src, _ := chunksOf(t, text)
+	checkCover(t, chunks, src, 0)
+	for _, c := range chunks {
+		if c.end-c.start > maxChunk {
+			t.Errorf("chunk of %d bytes", c.end-c.start)
+		}
+	}
+}
+
+func TestChunkEmptyBody(t *testing.T) {
+	chunks, _, body := chunksOf(t, "---\nid: 1\n---\n")
+	if len(chunks) != 1 || chunks[0].start != body || chunks[0].end != body {
+		t.Errorf("chunks = %+v, want one empty chunk at %d", chunks, body)
+	}
+}
+
+// checkCover asserts the chunks cover the body from body to the end, in
+// order, without gaps.
+func checkCover(t testing.TB, chunks []chunk, src *source, body int) {
+	t.Helper()
+	if len(chunks) == 0 {
+		t.Fatal("no chunks")
+	}
+	if chunks[0].start != body {
+		t.Fatalf("first chunk starts at %d, body at %d", chunks[0].start, body)
+	}
+	end := chunks[0].start
+	for i, c := range chunks {
+		if c.start > end {
+			t.Fatalf("gap before chunk %d: %d..%d", i, end, c.start)
+		}
+		if c.end < c.start || c.end > len(src.text) {
+			t.Fatalf("chunk %d has range %d..%d of %d", i, c.start, c.end, len(src.text))
+		}
+		if i > 0 && c.start < chunks[i-1].start {
+			t.Fatalf("chunk %d starts before chunk %d", i, i-1)
+		}
+		end = max(end, c.end)
+	}
+	if end != len(src.text) {
+		t.Fatalf("chunks end at %d, source at %d", end, len(src.text))
+	}
+}
+
+func FuzzChunkBody(f *testing.F) {
+	for _, seed := range []string{
+		"# A\n\ntext\n\n## B\n\nmore\n", "---\nt: 1\n---\n# H\n", "```\n# not a heading\n```\n# real\n",
+		"Title\n=====\n\ntext", "> # quoted\n\n- # list\n", strings.Repeat("x\n\n", 2000), "#\n##\n###", "",
+		"<div>\n# html\n</div>\n", "    # indented code\n",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		chunks, src, body := chunksOf(t, text)
+		checkCover(t, chunks, src, body)
+	})
+}

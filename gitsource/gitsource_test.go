@@ -1,0 +1,345 @@
+package gitsource_test
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kbqdev/kbq/gitsource"
+)
+
+// repo is a git repository in a temporary directory.
+type repo struct {
+	t   *testing.T
+	dir string
+}
+
+func newRepo(t *testing.T) *repo {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	r := &repo{t: t, dir: t.TempDir()}
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", "")
+	if old, ok := os.LookupEnv("GIT_INDEX_FILE"); ok {
+		os.Unsetenv("GIT_INDEX_FILE")
+		t.Cleanup(func() { os.Setenv("GIT_INDEX_FILE", old) })
+	}
+	r.git("init", "-q", "-b", "main")
+	r.git("config", "user.email", "a@b.c")
+	r.git("config", "user.name", "A")
+	return r
+}
+
+func (r *repo) git(args ...string) string {
+	r.t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = r.dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		r.t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func (r *repo) write(path, content string) {
+	r.t.Helper()
+	p := filepath.Join(r.dir, filepath.FromSlash(path))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func (r *repo) commit(files map[string]string) {
+	r.t.Helper()
+	for p, c := range files {
+		r.write(p, c)
+	}
+	r.git("add", "-A")
+	r.git("commit", "-q", "-m", "commit")
+}
+
+func (r *repo) open() *gitsource.Repo {
+	r.t.Helper()
+	g, err := gitsource.Open(r.dir)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return g
+}
+
+func list(t *testing.T, s gitsource.Snapshot) map[string]gitsource.File {
+	t.Helper()
+	out := make(map[string]gitsource.File)
+	for f, err := range s.Files() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[f.Path] = f
+	}
+	return out
+}
+
+func TestRev(t *testing.T) {
+	r := newRepo(t)
+	r.commit(map[string]string{".kb/a.md": "a\n", "docs/b.md": "b\n", "run.sh": "#!/bin/sh\n"})
+	os.Chmod(filepath.Join(r.dir, "run.sh"), 0o755)
+	os.Symlink("a.md", filepath.Join(r.dir, ".kb/link.md"))
+	r.git("add", "-A")
+	r.git("commit", "-q", "-m", "more")
+	sub := newRepo(t)
+	sub.commit(map[string]string{"x": "x"})
+	r.git("-c", "protocol.file.allow=always", "submodule", "-q", "add", sub.dir, "vendor/sub")
+	r.git("commit", "-q", "-m", "submodule")
+
+	g := r.open()
+	snap, err := g.Rev("HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := list(t, snap)
+	if f := files[".kb/a.md"]; f.Blob != r.git("rev-parse", "HEAD:.kb/a.md") || f.Kind != gitsource.Regular {
+		t.Errorf(".kb/a.md = %+v", f)
+	}
+	for path, kind := range map[string]gitsource.Kind{"run.sh": gitsource.Executable, ".kb/link.md": gitsource.Symlink, "vendor/sub": gitsource.Submodule} {
+		if files[path].Kind != kind {
+			t.Errorf("%s is %v, want %v", path, files[path].Kind, kind)
+		}
+	}
+	data, err := snap.Read(files["docs/b.md"], 100)
+	if err != nil || string(data) != "b\n" {
+		t.Errorf("read = %q, %v", data, err)
+	}
+	if _, err := snap.Read(files["docs/b.md"], 1); !errors.Is(err, gitsource.ErrTooLarge) {
+		t.Errorf("read over the cap: %v", err)
+	}
+	info := snap.Info()
+	if info.Mode != "rev" || info.Commit != r.git("rev-parse", "HEAD") || info.Tree != r.git("rev-parse", "HEAD^{tree}") {
+		t.Errorf("info = %+v", info)
+	}
+	old, err := g.Rev("HEAD~2")
+	if err != nil || len(list(t, old)) != 3 {
+		t.Errorf("HEAD~2: %v", err)
+	}
+	if _, err := g.Rev("no-such-branch"); !errors.Is(err, gitsource.ErrUnknownRevision) {
+		t.Errorf("unknown revision: %v", err)
+	}
+	blobs, err := g.BlobsAt("HEAD", []string{".kb/a.md", "docs/b.md", "missing.md", "docs"})
+	if err != nil || len(blobs) != 2 || blobs["docs/b.md"] != files["docs/b.md"].Blob {
+		t.Errorf("BlobsAt = %v, %v", blobs, err)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	if _, err := gitsource.Open(t.TempDir()); !errors.Is(err, gitsource.ErrNotRepository) {
+		t.Errorf("plain directory: %v", err)
+	}
+	if _, err := gitsource.Open(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Error("missing directory opened")
+	}
+	r := newRepo(t)
+	if _, err := r.open().Rev("HEAD"); !errors.Is(err, gitsource.ErrUnknownRevision) || !strings.Contains(err.Error(), "no commits yet") {
+		t.Errorf("empty repository: %v", err)
+	}
+}
+
+func TestCorruptRepositoryFails(t *testing.T) {
+	r := newRepo(t)
+	r.commit(map[string]string{"a/b/c.md": "c"})
+	tree := r.git("rev-parse", "HEAD:a/b")
+	os.Remove(filepath.Join(r.dir, ".git", "objects", tree[:2], tree[2:]))
+	snap, err := r.open().Rev("HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var walkErr error
+	for _, err := range snap.Files() {
+		walkErr = err
+	}
+	if walkErr == nil || !strings.Contains(walkErr.Error(), tree) {
+		t.Errorf("walk of a repository missing tree %s ended with %v", tree, walkErr)
+	}
+}
+
+func TestStaged(t *testing.T) {
+	r := newRepo(t)
+	r.commit(map[string]string{"a.md": "a\n", "b.md": "b\n"})
+	r.write("a.md", "changed\n")
+	r.write("c.md", "new\n")
+	r.git("add", "a.md")
+	r.git("add", "-N", "c.md") // intent to add: no content yet
+	snap, err := r.open().Staged()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := list(t, snap)
+	if files["a.md"].Blob != gitsource.HashBlob([]byte("changed\n")) {
+		t.Errorf("a.md blob %s is not the staged content", files["a.md"].Blob)
+	}
+	if _, ok := files["c.md"]; ok {
+		t.Error("an intent-to-add entry was listed")
+	}
+
+	// GIT_INDEX_FILE names another index.
+	other := filepath.Join(t.TempDir(), "index")
+	cmd := exec.Command("git", "read-tree", "HEAD")
+	cmd.Dir, cmd.Env = r.dir, append(os.Environ(), "GIT_INDEX_FILE="+other)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("read-tree: %v %s", err, out)
+	}
+	t.Setenv("GIT_INDEX_FILE", other)
+	snap, err = r.open().Staged()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := list(t, snap)["a.md"].Blob; got != gitsource.HashBlob([]byte("a\n")) {
+		t.Errorf("with GIT_INDEX_FILE, a.md blob %s is not HEAD's", got)
+	}
+}
+
+func TestStagedConflict(t *testing.T) {
+	r := newRepo(t)
+	r.commit(map[string]string{"a.md": "base\n"})
+	r.git("checkout", "-q", "-b", "other")
+	r.commit(map[string]string{"a.md": "other\n"})
+	r.git("checkout", "-q", "main")
+	r.commit(map[string]string{"a.md": "main\n"})
+	cmd := exec.Command("git", "merge", "-q", "other")
+	cmd.Dir = r.dir
+	cmd.Run() // conflicts
+	snap, err := r.open().Staged()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []gitsource.Kind
+	for f, err := range snap.Files() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Path == "a.md" {
+			kinds = append(kinds, f.Kind)
+		}
+	}
+	if !slices.Equal(kinds, []gitsource.Kind{gitsource.Unmerged}) {
+		t.Errorf("a.md listed as %v, want once as unmerged", kinds)
+	}
+}
+
+func TestStagedSplitAndSparseIndex(t *testing.T) {
+	r := newRepo(t)
+	r.commit(map[string]string{"a/x.md": "x\n", "b/y.md": "y\n"})
+	r.git("update-index", "--split-index")
+	r.write("a/x.md", "staged\n")
+	r.git("add", "a/x.md")
+	snap, err := r.open().Staged()
+	if err != nil {
+		t.Fatalf("split index: %v", err)
+	}
+	if got := list(t, snap)["a/x.md"].Blob; got != gitsource.HashBlob([]byte("staged\n")) {
+		t.Errorf("split index: a/x.md blob %s", got)
+	}
+
+	s := newRepo(t)
+	s.commit(map[string]string{"a/x.md": "x\n", "b/y.md": "y\n"})
+	s.git("sparse-checkout", "set", "--cone", "--sparse-index", "a")
+	g := s.open() // sparse checkout turns on extensions.worktreeConfig
+	snap, err = g.Staged()
+	if err != nil {
+		t.Fatalf("sparse index: %v", err)
+	}
+	files := list(t, snap)
+	if files["b/y.md"].Blob != gitsource.HashBlob([]byte("y\n")) {
+		t.Errorf("sparse index: b/y.md outside the cone = %+v", files["b/y.md"])
+	}
+	if _, err := g.Rev("HEAD"); err != nil {
+		t.Errorf("rev in a sparse checkout: %v", err)
+	}
+}
+
+func TestWorktreeIgnoresAndStatCache(t *testing.T) {
+	r := newRepo(t)
+	excludes := filepath.Join(t.TempDir(), "ignore")
+	os.WriteFile(excludes, []byte("*.global\n"), 0o644)
+	r.git("config", "core.excludesFile", excludes)
+	r.commit(map[string]string{
+		".gitignore":      "build/\n*.log\n!keep.log\n",
+		"docs/.gitignore": "draft*.md\n",
+		"docs/a.md":       "a\n",
+	})
+	os.WriteFile(filepath.Join(r.dir, ".git/info/exclude"), []byte("secret.md\n"), 0o644)
+	for _, p := range []string{"build/x.md", "x.log", "keep.log", "docs/draft1.md", "secret.md", "y.global", "new.md"} {
+		r.write(p, p)
+	}
+	snap, err := r.open().Worktree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := list(t, snap)
+	var got []string
+	for p := range files {
+		got = append(got, p)
+	}
+	slices.Sort(got)
+	want := []string{".gitignore", "docs/.gitignore", "docs/a.md", "keep.log", "new.md"}
+	if !slices.Equal(got, want) {
+		t.Errorf("worktree files %v, want %v", got, want)
+	}
+	// Files git knows unchanged come with their blob; others are hashed on
+	// reading.
+	if files["new.md"].Blob != "" {
+		t.Errorf("untracked file has blob %q", files["new.md"].Blob)
+	}
+	data, err := snap.Read(files["new.md"], 100)
+	if err != nil || string(data) != "new.md" {
+		t.Errorf("read new.md = %q, %v", data, err)
+	}
+}
+
+func TestLinkedWorktree(t *testing.T) {
+	r := newRepo(t)
+	r.commit(map[string]string{".kb/a.md": "a\n"})
+	wt := filepath.Join(t.TempDir(), "wt")
+	r.git("worktree", "add", "-q", "-b", "feature", wt)
+	os.WriteFile(filepath.Join(wt, ".kb/b.md"), []byte("b\n"), 0o644)
+	cmd := exec.Command("git", "add", "-A")
+	cmd.Dir = wt
+	cmd.Run()
+	g, err := gitsource.Open(filepath.Join(wt, ".kb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Root() != wt {
+		t.Errorf("root = %s, want %s", g.Root(), wt)
+	}
+	snap, err := g.Staged()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := list(t, snap)[".kb/b.md"]; !ok {
+		t.Error("the linked worktree's index was not read")
+	}
+	if _, err := g.Rev("HEAD"); err != nil {
+		t.Errorf("rev in a linked worktree: %v", err)
+	}
+}
+
+func TestDir(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "sub", ".obsidian"), 0o755)
+	os.WriteFile(filepath.Join(dir, "sub", "a.md"), []byte("a"), 0o644)
+	os.WriteFile(filepath.Join(dir, "sub", ".obsidian", "x.md"), []byte("x"), 0o644)
+	os.WriteFile(filepath.Join(dir, ".hidden.md"), []byte("h"), 0o644)
+	files := list(t, gitsource.Dir(dir))
+	if len(files) != 1 || files["sub/a.md"].Kind != gitsource.Regular {
+		t.Errorf("files = %v", files)
+	}
+}

@@ -1,0 +1,234 @@
+package query_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kbqdev/kbq/compiler"
+	"github.com/kbqdev/kbq/internal/testkb"
+	"github.com/kbqdev/kbq/query"
+)
+
+func open(t testing.TB, files testkb.Files) *query.Index {
+	t.Helper()
+	ix, err := query.Open(testkb.Build(t, files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	return ix
+}
+
+func search(t testing.TB, ix *query.Index, req query.Request) []string {
+	t.Helper()
+	resp, err := ix.Search(context.Background(), req)
+	if err != nil {
+		t.Fatalf("search %q: %v", req.Query, err)
+	}
+	var paths []string
+	for _, r := range resp.Results {
+		paths = append(paths, r.Path)
+	}
+	return paths
+}
+
+func TestIDF(t *testing.T) {
+	// A term in 90% of 10,000 chunks must weigh little, one in 10 a lot.
+	common, rare := query.IDF(9000, 10000), query.IDF(10, 10000)
+	if math.Abs(common-0.10541) > 1e-4 || math.Abs(rare-6.8591) > 1e-4 {
+		t.Errorf("idf(common) = %.5f, idf(rare) = %.5f; want 0.10541 and 6.8591", common, rare)
+	}
+}
+
+func TestRareTermOutweighsCommon(t *testing.T) {
+	files := testkb.Files{}
+	for i := range 200 {
+		files[fmt.Sprintf(".kb/n%03d.md", i)] = "the service handles requests\n"
+	}
+	files[".kb/common.md"] = "service service service handles requests\n"
+	files[".kb/rare.md"] = "the zeppelin handles requests\n"
+	ix := open(t, files)
+	got := search(t, ix, query.Request{Query: "service zeppelin", N: 2})
+	if len(got) == 0 || got[0] != ".kb/rare.md" {
+		t.Errorf("results %v: the document with the rare term must come first", got)
+	}
+}
+
+func TestQuerySyntax(t *testing.T) {
+	ix := open(t, testkb.Files{
+		".kb/a.md":              "---\ntags: [ops]\n---\nRetry the request with exponential backoff.\n",
+		".kb/b.md":              "The backoff is exponential when you retry.\n",
+		".kb/c.md":              "Deployment runbook: deploy with make.\n",
+		".kb/memories/001-x.md": "---\nid: 1\ncreated: 2024-05-01T10:00:00Z\n---\nRetry deploys once.\n",
+		".kb/title.md":          "---\ntitle: Retry policy\n---\nNothing else here.\n",
+	})
+	tests := []struct {
+		query string
+		want  []string // in order when ordered is set
+	}{
+		{`retry`, []string{".kb/a.md", ".kb/b.md", ".kb/memories/001-x.md", ".kb/title.md"}},
+		{`"exponential backoff"`, []string{".kb/a.md"}},
+		{`"backoff exponential"`, nil},
+		{`"backoff is exponential"`, []string{".kb/b.md"}},
+		{`"backoff the exponential"`, []string{".kb/b.md"}},
+		{`retry -exponential`, []string{".kb/memories/001-x.md", ".kb/title.md"}},
+		{`retry NOT exponential`, []string{".kb/memories/001-x.md", ".kb/title.md"}},
+		{`retry -"exponential backoff"`, []string{".kb/b.md", ".kb/memories/001-x.md", ".kb/title.md"}},
+		{`+deploy retry`, []string{".kb/memories/001-x.md", ".kb/c.md"}},
+		{`deploy AND retry`, []string{".kb/memories/001-x.md"}},
+		{`runbook OR policy`, []string{".kb/c.md", ".kb/title.md"}},
+		{`deploy*`, []string{".kb/c.md", ".kb/memories/001-x.md"}},
+		{`back?ff`, []string{".kb/a.md", ".kb/b.md"}},
+		{`re?ry`, nil}, // wildcards match index terms, and "retry" is indexed as "retri"
+		{`retry kind:memory`, []string{".kb/memories/001-x.md"}},
+		{`retry tag:OPS`, []string{".kb/a.md"}},
+		{`tag:ops`, []string{".kb/a.md"}},
+		{`title:retry`, []string{".kb/title.md", ".kb/memories/001-x.md"}}, // a memory's title is its first line
+		{`retry path:.kb/memories/`, []string{".kb/memories/001-x.md"}},
+		{`retry scope:project`, []string{".kb/a.md", ".kb/b.md", ".kb/memories/001-x.md", ".kb/title.md"}},
+		{`the and of`, nil},
+		{`-retry`, []string{".kb/c.md"}},
+		{`kind:topic -tag:ops`, []string{".kb/b.md", ".kb/c.md", ".kb/title.md"}},
+		{`retry tag:ops OR kind:memory`, []string{".kb/a.md", ".kb/memories/001-x.md"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.query, func(t *testing.T) {
+			got := search(t, ix, query.Request{Query: tt.query, N: 10})
+			slices.Sort(got)
+			want := slices.Clone(tt.want)
+			slices.Sort(want)
+			if strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Errorf("got %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+func TestArbitraryTextNeverFails(t *testing.T) {
+	ix := open(t, testkb.Files{".kb/a.md": "C++ rules: a->b means (*a).b\n"})
+	for _, q := range []string{
+		`what's the C++ rule for a->b?`, `"unbalanced`, `-`, `+`, `AND AND`, `OR`, `NOT`, `***`, `?`, `*`,
+		`tag:`, `:`, `title:""`, `kind:nonsense`, `🙂 emoji ✓`, strings.Repeat("word ", 2000), `\x00\xff`,
+		`(a OR b) AND (c`, `path:../../etc`, `scope:`, `"" "" ""`,
+	} {
+		if _, err := ix.Search(context.Background(), query.Request{Query: q}); err != nil {
+			t.Errorf("%q: %v", q, err)
+		}
+	}
+	got := search(t, ix, query.Request{Query: `what's the C++ rule for a->b?`})
+	if len(got) != 1 {
+		t.Errorf("pasted question found %v", got)
+	}
+}
+
+func TestTiesBreakByPath(t *testing.T) {
+	files := testkb.Files{}
+	for _, name := range []string{"z", "b", "m", "a", "q"} {
+		files[".kb/"+name+".md"] = "identical text about retries\n"
+	}
+	ix := open(t, files)
+	got := search(t, ix, query.Request{Query: "retries", N: 3})
+	if strings.Join(got, " ") != ".kb/a.md .kb/b.md .kb/m.md" {
+		t.Errorf("got %v, want the first three paths in order", got)
+	}
+}
+
+func TestCollapseAndChunks(t *testing.T) {
+	long := "# Guide\n\n"
+	for i := range 4 {
+		long += fmt.Sprintf("## Part %d\n\n%s\n\n", i, strings.Repeat("retry the call now. ", 80))
+	}
+	ix := open(t, testkb.Files{".kb/guide.md": long, ".kb/other.md": "retry\n"})
+	if got := search(t, ix, query.Request{Query: "retry"}); len(got) != 2 {
+		t.Errorf("collapsed results %v, want one per document", got)
+	}
+	if got := search(t, ix, query.Request{Query: "retry", Chunks: true, N: 10}); len(got) != 5 {
+		t.Errorf("chunk results %v, want 5", got)
+	}
+}
+
+func TestTokenBudget(t *testing.T) {
+	files := testkb.Files{}
+	for i := range 5 {
+		files[fmt.Sprintf(".kb/d%d.md", i)] = strings.Repeat(fmt.Sprintf("budget line %d with words\n", i), 40)
+	}
+	ix := open(t, files)
+	resp, err := ix.Search(context.Background(), query.Request{Query: "budget", MaxTokens: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, r := range resp.Results {
+		total += len(r.Content)
+	}
+	if !resp.Trimmed || total > 1200 || len(resp.Results) == 0 {
+		t.Errorf("trimmed=%v, %d results, %d bytes of content for a 1200 byte budget", resp.Trimmed, len(resp.Results), total)
+	}
+}
+
+func TestGetRebuildsDocuments(t *testing.T) {
+	var long strings.Builder
+	long.WriteString("---\ntitle: Long\n---\n# Long\n\n")
+	for i := range 200 {
+		fmt.Fprintf(&long, "Paragraph %d has some text in it, enough to make a section split.\n\n", i)
+	}
+	files := testkb.Files{
+		".kb/long.md":  long.String(),
+		".kb/crlf.md":  "\ufeff---\r\ntitle: W\r\n---\r\n# Windows\r\n\r\nLine.\r\n",
+		".kb/empty.md": "---\ntitle: nothing\n---\n",
+		"AGENTS.md":    "Be brief.",
+	}
+	ix := open(t, files)
+	for path, want := range map[string]string{
+		".kb/long.md":  long.String(),
+		".kb/crlf.md":  "---\ntitle: W\n---\n# Windows\n\nLine.\n",
+		".kb/empty.md": "---\ntitle: nothing\n---\n",
+		"AGENTS.md":    "Be brief.",
+	} {
+		doc, err := ix.Get(context.Background(), path, "")
+		if err != nil {
+			t.Fatalf("get %s: %v", path, err)
+		}
+		if doc.Content != want {
+			t.Errorf("get %s:\n got %q\nwant %q", path, doc.Content, want)
+		}
+	}
+}
+
+func TestKeepGoingLeavesOutDuplicateIDs(t *testing.T) {
+	dir := t.TempDir()
+	files := testkb.Files{
+		".kb/memories/001-a.md": "---\nid: 1\ncreated: 2024-05-01T10:00:00Z\n---\nalpha retries\n",
+		".kb/memories/002-b.md": "---\nid: 1\ncreated: 2024-05-01T10:00:00Z\n---\nbeta retries\n",
+	}
+	res, err := compiler.Build(context.Background(), files, compiler.BuildOptions{Out: dir, KeepGoing: true, BuiltAt: testkb.BuiltAt})
+	if err != nil || res.Skipped != 1 {
+		t.Fatalf("build: %v, %d skipped", err, res.Skipped)
+	}
+	ix, err := query.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if got := search(t, ix, query.Request{Query: "retries"}); strings.Join(got, " ") != ".kb/memories/001-a.md" {
+		t.Errorf("got %v, want only the first memory", got)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, seed := range []string{`a "b c" -d +e f* g?h tag:x kind:memory OR title:"y z"`, `"`, `-`, `AND OR NOT`, `tag:`, `x:y:z`} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		p := query.Parse(q)
+		for _, c := range p.Clauses {
+			if c.Kind == query.Any && len(c.Sub) < 2 {
+				t.Fatalf("OR group with %d members from %q", len(c.Sub), q)
+			}
+		}
+	})
+}
