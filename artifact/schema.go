@@ -13,8 +13,8 @@ const (
 
 	// Keyword fields, indexed as exact terms.
 	FieldPath = "path" // stored
-	// FieldFacet holds the terms filters match: FacetKind, FacetScope,
-	// FacetTag and FacetShadowedBy values. One field with several terms is
+	// FieldFacet holds the terms filters match: FacetKind, FacetTopic,
+	// FacetScope, FacetTag and FacetShadowedBy values. One field with several terms is
 	// much cheaper to index than a field for each.
 	FieldFacet = "facet"
 
@@ -130,6 +130,7 @@ func DecodeNorm(norm float64) int { return int(math.Float32bits(float32(norm))) 
 // Facet terms. FacetShadowedBy names a scope whose document of the same
 // topic hides this one from queries made inside that scope.
 func FacetKind(kind string) string        { return "kind=" + kind }
+func FacetTopic(topic string) string      { return "topic=" + topic }
 func FacetScope(scope string) string      { return "scope=" + scope }
 func FacetTag(tag string) string          { return "tag=" + strings.ToLower(tag) }
 func FacetShadowedBy(scope string) string { return "shadowed=" + scope }

@@ -18,10 +18,11 @@ import (
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/gitsource"
+	"github.com/kbqdev/kbq/internal/version"
 )
 
 // Version is the compiler's version, recorded in every manifest.
-const Version = "0.1.0"
+const Version = version.Version
 
 // DefaultMaxFileSize is the default size cap of a knowledge file.
 const DefaultMaxFileSize = 5 << 20

@@ -77,7 +77,7 @@ func indexDocument(d *document, out []segment.Document) []segment.Document {
 
 // facetTerms lists the distinct facet terms of d.
 func facetTerms(d *document) [][]byte {
-	terms := []string{artifact.FacetKind(d.Kind), artifact.FacetScope(d.Scope)}
+	terms := []string{artifact.FacetKind(d.Kind), artifact.FacetScope(d.Scope), artifact.FacetTopic(d.Topic)}
 	for _, t := range d.Tags {
 		terms = append(terms, artifact.FacetTag(t))
 	}

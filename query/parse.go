@@ -45,7 +45,7 @@ type Parsed struct {
 }
 
 // filterFields are the field names a field:value term may use.
-var filterFields = map[string]bool{"tag": true, "kind": true, "scope": true, "path": true}
+var filterFields = map[string]bool{"tag": true, "kind": true, "scope": true, "path": true, "topic": true}
 
 // Parse parses the query language:
 //
@@ -55,7 +55,7 @@ var filterFields = map[string]bool{"tag": true, "kind": true, "scope": true, "pa
 //	a OR b                 either
 //	-word, NOT word        excluded
 //	deploy*                a prefix; * and ? anywhere are wildcards
-//	tag:x kind:memory scope:services/api path:docs/   filters
+//	tag:x kind:memory scope:services/api path:docs/ topic:deploy/steps   filters
 //	title:rollback         a word (or "phrase") in titles only
 //
 // Any other punctuation is text. Parse never fails: unbalanced quotes end
@@ -179,7 +179,7 @@ func (t token) clause() (Clause, bool) {
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 // knownFields may prefix a value: tag:x. Other "word:" text stays text.
-var knownFields = map[string]bool{"tag": true, "kind": true, "scope": true, "path": true, "title": true}
+var knownFields = map[string]bool{"tag": true, "kind": true, "scope": true, "path": true, "topic": true, "title": true}
 
 // lex splits a query into tokens at white space, keeping quoted text
 // together.

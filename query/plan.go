@@ -169,6 +169,9 @@ func (ix *Index) clauseNode(c Clause, an *artifact.Analyzer, pl *plan) node {
 			return scopeNode(c.Text)
 		case "path":
 			return expandNode{field: artifact.FieldPath, prefix: strings.TrimPrefix(c.Text, "./")}
+		case "topic":
+			topic := strings.TrimSuffix(strings.Trim(c.Text, "/"), ".md")
+			return anyNode{facetNode(artifact.FacetTopic(topic)), expandNode{field: artifact.FieldFacet, prefix: artifact.FacetTopic(topic) + "/"}}
 		}
 	case Any:
 		// Members are alternatives: their phrases are not all required.

@@ -89,6 +89,8 @@ func TestQuerySyntax(t *testing.T) {
 		{`tag:ops`, []string{".kb/a.md"}},
 		{`title:retry`, []string{".kb/title.md", ".kb/memories/001-x.md"}}, // a memory's title is its first line
 		{`retry path:.kb/memories/`, []string{".kb/memories/001-x.md"}},
+		{`retry topic:memories`, []string{".kb/memories/001-x.md"}},
+		{`topic:title`, []string{".kb/title.md"}},
 		{`retry scope:project`, []string{".kb/a.md", ".kb/b.md", ".kb/memories/001-x.md", ".kb/title.md"}},
 		{`the and of`, nil},
 		{`-retry`, []string{".kb/c.md"}},

@@ -16,11 +16,12 @@ import (
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/version"
 	"github.com/kbqdev/kbq/query"
 )
 
 // Version is kbq's version.
-const Version = "0.1.0"
+const Version = version.Version
 
 const exitCodesHelp = `EXIT CODES:
    0  results
