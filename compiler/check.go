@@ -20,6 +20,8 @@ type CheckOptions struct {
 type CheckResult struct {
 	Diagnostics Diagnostics
 	Checked     int // documents validated
+	// Documents describes the documents validated, in path order.
+	Documents []artifact.Document
 }
 
 // Check validates the knowledge in src without building anything.
@@ -61,6 +63,7 @@ func Check(ctx context.Context, src Source, opts CheckOptions) (*CheckResult, er
 		if selected(p.display) {
 			res.Checked++
 			res.Diagnostics = append(res.Diagnostics, p.doc.diags...)
+			res.Documents = append(res.Documents, p.doc.Document)
 		}
 		return nil
 	}

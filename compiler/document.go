@@ -52,6 +52,7 @@ func parseDocument(in input) *document {
 		return d
 	}
 	d.src = newSource(in.data)
+	findSecrets(d.src, report)
 	allowTagsLine := d.Kind == artifact.KindTopic
 	fm := splitFrontmatter(d.src, allowTagsLine, func(line, col int, msg string) { report(line, col, Error, msg) })
 	d.meta = readMeta(d.Kind, fm, report)

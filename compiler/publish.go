@@ -7,8 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/blugelabs/bluge/index/lock"
+	"time"
 
 	"github.com/kbqdev/kbq/artifact"
 )
@@ -31,11 +30,11 @@ func publish(out string, build func(dir string) (*artifact.Manifest, error)) err
 	if err := ensureGitignore(out); err != nil {
 		return fmt.Errorf("%w: %v (choose another directory with -o)", ErrOutput, err)
 	}
-	lk, err := lock.OpenExclusive(filepath.Join(out, lockFile), os.O_CREATE|os.O_RDWR, 0o644)
+	unlock, err := waitLock(filepath.Join(out, lockFile), 5*time.Minute)
 	if err != nil {
-		return fmt.Errorf("%w: lock %s: %v (is another kbc build running?)", ErrOutput, out, err)
+		return fmt.Errorf("%w: %v (is another kbc build stuck?)", ErrOutput, err)
 	}
-	defer lk.Close()
+	defer unlock()
 	removeStale(out, "")
 
 	tmp, err := os.MkdirTemp(out, "tmp-index-")

@@ -30,6 +30,10 @@ func Main(args []string, s *cli.Streams) int {
 	app := cli.NewApp("kbc", "compile a repository's knowledge into a kbq artifact", s, []*ucli.Command{
 		newBuildCommand(s, g),
 		newCheckCommand(s, g),
+		newRememberCommand(s, g),
+		newForgetCommand(s, g),
+		newDiffCommand(s, g),
+		newHooksCommand(s, g),
 	})
 	app.Version = compiler.Version + " (artifact format " + strconv.Itoa(artifact.FormatVersion) + ")"
 	app.Description = `kbc reads the markdown knowledge of a git repository straight from git
@@ -40,6 +44,9 @@ versioned, reproducible search artifact (.kbq/) that kbq serves.
 
    kbc build              compile HEAD into .kbq/
    kbc check --staged     validate what the next commit will hold
+   kbc remember "TEXT"    write a memory
+   kbc hooks install      check every commit's knowledge
+   kbc diff main          what a branch changes, for a pull request
    kbq search "rollback"  search the artifact
 
 ` + exitCodesHelp

@@ -1,0 +1,330 @@
+package compiler
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/blugelabs/bluge/index/lock"
+	"go.yaml.in/yaml/v3"
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/kbqdev/kbq/artifact"
+)
+
+// MaxMemoryBytes caps the text of a memory; longer knowledge belongs in a
+// topic.
+const MaxMemoryBytes = 64 << 10
+
+var (
+	// ErrMemoryText means the text cannot be a memory; the message says why.
+	ErrMemoryText = errors.New("cannot remember that")
+	// ErrNoMemory means forget found no such memory.
+	ErrNoMemory = errors.New("no such memory")
+	// ErrNotMemory means forget was asked to remove a file that is not a
+	// memory.
+	ErrNotMemory = errors.New("not a memory")
+)
+
+// MemoryOptions describe a new memory.
+type MemoryOptions struct {
+	Tags   []string
+	Source string // "user-told" when empty
+	Now    time.Time
+	// LockDir is where concurrent remembers take turns (the git directory);
+	// when empty, a lock file in the system's temporary directory.
+	LockDir string
+}
+
+// Remember writes text as a new memory of the scope rooted at scopeDir,
+// in scopeDir/.kb/memories/NNN-slug.md, and returns the file's path. The id
+// is one more than the largest in the directory, by frontmatter or file
+// name. Concurrent calls never write the same id or file, and a failure
+// leaves nothing behind.
+func Remember(scopeDir, text string, opts MemoryOptions) (string, error) {
+	text = strings.TrimSpace(strings.ReplaceAll(text, "\r\n", "\n"))
+	switch {
+	case text == "":
+		return "", fmt.Errorf("%w: the text is empty", ErrMemoryText)
+	case !utf8.ValidString(text):
+		return "", fmt.Errorf("%w: the text is not valid UTF-8", ErrMemoryText)
+	case strings.ContainsRune(text, 0):
+		return "", fmt.Errorf("%w: the text contains a NUL byte", ErrMemoryText)
+	case len(text) > MaxMemoryBytes:
+		return "", fmt.Errorf("%w: the text is %d KiB, over the %d KiB a memory may hold (write a topic instead)", ErrMemoryText, len(text)>>10, MaxMemoryBytes>>10)
+	}
+	kb := filepath.Join(scopeDir, KBDir)
+	if fi, err := os.Stat(kb); err == nil && !fi.IsDir() {
+		return "", fmt.Errorf("%w: %s is a file, not a directory", ErrMemoryText, kb)
+	}
+	dir := filepath.Join(kb, "memories")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("create %s: %w", dir, err)
+	}
+	if opts.Source == "" {
+		opts.Source = "user-told"
+	}
+	if opts.Now.IsZero() {
+		opts.Now = time.Now()
+	}
+	lockFile := filepath.Join(opts.LockDir, "kbq-remember.lock")
+	if opts.LockDir == "" {
+		abs, _ := filepath.Abs(dir)
+		sum := sha256.Sum256([]byte(abs))
+		lockFile = filepath.Join(os.TempDir(), "kbq-remember-"+hex.EncodeToString(sum[:8])+".lock")
+	}
+	unlock, err := waitLock(lockFile, 10*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+
+	id, err := maxMemoryID(dir)
+	if err != nil {
+		return "", err
+	}
+	id++
+	content, err := memoryFile(id, text, opts)
+	if err != nil {
+		return "", err
+	}
+	tmp, err := os.CreateTemp(dir, ".remember-*")
+	if err != nil {
+		return "", fmt.Errorf("write memory: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(content); err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("write memory: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return "", fmt.Errorf("write memory: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return "", fmt.Errorf("write memory: %w", err)
+	}
+	slug := Slug(text)
+	for range 1000 {
+		name := filepath.Join(dir, fmt.Sprintf("%03d-%s.md", id, slug))
+		// A hard link is created atomically and never replaces a file: a
+		// memory appears whole or not at all.
+		err := os.Link(tmp.Name(), name)
+		if err == nil {
+			return name, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return "", fmt.Errorf("write memory: %w", err)
+		}
+		// A file someone made by hand has the name; take the next id.
+		id++
+		if content, err = memoryFile(id, text, opts); err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(tmp.Name(), content, 0o644); err != nil {
+			return "", fmt.Errorf("write memory: %w", err)
+		}
+	}
+	return "", fmt.Errorf("write memory: no free id in %s", dir)
+}
+
+// memoryFile renders a memory and checks that it validates.
+func memoryFile(id int, text string, opts MemoryOptions) ([]byte, error) {
+	var tags []string
+	for _, t := range opts.Tags {
+		if t = strings.TrimSpace(t); t != "" {
+			tags = append(tags, t)
+		}
+	}
+	fm := struct {
+		ID      int       `yaml:"id"`
+		Created time.Time `yaml:"created"`
+		Tags    []string  `yaml:"tags,omitempty,flow"`
+		Source  string    `yaml:"source"`
+	}{id, opts.Now.Truncate(time.Second), tags, opts.Source}
+	head, err := yaml.Marshal(fm)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.WriteString("---\n")
+	b.Write(head)
+	b.WriteString("---\n")
+	b.WriteString(text)
+	b.WriteString("\n")
+	name := fmt.Sprintf("%03d-%s.md", id, Slug(text))
+	d := parseDocument(input{path: name, display: name, loc: location{kind: artifact.KindMemory, scope: artifact.ScopeProject, topic: "memories/" + name}, data: b.Bytes()})
+	if n := d.diags.Errors(); n > 0 {
+		return nil, fmt.Errorf("%w: %s", ErrMemoryText, d.diags[0].Message)
+	}
+	return b.Bytes(), nil
+}
+
+var memoryIDRE = regexp.MustCompile(`(?m)^id:\s*([0-9]+)\s*$`)
+
+// maxMemoryID returns the largest memory id in dir, reading both file
+// names and frontmatter ids, so that hand-made files never collide.
+func maxMemoryID(dir string) (int, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", dir, err)
+	}
+	top := 0
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !isMarkdown(name) {
+			continue
+		}
+		if m := memoryNameRE.FindStringSubmatch(name); m != nil {
+			if n, err := strconv.Atoi(m[1]); err == nil {
+				top = max(top, n)
+			}
+		}
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return 0, fmt.Errorf("read %s: %w", name, err)
+		}
+		src := newSource(data)
+		fm := splitFrontmatter(src, false, func(int, int, string) {})
+		if m := memoryIDRE.FindSubmatch(src.text[:fm.body]); m != nil {
+			if n, err := strconv.Atoi(string(m[1])); err == nil {
+				top = max(top, n)
+			}
+		}
+	}
+	return top, nil
+}
+
+// Slug turns the first 50 characters of text into lowercase ASCII words
+// joined by hyphens: "Use retries (with backoff)!" → "use-retries-with-backoff".
+// It is never empty and never holds a path separator or "..".
+func Slug(text string) string {
+	runes := []rune(text)
+	if len(runes) > 50 {
+		runes = runes[:50]
+	}
+	var b strings.Builder
+	sep := false
+	for _, r := range norm.NFD.String(latinFold.Replace(string(runes))) {
+		switch {
+		case r < utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r)):
+			if sep && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			b.WriteRune(unicode.ToLower(r))
+			sep = false
+		case unicode.Is(unicode.Mn, r):
+			// accents: "café" becomes "cafe"
+		default:
+			sep = true
+		}
+	}
+	if b.Len() == 0 {
+		return "memory"
+	}
+	return b.String()
+}
+
+// latinFold spells out Latin letters that Unicode does not decompose into
+// an ASCII letter and a mark.
+var latinFold = strings.NewReplacer("ø", "o", "Ø", "O", "ß", "ss", "æ", "ae", "Æ", "AE", "œ", "oe", "Œ", "OE",
+	"ł", "l", "Ł", "L", "đ", "d", "Đ", "D", "þ", "th", "Þ", "TH", "ð", "d", "ı", "i")
+
+// Forget removes the memory ref names: a path to a file inside a
+// .kb/memories/ directory, or an id of the memories of scopeDir. It returns
+// the removed file's path.
+func Forget(scopeDir, ref string) (string, error) {
+	if id, err := strconv.Atoi(ref); err == nil {
+		dir := filepath.Join(scopeDir, KBDir, "memories")
+		path, err := findMemory(dir, id)
+		if err != nil {
+			return "", err
+		}
+		return path, os.Remove(path)
+	}
+	abs, err := filepath.Abs(ref)
+	if err != nil {
+		return "", err
+	}
+	slash := filepath.ToSlash(abs)
+	if filepath.Base(filepath.Dir(abs)) != "memories" || filepath.Base(filepath.Dir(filepath.Dir(abs))) != KBDir ||
+		!isMarkdown(slash) {
+		return "", fmt.Errorf("%w: %s is not in a .kb/memories/ directory; kbc forget only removes memories", ErrNotMemory, ref)
+	}
+	fi, err := os.Lstat(abs)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("%w: %s does not exist", ErrNoMemory, ref)
+	}
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%w: %s is not a regular file", ErrNotMemory, ref)
+	}
+	return abs, os.Remove(abs)
+}
+
+// findMemory returns the file of memory id in dir.
+func findMemory(dir string, id int) (string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("%w: %s does not exist", ErrNoMemory, dir)
+	}
+	if err != nil {
+		return "", err
+	}
+	var byName string
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !isMarkdown(name) {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return "", err
+		}
+		src := newSource(data)
+		fm := splitFrontmatter(src, false, func(int, int, string) {})
+		if m := memoryIDRE.FindSubmatch(src.text[:fm.body]); m != nil {
+			if n, _ := strconv.Atoi(string(m[1])); n == id {
+				return filepath.Join(dir, name), nil
+			}
+			continue
+		}
+		if m := memoryNameRE.FindStringSubmatch(name); m != nil {
+			if n, _ := strconv.Atoi(m[1]); n == id && byName == "" {
+				byName = filepath.Join(dir, name)
+			}
+		}
+	}
+	if byName != "" {
+		return byName, nil
+	}
+	return "", fmt.Errorf("%w: no memory has id %d in %s (kbq list --kind memory shows them)", ErrNoMemory, id, dir)
+}
+
+// waitLock takes an exclusive lock on path, waiting up to timeout for
+// another process to release it.
+func waitLock(path string, timeout time.Duration) (func(), error) {
+	deadline := time.Now().Add(timeout)
+	for wait := time.Millisecond; ; wait = min(wait*2, 100*time.Millisecond) {
+		lk, err := lock.OpenExclusive(path, os.O_CREATE|os.O_RDWR, 0o644)
+		if err == nil {
+			return func() { lk.Close() }, nil
+		}
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) || time.Now().After(deadline) {
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		time.Sleep(wait)
+	}
+}

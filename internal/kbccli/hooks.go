@@ -1,0 +1,89 @@
+package kbccli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/kbqdev/kbq/gitsource"
+	"github.com/kbqdev/kbq/hooks"
+	"github.com/kbqdev/kbq/internal/cli"
+)
+
+func newHooksCommand(s *cli.Streams, g *globalOptions) *ucli.Command {
+	var uninstall bool
+	install := &ucli.Command{
+		Name:      "install",
+		Usage:     "install the pre-commit hook",
+		UsageText: "kbc hooks install [--uninstall]",
+		Description: `Installs a pre-commit hook that runs "kbc check --staged": every commit's
+knowledge files are validated, and likely secrets refused, before they are
+committed. The hook goes where git looks for hooks (core.hooksPath, else
+.git/hooks). A pre-commit hook already there is kept as
+pre-commit.kbq-chained and runs first. Installing again changes nothing;
+--uninstall removes the hook and puts the earlier one back.
+
+Teams that use the pre-commit framework can use the kbc-check hook of
+.pre-commit-hooks.yaml instead.
+
+` + exitCodesHelp,
+		Flags: []ucli.Flag{
+			&ucli.BoolFlag{Name: "uninstall", Usage: "remove the hook", Destination: &uninstall},
+		},
+		Action: func(c *ucli.Context) error {
+			if c.Args().Present() {
+				return cli.Usagef("kbc hooks install takes no arguments")
+			}
+			repo, err := gitsource.Open(g.workDir())
+			if err != nil {
+				return err
+			}
+			dir, err := repo.HooksDir()
+			if err != nil {
+				return err
+			}
+			if uninstall {
+				res, err := hooks.Uninstall(dir)
+				if err != nil {
+					return err
+				}
+				switch {
+				case !res.Changed:
+					fmt.Fprintf(s.Err, "kbc: no kbq hook in %s\n", dir)
+				case res.Chained != "":
+					fmt.Fprintf(s.Err, "kbc: removed %s and restored the hook it chained\n", res.Path)
+				default:
+					fmt.Fprintf(s.Err, "kbc: removed %s\n", res.Path)
+				}
+				return nil
+			}
+			self, err := os.Executable()
+			if err != nil {
+				self = "kbc"
+			} else if abs, err := filepath.EvalSymlinks(self); err == nil {
+				self = abs
+			}
+			res, err := hooks.Install(dir, self)
+			if err != nil {
+				return err
+			}
+			switch {
+			case !res.Changed:
+				fmt.Fprintf(s.Err, "kbc: the hook is already installed in %s\n", res.Path)
+			case res.Chained != "":
+				fmt.Fprintf(s.Err, "kbc: installed %s; the hook that was there runs first, as %s\n", res.Path, filepath.Base(res.Chained))
+			default:
+				fmt.Fprintf(s.Err, "kbc: installed %s\n", res.Path)
+			}
+			return nil
+		},
+	}
+	return &ucli.Command{
+		Name:        "hooks",
+		Usage:       "manage the git pre-commit hook",
+		UsageText:   "kbc hooks install [--uninstall]",
+		Subcommands: []*ucli.Command{install},
+	}
+}

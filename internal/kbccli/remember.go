@@ -1,0 +1,185 @@
+package kbccli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/kbqdev/kbq/compiler"
+	"github.com/kbqdev/kbq/gitsource"
+	"github.com/kbqdev/kbq/internal/cli"
+)
+
+type rememberOptions struct {
+	dir    string
+	source string
+	stage  bool
+}
+
+func newRememberCommand(s *cli.Streams, g *globalOptions) *ucli.Command {
+	o := &rememberOptions{}
+	return &ucli.Command{
+		Name:      "remember",
+		Usage:     "write a new memory",
+		UsageText: `kbc remember "TEXT" [--tags a,b] [--dir D] [--source S] [--stage]` + "\n   echo TEXT | kbc remember - [...]",
+		Description: `Writes D/.kb/memories/NNN-slug.md with the text and frontmatter: id (one
+more than the largest id there, so hand-made files never collide), created
+(now, RFC 3339 with zone), tags, and source (user-told unless --source).
+Prints the new file's path. D is the repository root unless --dir; "-" reads
+the text from stdin. Concurrent remembers never share an id or a file, and a
+failure leaves nothing behind.
+
+EXAMPLES:
+   kbc remember "The billing API rate-limits at 100 requests a second" --tags billing
+   kbc remember --dir services/api "Health checks live at /healthz" --stage
+   git log -1 --format=%B | kbc remember - --source extracted
+
+` + exitCodesHelp,
+		Flags: []ucli.Flag{
+			&ucli.StringSliceFlag{Name: "tags", Usage: "tag the memory with `TAGS` (comma-separated or repeated)"},
+			&ucli.StringFlag{Name: "dir", Usage: "write into `D`/.kb/memories (default: the repository root)", Destination: &o.dir},
+			&ucli.StringFlag{Name: "source", Usage: "record where the memory came from: `S` such as user-told or extracted", Destination: &o.source},
+			&ucli.BoolFlag{Name: "stage", Usage: "add the new file to git's index", Destination: &o.stage},
+		},
+		Action: func(c *ucli.Context) error { return runRemember(c, s, g, o) },
+	}
+}
+
+func runRemember(c *ucli.Context, s *cli.Streams, g *globalOptions, o *rememberOptions) error {
+	if !c.Args().Present() {
+		return cli.Usagef(`kbc remember needs the text to remember (or "-" to read it from stdin)`)
+	}
+	text := strings.Join(c.Args().Slice(), " ")
+	if text == "-" {
+		data, err := io.ReadAll(io.LimitReader(s.In, compiler.MaxMemoryBytes*2))
+		if err != nil {
+			return fmt.Errorf("read stdin: %w", err)
+		}
+		text = string(data)
+	}
+	repo, scope, err := openScopeDir(g, o.dir)
+	if err != nil {
+		return err
+	}
+	var tags []string
+	for _, t := range c.StringSlice("tags") {
+		tags = append(tags, strings.Split(t, ",")...)
+	}
+	path, err := compiler.Remember(scope, text, compiler.MemoryOptions{Tags: tags, Source: o.source, LockDir: repo.GitDir()})
+	if errors.Is(err, compiler.ErrMemoryText) {
+		return cli.Usagef("%v", err)
+	}
+	if err != nil {
+		return err
+	}
+	if o.stage {
+		if err := repo.Stage(path); err != nil {
+			return fmt.Errorf("%w (the memory is written at %s)", err, path)
+		}
+	}
+	fmt.Fprintln(s.Out, displayPath(path))
+	return nil
+}
+
+// openScopeDir opens the repository and resolves --dir: the directory whose
+// .kb/ a memory goes into, which must be inside the working tree.
+func openScopeDir(g *globalOptions, dir string) (*gitsource.Repo, string, error) {
+	repo, err := gitsource.Open(g.workDir())
+	if err != nil {
+		return nil, "", err
+	}
+	if repo.Root() == "" {
+		return nil, "", cli.Usagef("a bare repository has no working tree to write memories in")
+	}
+	if dir == "" {
+		return repo, repo.Root(), nil
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(g.workDir(), dir)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	root, _ := filepath.EvalSymlinks(repo.Root())
+	resolved, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return nil, "", cli.Usagef("--dir %s: %v", dir, err)
+	}
+	rel, err := filepath.Rel(root, resolved)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil, "", cli.Usagef("--dir %s is outside the repository at %s", dir, repo.Root())
+	}
+	if fi, err := os.Stat(resolved); err != nil || !fi.IsDir() {
+		return nil, "", cli.Usagef("--dir %s is not a directory", dir)
+	}
+	return repo, resolved, nil
+}
+
+func newForgetCommand(s *cli.Streams, g *globalOptions) *ucli.Command {
+	var dir string
+	return &ucli.Command{
+		Name:      "forget",
+		Usage:     "remove a memory",
+		UsageText: "kbc forget ID|PATH [--dir D]",
+		Description: `Removes a memory, by id (of the memories in D/.kb/memories, the repository
+root unless --dir) or by path, and takes it out of git's index if it is
+there, so that the next commit deletes it. Refuses anything that is not in
+a .kb/memories/ directory.
+
+` + exitCodesHelp + `
+   (1 also when no memory has that id or path)`,
+		Flags: []ucli.Flag{
+			&ucli.StringFlag{Name: "dir", Usage: "forget a memory of `D`/.kb/memories (default: the repository root)", Destination: &dir},
+		},
+		Action: func(c *ucli.Context) error {
+			if c.NArg() != 1 {
+				return cli.Usagef("kbc forget takes one memory id or path")
+			}
+			repo, scope, err := openScopeDir(g, dir)
+			if err != nil {
+				return err
+			}
+			ref := c.Args().First()
+			if !isNumber(ref) && !filepath.IsAbs(ref) {
+				ref = filepath.Join(g.workDir(), ref)
+			}
+			path, err := compiler.Forget(scope, ref)
+			switch {
+			case errors.Is(err, compiler.ErrNoMemory):
+				fmt.Fprintf(s.Err, "kbc: %v\n", err)
+				return cli.ErrFailure
+			case errors.Is(err, compiler.ErrNotMemory):
+				return cli.Usagef("%v", err)
+			case err != nil:
+				return err
+			}
+			if tracked, err := repo.Tracked(path); err != nil {
+				return err
+			} else if tracked {
+				if err := repo.Unstage(path); err != nil {
+					return err
+				}
+			}
+			fmt.Fprintf(s.Out, "%s\n", displayPath(path))
+			return nil
+		},
+	}
+}
+
+func isNumber(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
