@@ -108,6 +108,10 @@ echo "staged edit" >>"$target"
 git add "$target"
 hyperfine -N -w 3 -r 20 --export-csv "$work/check.csv" -n check "$kbc check --staged --no-global" >/dev/null
 check_ms=$(awk -F, 'NR==2 {printf "%.1f", $4*1000}' "$work/check.csv")
+# The installed pre-commit hook itself, as git runs it.
+PATH="$bin:$PATH" "$kbc" hooks install >/dev/null 2>&1
+PATH="$bin:$PATH" hyperfine -N -w 3 -r 20 --export-csv "$work/hook.csv" -n hook ".git/hooks/pre-commit" >/dev/null
+hook_ms=$(awk -F, 'NR==2 {printf "%.1f", $4*1000}' "$work/hook.csv")
 git reset -q --hard
 
 # Queries: whole processes, warm page cache, kbq vs sqlite3 (the same terms
@@ -149,6 +153,7 @@ printf '%-34s %9ss %11ss %8s\n' "full build (sqlite3 FTS5 load)" "$kbc_build" "$
 printf '%-34s %9ss %11ss %8s\n' "incremental build, 1 file changed" "$kbc_inc" "$sql_build" "$(ratio "$kbc_inc" "$sql_build")"
 printf '%-34s %8sMB %12s\n' "build peak RSS" "$((kbc_peak / 1024))" ""
 printf '%-34s %8sms %12s\n' "kbc check --staged, 1 file" "$check_ms" ""
+printf '%-34s %8sms %12s\n' "pre-commit hook, 1 file" "$hook_ms" ""
 printf '%-34s %8.1fms %10.1fms %8s\n' "search, median of 10 (sqlite3)" "$kbq_med" "$sql_med" "$(ratio "$kbq_med" "$sql_med")"
 printf '%-34s %8.1fms %10.1fms %8s\n' "search, median of 10 (ripgrep)" "$kbq_med" "$rg_med" "$(ratio "$kbq_med" "$rg_med")"
 printf '%-34s %8sMB\n' "artifact size" "$size"
