@@ -21,14 +21,16 @@ import (
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/kbccli"
 	"github.com/kbqdev/kbq/internal/kbqcli"
+	"github.com/kbqdev/kbq/internal/kbqserve"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected output in test scripts")
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"kbc": func() { os.Exit(kbccli.Main(os.Args[1:], cli.System())) },
-		"kbq": func() { os.Exit(kbqcli.Main(os.Args[1:], cli.System())) },
+		"kbc":       func() { os.Exit(kbccli.Main(os.Args[1:], cli.System())) },
+		"kbq":       func() { os.Exit(kbqcli.Main(os.Args[1:], cli.System())) },
+		"kbq-serve": func() { os.Exit(kbqserve.Main(os.Args[1:], cli.System())) },
 	})
 }
 

@@ -35,6 +35,10 @@ func reorder(flags []ucli.Flag, cmds []*ucli.Command, args []string) []string {
 		}
 		if len(positional) == 0 {
 			if sub := findCommand(cmds, a); sub != nil {
+				if sub.SkipFlagParsing {
+					// The command parses its own arguments.
+					return append(append(front, a), args[i+1:]...)
+				}
 				rest := reorder(sub.Flags, sub.Subcommands, args[i+1:])
 				return append(append(front, a), rest...)
 			}

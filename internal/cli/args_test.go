@@ -14,6 +14,7 @@ func TestReorder(t *testing.T) {
 			{Name: "search", Flags: []ucli.Flag{
 				&ucli.BoolFlag{Name: "json"}, &ucli.IntFlag{Name: "n"}, &ucli.StringSliceFlag{Name: "kind"},
 			}},
+			{Name: "serve", SkipFlagParsing: true},
 			{Name: "hooks", Subcommands: []*ucli.Command{
 				{Name: "install", Flags: []ucli.Flag{&ucli.BoolFlag{Name: "uninstall"}}},
 			}},
@@ -29,6 +30,7 @@ func TestReorder(t *testing.T) {
 		{"search - x", "search -- - x"},
 		{"-C dir search x --json", "-C dir search --json -- x"},
 		{"hooks install --uninstall", "hooks install --uninstall"},
+		{"serve --addr 127.0.0.1:1 x", "serve --addr 127.0.0.1:1 x"},
 		{"search --unknown a", "search --unknown -- a"},
 		{"search", "search"},
 		{"", ""},

@@ -26,6 +26,9 @@ var (
 	// ErrFailure marks a command that ran and answers "no": exit 1. Its
 	// output has already said why.
 	ErrFailure = errors.New("failure")
+	// ErrSilent marks an error whose message has already been printed; the
+	// exit code comes from the exitCode function.
+	ErrSilent = errors.New("already reported")
 )
 
 // Usagef returns a usage error.
@@ -115,7 +118,7 @@ func Run(app *ucli.App, args []string, s *Streams, exitCode func(error) (int, bo
 		code = ExitFailure
 	}
 	switch {
-	case errors.Is(err, ErrFailure):
+	case errors.Is(err, ErrFailure), errors.Is(err, ErrSilent):
 	case errors.Is(err, ErrUsage):
 		msg := strings.TrimPrefix(err.Error(), ErrUsage.Error()+": ")
 		fmt.Fprintf(s.Err, "%s: %s\nRun '%s --help' for usage.\n", app.Name, msg, helpTarget(app, args))

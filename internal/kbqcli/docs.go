@@ -28,9 +28,9 @@ func newGetCommand(s *cli.Streams) *ucli.Command {
 topic or id, the one in force from --dir (default: the current directory)
 wins, the deepest first.
 
-` + exitCodesHelp,
+` + ExitCodesHelp,
 		Flags: []ucli.Flag{
-			indexFlag(&index),
+			IndexFlag(&index),
 			&ucli.StringFlag{Name: "dir", Usage: "resolve topics from `DIR` (default: the current directory)", Destination: &dir},
 			&ucli.BoolFlag{Name: "json", Usage: "print JSON with the document's metadata and content", Destination: &asJSON},
 		},
@@ -38,12 +38,12 @@ wins, the deepest first.
 			if c.NArg() != 1 {
 				return cli.Usagef("kbq get takes one TOPIC, PATH or memory:ID")
 			}
-			ix, err := open(s, index)
+			ix, err := Open(s, index)
 			if err != nil {
 				return err
 			}
 			defer ix.Close()
-			d, err := repoDir(ix.repoRoot, dir)
+			d, err := RepoDir(ix.RepoRoot, dir)
 			if err != nil {
 				return err
 			}
@@ -53,7 +53,7 @@ wins, the deepest first.
 				return cli.ErrFailure
 			}
 			if asJSON {
-				return writeJSON(s.Out, doc)
+				return WriteJSON(s.Out, doc)
 			}
 			_, err = io.WriteString(s.Out, doc.Content)
 			return err
@@ -71,9 +71,9 @@ func newListCommand(s *cli.Streams) *ucli.Command {
 		Description: `Lists the documents of the artifact with topic, kind, scope, tags and
 source, in path order.
 
-` + exitCodesHelp,
+` + ExitCodesHelp,
 		Flags: []ucli.Flag{
-			indexFlag(&index),
+			IndexFlag(&index),
 			&ucli.StringSliceFlag{Name: "kind", Usage: "only documents of `KIND` (repeatable)"},
 			&ucli.StringSliceFlag{Name: "tag", Usage: "only documents tagged `TAG` (repeatable)"},
 			&ucli.StringSliceFlag{Name: "scope", Usage: "only documents of `SCOPE` and below (repeatable)"},
@@ -83,7 +83,7 @@ source, in path order.
 			if c.Args().Present() {
 				return cli.Usagef("kbq list takes no arguments; filter with --kind, --tag or --scope")
 			}
-			ix, err := open(s, index)
+			ix, err := Open(s, index)
 			if err != nil {
 				return err
 			}
@@ -93,7 +93,7 @@ source, in path order.
 				return err
 			}
 			if asJSON {
-				err = writeJSON(s.Out, docs)
+				err = WriteJSON(s.Out, docs)
 			} else {
 				err = writeList(s.Out, docs)
 			}
@@ -130,7 +130,7 @@ func orDash(s string) string {
 
 func newContextCommand(s *cli.Streams) *ucli.Command {
 	var index, dir string
-	var wrap bool
+	var wrap, asJSON bool
 	return &ucli.Command{
 		Name:      "context",
 		Usage:     "print the always-loaded context for a directory",
@@ -145,28 +145,36 @@ total kbq warns on stderr, past 20 KiB it truncates (never inside a
 character) and says so on stderr. --wrap wraps the text in
 <system-reminder> tags and escapes such tags inside the knowledge.
 
-` + exitCodesHelp,
+` + ExitCodesHelp,
 		Flags: []ucli.Flag{
-			indexFlag(&index),
+			IndexFlag(&index),
 			&ucli.StringFlag{Name: "dir", Usage: "assemble the context for `DIR` (default: the current directory)", Destination: &dir},
 			&ucli.BoolFlag{Name: "wrap", Usage: "wrap in <system-reminder> tags", Destination: &wrap},
+			&ucli.BoolFlag{Name: "json", Usage: "print JSON: dir, text, warnings, truncated", Destination: &asJSON},
 		},
 		Action: func(c *ucli.Context) error {
 			if c.Args().Present() {
 				return cli.Usagef("kbq context takes no arguments; give the directory with --dir")
 			}
-			ix, err := open(s, index)
+			ix, err := Open(s, index)
 			if err != nil {
 				return err
 			}
 			defer ix.Close()
-			d, err := repoDir(ix.repoRoot, dir)
+			d, err := RepoDir(ix.RepoRoot, dir)
 			if err != nil {
 				return err
 			}
 			res, err := ix.Context(c.Context, d, wrap)
 			if err != nil {
 				return err
+			}
+			if asJSON {
+				warnings := res.Warnings
+				if warnings == nil {
+					warnings = []string{}
+				}
+				return WriteJSON(s.Out, ContextJSON{Dir: d, Text: res.Text, Warnings: warnings, Truncated: res.Truncated})
 			}
 			for _, w := range res.Warnings {
 				fmt.Fprintf(s.Err, "kbq: warning: %s\n", w)
@@ -190,16 +198,16 @@ func newStatsCommand(s *cli.Streams) *ucli.Command {
 		Description: `Counts by kind and scope, artifact size, format version, source commit
 and age.
 
-` + exitCodesHelp,
+` + ExitCodesHelp,
 		Flags: []ucli.Flag{
-			indexFlag(&index),
+			IndexFlag(&index),
 			&ucli.BoolFlag{Name: "json", Usage: "print JSON", Destination: &asJSON},
 		},
 		Action: func(c *ucli.Context) error {
 			if c.Args().Present() {
 				return cli.Usagef("kbq stats takes no arguments")
 			}
-			ix, err := open(s, index)
+			ix, err := Open(s, index)
 			if err != nil {
 				return err
 			}
@@ -209,7 +217,7 @@ and age.
 				return err
 			}
 			if asJSON {
-				return writeJSON(s.Out, st)
+				return WriteJSON(s.Out, st)
 			}
 			return writeStats(s.Out, st)
 		},
@@ -245,4 +253,12 @@ func writeStats(w io.Writer, st *query.Stats) error {
 
 func sortedKeys(m map[string]int) []string {
 	return slices.Sorted(maps.Keys(m))
+}
+
+// ContextJSON is the JSON of kbq context --json and of the servers.
+type ContextJSON struct {
+	Dir       string   `json:"dir"`
+	Text      string   `json:"text"`
+	Warnings  []string `json:"warnings"`
+	Truncated bool     `json:"truncated"`
 }

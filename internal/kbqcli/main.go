@@ -23,7 +23,8 @@ import (
 // Version is kbq's version.
 const Version = version.Version
 
-const exitCodesHelp = `EXIT CODES:
+// ExitCodesHelp lists kbq's exit codes for --help.
+const ExitCodesHelp = `EXIT CODES:
    0  results
    1  no results (said on stderr)
    2  usage or artifact errors: missing, corrupt or incompatible (the message
@@ -41,6 +42,8 @@ func Main(args []string, s *cli.Streams) int {
 		newListCommand(s),
 		newContextCommand(s),
 		newStatsCommand(s),
+		newServerCommand(s, "serve", "serve the knowledge over a read-only HTTP JSON API and MCP", "kbq serve [--addr 127.0.0.1:7419] [--allow-remote] [--allow-origin URL]"),
+		newServerCommand(s, "mcp", "serve the knowledge to agents over the Model Context Protocol (stdio)", "kbq mcp [--index DIR]"),
 	})
 	app.Version = Version + " (artifact format " + strconv.Itoa(artifact.FormatVersion) + ")"
 	app.Description = `kbq answers questions from the artifact kbc compiles: for people, scripts,
@@ -53,12 +56,16 @@ root of the git repository holding the current directory.
    kbq get deploy/rollback
    kbq context --dir services/api --wrap
 
-` + exitCodesHelp
+` + ExitCodesHelp
 	return cli.Run(app, args, s, exitCode)
 }
 
 // exitCode maps the errors of kbq's commands to exit codes.
 func exitCode(err error) (int, bool) {
+	var passed exitStatus
+	if errors.As(err, &passed) {
+		return int(passed), true
+	}
 	switch {
 	case errors.Is(err, query.ErrNoResults), errors.Is(err, query.ErrNotFound):
 		return cli.ExitFailure, true
@@ -69,19 +76,20 @@ func exitCode(err error) (int, bool) {
 	return 0, false
 }
 
-// indexFlag is --index, which every command takes.
-func indexFlag(dst *string) ucli.Flag {
+// IndexFlag is --index, which every command takes.
+func IndexFlag(dst *string) ucli.Flag {
 	return &ucli.StringFlag{Name: "index", Usage: "read the artifact in `DIR` (default: $KBQ_INDEX, else .kbq/ at the repository root)", Destination: dst}
 }
 
-// opened is an open artifact and where it was found.
-type opened struct {
+// Opened is an open artifact and the root of the repository it was found
+// in ("" outside one).
+type Opened struct {
 	*query.Index
-	repoRoot string
+	RepoRoot string
 }
 
-// open finds and opens the artifact, printing a stale-artifact notice.
-func open(s *cli.Streams, indexDir string) (*opened, error) {
+// Open finds and opens the artifact, printing a stale-artifact notice.
+func Open(s *cli.Streams, indexDir string) (*Opened, error) {
 	cwd, err := os.Getwd()
 	if err != nil {
 		return nil, err
@@ -92,17 +100,17 @@ func open(s *cli.Streams, indexDir string) (*opened, error) {
 	}
 	ix, err := query.Open(dir)
 	if err != nil {
-		return nil, explainOpenError(dir, err)
+		return nil, ExplainOpenError(dir, err)
 	}
 	if notice := ix.StaleNotice(root); notice != "" && root != "" && indexDir == "" && s.Getenv("KBQ_INDEX") == "" {
 		fmt.Fprintf(s.Err, "kbq: note: %s\n", notice)
 	}
-	return &opened{Index: ix, repoRoot: root}, nil
+	return &Opened{Index: ix, RepoRoot: root}, nil
 }
 
-// explainOpenError says what to run for each way an artifact can be
+// ExplainOpenError says what to run for each way an artifact can be
 // unusable.
-func explainOpenError(dir string, err error) error {
+func ExplainOpenError(dir string, err error) error {
 	switch {
 	case errors.Is(err, artifact.ErrNoArtifact):
 		return fmt.Errorf("%w: %s has no manifest.json: build the artifact with `kbc build`, or point at one with --index DIR", artifact.ErrNoArtifact, dir)
@@ -114,9 +122,9 @@ func explainOpenError(dir string, err error) error {
 	return err
 }
 
-// repoDir turns a --dir value (relative to the working directory) into a
+// RepoDir turns a --dir value (relative to the working directory) into a
 // slash-separated path relative to the repository root; "" is the root.
-func repoDir(root, dir string) (string, error) {
+func RepoDir(root, dir string) (string, error) {
 	if root == "" {
 		if dir == "" || dir == "." {
 			return "", nil

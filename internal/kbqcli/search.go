@@ -57,9 +57,9 @@ EXAMPLES:
    kbq search '"feature flag" -legacy' --kind memory
    kbq search retries --json -n 3
 
-` + exitCodesHelp,
+` + ExitCodesHelp,
 		Flags: []ucli.Flag{
-			indexFlag(&o.index),
+			IndexFlag(&o.index),
 			&ucli.IntFlag{Name: "n", Aliases: []string{"limit"}, Usage: "show `N` results", Value: query.DefaultN, Destination: &o.n},
 			&ucli.IntFlag{Name: "max-tokens", Usage: "fit results into about `T` tokens", Value: query.DefaultMaxTokens, Destination: &o.maxTokens},
 			&ucli.StringSliceFlag{Name: "kind", Usage: "only documents of `KIND`: context, memory, article, topic (repeatable)"},
@@ -86,12 +86,12 @@ func runSearch(c *ucli.Context, s *cli.Streams, o *searchOptions) error {
 	if o.n < 1 || o.maxTokens < 1 {
 		return cli.Usagef("-n and --max-tokens must be at least 1")
 	}
-	ix, err := open(s, o.index)
+	ix, err := Open(s, o.index)
 	if err != nil {
 		return err
 	}
 	defer ix.Close()
-	dir, err := repoDir(ix.repoRoot, o.dir)
+	dir, err := RepoDir(ix.RepoRoot, o.dir)
 	if err != nil {
 		return err
 	}
@@ -104,9 +104,9 @@ func runSearch(c *ucli.Context, s *cli.Streams, o *searchOptions) error {
 	}
 	switch {
 	case o.json:
-		err = writeJSON(s.Out, resp)
+		err = WriteJSON(s.Out, resp)
 	case o.md:
-		err = writeSearchMarkdown(s.Out, resp)
+		err = WriteSearchMarkdown(s.Out, resp)
 	default:
 		err = writeSearchText(s.Out, resp, s.Color())
 	}
@@ -123,7 +123,7 @@ func runSearch(c *ucli.Context, s *cli.Streams, o *searchOptions) error {
 	return nil
 }
 
-func writeJSON(w io.Writer, v any) error {
+func WriteJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
@@ -183,8 +183,8 @@ func highlight(text string, ranges [][2]int, mark func(string) string) string {
 	return b.String()
 }
 
-// writeSearchMarkdown prints whole chunks under headings, for agents.
-func writeSearchMarkdown(w io.Writer, resp *query.Response) error {
+// WriteSearchMarkdown prints whole chunks under headings, for agents.
+func WriteSearchMarkdown(w io.Writer, resp *query.Response) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Knowledge search: %s\n", resp.Query)
 	if len(resp.Results) == 0 {

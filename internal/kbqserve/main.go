@@ -1,0 +1,27 @@
+// Package kbqserve implements kbq serve and kbq mcp: the knowledge served
+// over a read-only HTTP JSON API and the Model Context Protocol. It is a
+// program of its own, kbq-serve, which kbq runs for those two commands, so
+// that net/http, TLS and the MCP SDK stay out of the kbq binary.
+package kbqserve
+
+import (
+	"io"
+	"log"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/kbqcli"
+)
+
+// Main runs kbq-serve with args (without the program name): "serve ..." or
+// "mcp ...". It returns the exit code.
+func Main(args []string, s *cli.Streams) int {
+	log.SetOutput(io.Discard) // Bluge logs what it also returns as errors
+	app := cli.NewApp("kbq", "serve the knowledge compiled by kbc", s, []*ucli.Command{
+		newServeCommand(s),
+		newMCPCommand(s),
+	})
+	app.Version = kbqcli.Version
+	return cli.Run(app, args, s, func(error) (int, bool) { return 0, false })
+}

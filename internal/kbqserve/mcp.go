@@ -1,0 +1,332 @@
+package kbqserve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/kbqcli"
+	"github.com/kbqdev/kbq/query"
+)
+
+// Limits of tool arguments, so that one call cannot tie the server up.
+const (
+	maxQueryBytes = 4096
+	maxResults    = 50
+)
+
+const mcpInstructions = `This server reads the project's knowledge base: conventions, design
+decisions, procedures, memories and notes that the team keeps in .kb/
+directories and AGENTS.md files, compiled by kbc. Call knowledge_context at
+the start of a task, and knowledge_search before answering questions about
+how this project does things or why; cite the paths it returns.`
+
+// tools answers MCP tool calls from a live artifact. dir is the repository
+// directory queries are made from unless they say otherwise.
+type tools struct {
+	live *query.Live
+	dir  string
+}
+
+type searchArgs struct {
+	Query     string `json:"query" jsonschema:"what to look for: a question as the user asked it, or keywords. Supports \"exact phrases\", -excluded words, prefix*, and filters tag:x kind:memory scope:services/api"`
+	N         int    `json:"n,omitempty" jsonschema:"number of results, 1 to 50 (default 5)"`
+	MaxTokens int    `json:"max_tokens,omitempty" jsonschema:"fit the results' content into about this many tokens (default 8000)"`
+	Kind      string `json:"kind,omitempty" jsonschema:"only documents of this kind: context, memory, article or topic"`
+	Tag       string `json:"tag,omitempty" jsonschema:"only documents with this tag"`
+	Dir       string `json:"dir,omitempty" jsonschema:"the directory the question is about, relative to the repository root: the knowledge scopes that contain it are in force and deeper ones win (default: where the server runs)"`
+}
+
+type getArgs struct {
+	Ref string `json:"ref" jsonschema:"the document: a path from a search result, a topic key such as deploy/steps, or memory:ID"`
+	Dir string `json:"dir,omitempty" jsonschema:"resolve topic keys from this directory, relative to the repository root (default: where the server runs)"`
+}
+
+type listArgs struct {
+	Kind  string `json:"kind,omitempty" jsonschema:"only documents of this kind: context, memory, article or topic"`
+	Tag   string `json:"tag,omitempty" jsonschema:"only documents with this tag"`
+	Scope string `json:"scope,omitempty" jsonschema:"only documents of this scope and below: global, project or a directory"`
+}
+
+type contextArgs struct {
+	Dir string `json:"dir,omitempty" jsonschema:"the directory to assemble context for, relative to the repository root (default: where the server runs)"`
+}
+
+// listOutput wraps a listing: structured tool output must be an object.
+type listOutput struct {
+	Documents []query.Listed `json:"documents"`
+}
+
+// contextOutput is the assembled context and what was wrong with it.
+type contextOutput = kbqcli.ContextJSON
+
+// newMCPServer returns an MCP server with the read-only knowledge tools.
+func newMCPServer(t *tools) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "kbq", Title: "kbq knowledge", Version: kbqcli.Version},
+		&mcp.ServerOptions{Instructions: mcpInstructions})
+	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(bool)}
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "knowledge_search",
+		Title:       "Search project knowledge",
+		Annotations: readOnly,
+		Description: `Search the project's knowledge base: conventions, design decisions,
+procedures (deploy, release, debugging), memories of past work and notes. Call
+it before answering questions about this project's conventions, decisions or
+procedures, before making a change whose rules you do not know, and whenever
+the user refers to how "we" do something. Pass the question as asked; results
+are ranked sections with their path, heading trail and text, best first.`,
+	}, t.search)
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "knowledge_get",
+		Title:       "Read a knowledge document",
+		Annotations: readOnly,
+		Description: `Read a whole document of the knowledge base, frontmatter included. Call it
+when a search result is relevant and you need the rest of that document, or
+when the user names a topic (deploy/steps) or a memory (memory:12).`,
+	}, t.get)
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "knowledge_list",
+		Title:       "List knowledge documents",
+		Annotations: readOnly,
+		Description: `List the documents of the knowledge base with topic, kind, scope, tags and
+source. Call it to see what knowledge exists (for instance every memory, or
+everything tagged deploy) before searching or reading.`,
+	}, t.list)
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "knowledge_context",
+		Title:       "Load always-on project context",
+		Annotations: readOnly,
+		Description: `Return the always-loaded context for a directory: the rules in the global,
+project and directory context files (.kb/context.md, AGENTS.md, CLAUDE.md,
+GEMINI.md) on the way down to it. Call it once at the start of a task, for
+the directory you will work in, and follow what it says.`,
+	}, t.context)
+	return s
+}
+
+// errArgs marks bad tool arguments; they come back as tool errors.
+var errArgs = errors.New("invalid arguments")
+
+func (t *tools) dirArg(d string) (string, error) {
+	if d == "" {
+		return t.dir, nil
+	}
+	d = strings.Trim(strings.ReplaceAll(d, "\\", "/"), "/")
+	if d == "." {
+		return "", nil
+	}
+	for _, part := range strings.Split(d, "/") {
+		if part == ".." {
+			return "", fmt.Errorf("%w: dir %q leaves the repository", errArgs, d)
+		}
+	}
+	return d, nil
+}
+
+// searchRequest validates search arguments and turns them into a request.
+func (t *tools) searchRequest(in searchArgs) (query.Request, error) {
+	q := strings.TrimSpace(in.Query)
+	switch {
+	case q == "":
+		return query.Request{}, fmt.Errorf("%w: query is empty; pass the question to search for", errArgs)
+	case len(q) > maxQueryBytes:
+		return query.Request{}, fmt.Errorf("%w: query is %d bytes, over %d", errArgs, len(q), maxQueryBytes)
+	case in.N < 0 || in.N > maxResults:
+		return query.Request{}, fmt.Errorf("%w: n must be between 1 and %d", errArgs, maxResults)
+	case in.MaxTokens < 0:
+		return query.Request{}, fmt.Errorf("%w: max_tokens must be positive", errArgs)
+	case in.Kind != "" && !slices.Contains(artifact.Kinds, in.Kind):
+		return query.Request{}, fmt.Errorf("%w: kind must be one of %s", errArgs, strings.Join(artifact.Kinds, ", "))
+	}
+	dir, err := t.dirArg(in.Dir)
+	if err != nil {
+		return query.Request{}, err
+	}
+	req := query.Request{Query: q, N: in.N, MaxTokens: in.MaxTokens, Dir: dir}
+	if in.Kind != "" {
+		req.Kinds = []string{in.Kind}
+	}
+	if in.Tag != "" {
+		req.Tags = []string{in.Tag}
+	}
+	return req, nil
+}
+
+func (t *tools) search(ctx context.Context, _ *mcp.CallToolRequest, in searchArgs) (*mcp.CallToolResult, *query.Response, error) {
+	req, err := t.searchRequest(in)
+	if err != nil {
+		return nil, nil, err
+	}
+	ix, release, err := t.live.Acquire()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer release()
+	resp, err := ix.Search(ctx, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	var md strings.Builder
+	kbqcli.WriteSearchMarkdown(&md, resp)
+	return textResult(md.String()), resp, nil
+}
+
+func (t *tools) get(ctx context.Context, _ *mcp.CallToolRequest, in getArgs) (*mcp.CallToolResult, *query.Document, error) {
+	if strings.TrimSpace(in.Ref) == "" {
+		return nil, nil, fmt.Errorf("%w: ref is empty; pass a path, topic or memory:ID", errArgs)
+	}
+	dir, err := t.dirArg(in.Dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	ix, release, err := t.live.Acquire()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer release()
+	doc, err := ix.Get(ctx, in.Ref, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	return textResult(doc.Content), doc, nil
+}
+
+func (t *tools) list(_ context.Context, _ *mcp.CallToolRequest, in listArgs) (*mcp.CallToolResult, *listOutput, error) {
+	if in.Kind != "" && !slices.Contains(artifact.Kinds, in.Kind) {
+		return nil, nil, fmt.Errorf("%w: kind must be one of %s", errArgs, strings.Join(artifact.Kinds, ", "))
+	}
+	req := query.ListRequest{}
+	if in.Kind != "" {
+		req.Kinds = []string{in.Kind}
+	}
+	if in.Tag != "" {
+		req.Tags = []string{in.Tag}
+	}
+	if in.Scope != "" {
+		req.Scopes = []string{in.Scope}
+	}
+	ix, release, err := t.live.Acquire()
+	if err != nil {
+		return nil, nil, err
+	}
+	defer release()
+	docs, err := ix.List(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	var md strings.Builder
+	fmt.Fprintf(&md, "%d documents\n\n| topic | kind | scope | tags | path |\n|---|---|---|---|---|\n", len(docs))
+	for _, d := range docs {
+		fmt.Fprintf(&md, "| %s | %s | %s | %s | %s |\n", d.Topic, d.Kind, d.Scope, strings.Join(d.Tags, ", "), d.Path)
+	}
+	return textResult(md.String()), &listOutput{Documents: docs}, nil
+}
+
+func (t *tools) context(ctx context.Context, _ *mcp.CallToolRequest, in contextArgs) (*mcp.CallToolResult, *contextOutput, error) {
+	dir, err := t.dirArg(in.Dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, err := t.assemble(ctx, dir, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	text := out.Text
+	if text == "" {
+		text = "No context files are in force here."
+	}
+	return textResult(text), out, nil
+}
+
+func (t *tools) assemble(ctx context.Context, dir string, wrap bool) (*contextOutput, error) {
+	ix, release, err := t.live.Acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	res, err := ix.Context(ctx, dir, wrap)
+	if err != nil {
+		return nil, err
+	}
+	warnings := res.Warnings
+	if warnings == nil {
+		warnings = []string{}
+	}
+	return &contextOutput{Dir: dir, Text: res.Text, Warnings: warnings, Truncated: res.Truncated}, nil
+}
+
+func textResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+}
+
+// serverTools opens the live artifact for the servers, with queries made
+// from the current directory by default.
+func serverTools(s *cli.Streams, indexDir string) (*tools, error) {
+	ix, err := kbqcli.Open(s, indexDir)
+	if err != nil {
+		return nil, err
+	}
+	dir := ix.Dir
+	root := ix.RepoRoot
+	ix.Close()
+	live, err := query.OpenLive(dir, query.DefaultRanking())
+	if err != nil {
+		return nil, kbqcli.ExplainOpenError(dir, err)
+	}
+	cwd, _ := os.Getwd()
+	rel, err := kbqcli.RepoDir(root, cwd)
+	if err != nil {
+		rel = ""
+	}
+	return &tools{live: live, dir: rel}, nil
+}
+
+func newMCPCommand(s *cli.Streams) *ucli.Command {
+	var index string
+	return &ucli.Command{
+		Name:      "mcp",
+		Usage:     "serve the knowledge to agents over the Model Context Protocol (stdio)",
+		UsageText: "kbq mcp [--index DIR]",
+		Description: `Runs a Model Context Protocol server on stdin and stdout with four
+read-only tools: knowledge_search, knowledge_get, knowledge_list and
+knowledge_context. Queries are made from the directory kbq mcp starts in
+unless a tool call names another. A new artifact built by kbc is picked up
+within a second, without a restart.
+
+Register it with an agent, for instance:
+   claude mcp add kbq -- kbq mcp
+   codex mcp add kbq -- kbq mcp
+   gemini mcp add kbq kbq mcp
+(README.md has the configuration files too.)
+
+` + kbqcli.ExitCodesHelp,
+		Flags: []ucli.Flag{kbqcli.IndexFlag(&index)},
+		Action: func(c *ucli.Context) error {
+			if c.Args().Present() {
+				return cli.Usagef("kbq mcp takes no arguments")
+			}
+			t, err := serverTools(s, index)
+			if err != nil {
+				return err
+			}
+			defer t.live.Close()
+			ctx, cancel := context.WithCancel(c.Context)
+			defer cancel()
+			go t.live.Watch(ctx, reloadInterval, func(err error) { fmt.Fprintf(s.Err, "kbq mcp: %v\n", err) })
+			transport := &mcp.IOTransport{Reader: readCloser{s.In}, Writer: writeCloser{s.Out}}
+			err = newMCPServer(t).Run(ctx, transport)
+			if errors.Is(err, context.Canceled) {
+				return nil
+			}
+			return err
+		},
+	}
+}

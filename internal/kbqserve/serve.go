@@ -1,0 +1,352 @@
+package kbqserve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/kbqcli"
+	"github.com/kbqdev/kbq/query"
+)
+
+// reloadInterval is how often the servers look for a new artifact.
+const reloadInterval = 250 * time.Millisecond
+
+// Limits of the HTTP server.
+const (
+	maxHeaderBytes  = 64 << 10
+	maxBodyBytes    = 1 << 20
+	shutdownTimeout = 10 * time.Second
+)
+
+type serveOptions struct {
+	index        string
+	addr         string
+	allowRemote  bool
+	allowOrigins []string
+}
+
+func newServeCommand(s *cli.Streams) *ucli.Command {
+	o := &serveOptions{}
+	return &ucli.Command{
+		Name:      "serve",
+		Usage:     "serve the knowledge over a read-only HTTP JSON API and MCP",
+		UsageText: "kbq serve [--addr 127.0.0.1:7419] [--allow-remote] [--allow-origin URL]",
+		Description: `Serves the artifact over HTTP:
+
+   GET /search?q=&n=&dir=&kind=&tag=&scope=&max_tokens=&chunks=&all_scopes=
+   GET /get?topic=            (or path= or ref=; memory:ID works too)
+   GET /list?kind=&tag=&scope=
+   GET /context?dir=&wrap=
+   GET /stats
+   GET /healthz
+   /mcp                       the MCP tools over Streamable HTTP
+
+with the JSON shapes of the CLI's --json (docs/http-api.md). It listens on
+loopback only unless --allow-remote, and refuses requests whose Host or
+Origin is not local, so that a web page cannot reach it through DNS
+rebinding (--allow-origin admits a browser origin). A new artifact built
+by kbc is picked up within a second, without a restart and without failing
+requests in flight. SIGINT or SIGTERM stop it gracefully.
+
+` + kbqcli.ExitCodesHelp,
+		Flags: []ucli.Flag{
+			kbqcli.IndexFlag(&o.index),
+			&ucli.StringFlag{Name: "addr", Usage: "listen on `ADDR`", Value: "127.0.0.1:7419", Destination: &o.addr},
+			&ucli.BoolFlag{Name: "allow-remote", Usage: "allow listening on an address other machines can reach", Destination: &o.allowRemote},
+			&ucli.StringSliceFlag{Name: "allow-origin", Usage: "admit browser requests from `URL` (repeatable)"},
+		},
+		Action: func(c *ucli.Context) error {
+			if c.Args().Present() {
+				return cli.Usagef("kbq serve takes no arguments")
+			}
+			o.allowOrigins = c.StringSlice("allow-origin")
+			return runServe(c.Context, s, o)
+		},
+	}
+}
+
+func runServe(ctx context.Context, s *cli.Streams, o *serveOptions) error {
+	host, _, err := net.SplitHostPort(o.addr)
+	if err != nil {
+		return cli.Usagef("--addr %q: %v", o.addr, err)
+	}
+	if !isLoopbackHost(host) && !o.allowRemote {
+		return cli.Usagef("--addr %s is reachable from other machines; kbq serve listens on loopback unless --allow-remote", o.addr)
+	}
+	t, err := serverTools(s, o.index)
+	if err != nil {
+		return err
+	}
+	defer t.live.Close()
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", o.addr, err)
+	}
+	if !isLoopbackHost(host) {
+		fmt.Fprintf(s.Err, "kbq serve: warning: listening on %s, reachable from other machines; anyone who can connect can read this knowledge\n", ln.Addr())
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	go t.live.Watch(ctx, reloadInterval, func(err error) { fmt.Fprintf(s.Err, "kbq serve: %v\n", err) })
+
+	srv := &http.Server{
+		Handler:           newHandler(t, o, !isLoopbackHost(host)),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    maxHeaderBytes,
+	}
+	fmt.Fprintf(s.Err, "kbq serve: serving %s on http://%s\n", t.live.Dir(), ln.Addr())
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	fmt.Fprintln(s.Err, "kbq serve: shutting down")
+	shutdown, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil {
+		return fmt.Errorf("shut down: %w", err)
+	}
+	return nil
+}
+
+// newHandler routes the HTTP API and /mcp behind the request guards.
+func newHandler(t *tools, o *serveOptions, remote bool) http.Handler {
+	mux := http.NewServeMux()
+	api := &httpAPI{t: t}
+	mux.HandleFunc("GET /search", api.search)
+	mux.HandleFunc("GET /get", api.get)
+	mux.HandleFunc("GET /list", api.list)
+	mux.HandleFunc("GET /context", api.context)
+	mux.HandleFunc("GET /stats", api.stats)
+	mux.HandleFunc("GET /healthz", api.healthz)
+	server := newMCPServer(t)
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: maxBodyBytes, SessionTimeout: 30 * time.Minute}))
+	return guard(mux, o.allowOrigins, remote)
+}
+
+// guard refuses requests that a web page could have made through DNS
+// rebinding or cross-origin: on loopback, the Host must be a loopback name;
+// a browser Origin must be loopback or explicitly allowed. It also bounds
+// request bodies.
+func guard(next http.Handler, allowOrigins []string, remote bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !remote {
+			host := r.Host
+			if h, _, err := net.SplitHostPort(host); err == nil {
+				host = h
+			}
+			if !isLoopbackHost(host) {
+				writeError(w, http.StatusForbidden, fmt.Sprintf("forbidden: Host %q is not this machine", r.Host))
+				return
+			}
+		}
+		if origin := r.Header.Get("Origin"); origin != "" && !slices.Contains(allowOrigins, origin) {
+			u, err := url.Parse(origin)
+			if err != nil || !isLoopbackHost(u.Hostname()) {
+				writeError(w, http.StatusForbidden, fmt.Sprintf("forbidden: Origin %q is not allowed (kbq serve --allow-origin admits it)", origin))
+				return
+			}
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+		next.ServeHTTP(w, r)
+	})
+}
+
+func isLoopbackHost(host string) bool {
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// httpAPI answers the JSON endpoints.
+type httpAPI struct{ t *tools }
+
+type apiError struct {
+	Error string `json:"error"`
+}
+
+func writeJSONStatus(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSONStatus(w, status, apiError{Error: msg})
+}
+
+// fail maps errors to statuses: bad arguments 400, unknown documents 404,
+// an unusable artifact 503.
+func fail(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, errArgs):
+		writeError(w, http.StatusBadRequest, err.Error())
+	case errors.Is(err, query.ErrNotFound):
+		writeError(w, http.StatusNotFound, err.Error())
+	default:
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+	}
+}
+
+func intParam(q url.Values, name string) (int, error) {
+	v := q.Get(name)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %s=%q is not a number", errArgs, name, v)
+	}
+	return n, nil
+}
+
+func boolParam(q url.Values, name string) bool {
+	v, _ := strconv.ParseBool(q.Get(name))
+	return v
+}
+
+func (a *httpAPI) search(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	in := searchArgs{Query: q.Get("q"), Kind: q.Get("kind"), Tag: q.Get("tag"), Dir: q.Get("dir")}
+	var err error
+	if in.N, err = intParam(q, "n"); err != nil {
+		fail(w, err)
+		return
+	}
+	if in.MaxTokens, err = intParam(q, "max_tokens"); err != nil {
+		fail(w, err)
+		return
+	}
+	if in.N == 0 {
+		in.N = query.DefaultN
+	}
+	// The HTTP API also takes the CLI's scope, chunks and all_scopes.
+	req, err := a.t.searchRequest(in)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if s := q.Get("scope"); s != "" {
+		req.Scopes = []string{s}
+	}
+	req.Chunks, req.AllScopes = boolParam(q, "chunks"), boolParam(q, "all_scopes")
+	ix, release, err := a.t.live.Acquire()
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	defer release()
+	resp, err := ix.Search(r.Context(), req)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSONStatus(w, http.StatusOK, resp)
+}
+
+func (a *httpAPI) get(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	ref := q.Get("topic")
+	for _, name := range []string{"path", "ref"} {
+		if ref == "" {
+			ref = q.Get(name)
+		}
+	}
+	_, doc, err := a.t.get(r.Context(), nil, getArgs{Ref: ref, Dir: q.Get("dir")})
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSONStatus(w, http.StatusOK, doc)
+}
+
+func (a *httpAPI) list(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	_, out, err := a.t.list(r.Context(), nil, listArgs{Kind: q.Get("kind"), Tag: q.Get("tag"), Scope: q.Get("scope")})
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSONStatus(w, http.StatusOK, out.Documents)
+}
+
+func (a *httpAPI) context(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	dir, err := a.t.dirArg(q.Get("dir"))
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	out, err := a.t.assemble(r.Context(), dir, boolParam(q, "wrap"))
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSONStatus(w, http.StatusOK, out)
+}
+
+func (a *httpAPI) stats(w http.ResponseWriter, r *http.Request) {
+	ix, release, err := a.t.live.Acquire()
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	defer release()
+	st, err := ix.Stats(time.Now())
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSONStatus(w, http.StatusOK, st)
+}
+
+func (a *httpAPI) healthz(w http.ResponseWriter, r *http.Request) {
+	ix, release, err := a.t.live.Acquire()
+	if err != nil {
+		writeJSONStatus(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "error": err.Error()})
+		return
+	}
+	defer release()
+	m := ix.Manifest
+	writeJSONStatus(w, http.StatusOK, map[string]any{
+		"status": "ok", "documents": m.Counts.Documents, "commit": m.Source.Commit, "built_at": m.BuiltAt,
+	})
+}
+
+// readCloser and writeCloser give stdio the Close methods the MCP
+// transport wants, without closing the process's streams.
+type readCloser struct{ io.Reader }
+
+func (readCloser) Close() error { return nil }
+
+type writeCloser struct{ io.Writer }
+
+func (writeCloser) Close() error { return nil }

@@ -1,0 +1,279 @@
+package kbqserve
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kbqdev/kbq/internal/testkb"
+	"github.com/kbqdev/kbq/query"
+)
+
+var files = testkb.Files{
+	".kb/context.md":             "---\nversion: 1\nupdated: 2024-05-01\n---\nUse the message bus.\n",
+	".kb/deploy.md":              "---\ntitle: Deploying\ntags: [ops]\n---\n# Deploying\n\nDeploy with make deploy; roll back with make rollback.\n",
+	".kb/memories/001-retry.md":  "---\nid: 1\ncreated: 2024-05-01T10:00:00Z\n---\nRetry the billing API with backoff.\n",
+	"services/api/.kb/deploy.md": "# Deploying the API\n\nThe API deploys with helm.\n",
+	"services/api/AGENTS.md":     "The API listens on 8080.\n",
+}
+
+func newTools(t *testing.T, dir string) *tools {
+	t.Helper()
+	live, err := query.OpenLive(dir, query.DefaultRanking())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { live.Close() })
+	return &tools{live: live}
+}
+
+func connect(t *testing.T, tl *tools) *mcp.ClientSession {
+	t.Helper()
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := newMCPServer(tl).Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (*mcp.CallToolResult, map[string]any) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var structured map[string]any
+	if res.StructuredContent != nil {
+		data, _ := json.Marshal(res.StructuredContent)
+		json.Unmarshal(data, &structured)
+	}
+	return res, structured
+}
+
+func text(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+func TestMCPTools(t *testing.T) {
+	cs := connect(t, newTools(t, testkb.Build(t, files)))
+	list, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+		if tool.Description == "" || tool.InputSchema == nil || !tool.Annotations.ReadOnlyHint {
+			t.Errorf("%s: description, input schema and read-only hint are required", tool.Name)
+		}
+	}
+	slices.Sort(names)
+	if strings.Join(names, " ") != "knowledge_context knowledge_get knowledge_list knowledge_search" {
+		t.Fatalf("tools %v", names)
+	}
+
+	res, out := call(t, cs, "knowledge_search", map[string]any{"query": "how do we roll back a deploy?"})
+	results, _ := out["results"].([]any)
+	if res.IsError || len(results) == 0 {
+		t.Fatalf("search: %v %s", out, text(res))
+	}
+	first := results[0].(map[string]any)
+	var keys []string
+	for k := range first {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	if strings.Join(keys, " ") != "content heading kind lines path scope score snippet tags topic" {
+		t.Errorf("result fields %v, want those of kbq search --json", keys)
+	}
+	if first["path"] != ".kb/deploy.md" || !strings.Contains(text(res), "## 1. Deploying") {
+		t.Errorf("search: %v\n%s", first["path"], text(res))
+	}
+
+	res, out = call(t, cs, "knowledge_search", map[string]any{"query": "deploy", "dir": "services/api"})
+	if got := out["results"].([]any)[0].(map[string]any)["path"]; got != "services/api/.kb/deploy.md" {
+		t.Errorf("search from services/api found %v first", got)
+	}
+
+	res, out = call(t, cs, "knowledge_get", map[string]any{"ref": "memory:1"})
+	if res.IsError || !strings.Contains(text(res), "Retry the billing API") || out["kind"] != "memory" {
+		t.Errorf("get: %v %s", out, text(res))
+	}
+	res, out = call(t, cs, "knowledge_list", map[string]any{"kind": "memory"})
+	if docs, _ := out["documents"].([]any); res.IsError || len(docs) != 1 {
+		t.Errorf("list: %v", out)
+	}
+	res, out = call(t, cs, "knowledge_context", map[string]any{"dir": "services/api"})
+	if !strings.Contains(text(res), "### Directory Context: services/api") || !strings.Contains(out["text"].(string), "Use the message bus") {
+		t.Errorf("context: %s", text(res))
+	}
+}
+
+func TestMCPBadArguments(t *testing.T) {
+	cs := connect(t, newTools(t, testkb.Build(t, files)))
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"knowledge_search", map[string]any{}, "query"},
+		{"knowledge_search", map[string]any{"query": "   "}, "query is empty"},
+		{"knowledge_search", map[string]any{"query": "x", "n": 500}, "n must be between"},
+		{"knowledge_search", map[string]any{"query": "x", "n": "five"}, "n"},
+		{"knowledge_search", map[string]any{"query": "x", "kind": "pets"}, "kind must be one of"},
+		{"knowledge_search", map[string]any{"query": strings.Repeat("x", 5000)}, "over 4096"},
+		{"knowledge_search", map[string]any{"query": "x", "dir": "../../etc"}, "leaves the repository"},
+		{"knowledge_get", map[string]any{"ref": "nothing"}, "no document"},
+		{"knowledge_get", map[string]any{}, "ref"},
+		{"knowledge_list", map[string]any{"kind": "pets"}, "kind must be one of"},
+	} {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
+		if err != nil {
+			t.Errorf("%s %v: protocol error %v, want a tool error", tc.tool, tc.args, err)
+			continue
+		}
+		if !res.IsError || !strings.Contains(text(res), tc.want) {
+			t.Errorf("%s %v: error=%v %q, want a tool error mentioning %q", tc.tool, tc.args, res.IsError, text(res), tc.want)
+		}
+	}
+	// The session still works.
+	if res, _ := call(t, cs, "knowledge_search", map[string]any{"query": "deploy"}); res.IsError {
+		t.Error("session broken after bad calls")
+	}
+}
+
+func get(t *testing.T, h http.Handler, target string, header map[string]string) (int, string) {
+	t.Helper()
+	req := httptest.NewRequest("GET", target, nil)
+	req.Host = "127.0.0.1:7419"
+	for k, v := range header {
+		if k == "Host" {
+			req.Host = v
+		} else {
+			req.Header.Set(k, v)
+		}
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec.Code, rec.Body.String()
+}
+
+func TestHTTPAPI(t *testing.T) {
+	h := newHandler(newTools(t, testkb.Build(t, files)), &serveOptions{allowOrigins: []string{"http://app.example"}}, false)
+	for _, tc := range []struct {
+		target string
+		header map[string]string
+		status int
+		want   string
+	}{
+		{"/search?q=rollback&n=1", nil, 200, `"path":".kb/deploy.md"`},
+		{"/search?q=deploy&dir=services/api&n=1", nil, 200, `"path":"services/api/.kb/deploy.md"`},
+		{"/search?q=deploy&kind=memory", nil, 200, `"results":[]`},
+		{"/search?q=", nil, 400, "query is empty"},
+		{"/search?q=x&n=abc", nil, 400, "is not a number"},
+		{"/search?q=" + strings.Repeat("x", 5000), nil, 400, "over 4096"},
+		{"/get?topic=deploy", nil, 200, `"title":"Deploying"`},
+		{"/get?path=services/api/AGENTS.md", nil, 200, "8080"},
+		{"/get?topic=nope", nil, 404, "no document"},
+		{"/list?kind=memory", nil, 200, `"topic":"memories/001-retry"`},
+		{"/context?dir=services/api", nil, 200, "Directory Context: services/api"},
+		{"/context?wrap=true", nil, 200, "<system-reminder>"},
+		{"/stats", nil, 200, `"documents":5`},
+		{"/healthz", nil, 200, `"status":"ok"`},
+		{"/healthz", map[string]string{"Host": "localhost:7419"}, 200, "ok"},
+		{"/healthz", map[string]string{"Host": "[::1]:7419"}, 200, "ok"},
+		{"/healthz", map[string]string{"Host": "attacker.example"}, 403, "is not this machine"},
+		{"/search?q=x", map[string]string{"Origin": "https://attacker.example"}, 403, "Origin"},
+		{"/search?q=deploy", map[string]string{"Origin": "http://localhost:3000"}, 200, "results"},
+		{"/search?q=deploy", map[string]string{"Origin": "http://app.example"}, 200, "results"},
+		{"/nothing", nil, 404, ""},
+	} {
+		status, body := get(t, h, tc.target, tc.header)
+		if status != tc.status || !strings.Contains(body, tc.want) {
+			t.Errorf("GET %s %v: %d %s, want %d with %q", tc.target[:min(len(tc.target), 60)], tc.header, status, body[:min(len(body), 200)], tc.status, tc.want)
+		}
+	}
+}
+
+func TestHTTPRejectsHugeBodies(t *testing.T) {
+	srv := httptest.NewServer(newHandler(newTools(t, testkb.Build(t, files)), &serveOptions{}, false))
+	defer srv.Close()
+	body := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 10<<20) + `"}}`)
+	req, _ := http.NewRequest("POST", srv.URL+"/mcp", body)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("a 10 MB request got %d, want 413", resp.StatusCode)
+	}
+	// The server is still up.
+	resp, err = http.Get(srv.URL + "/healthz")
+	if err != nil || resp.StatusCode != 200 {
+		t.Errorf("healthz after a huge request: %v", err)
+	}
+}
+
+func TestHotReload(t *testing.T) {
+	dir := t.TempDir()
+	testkb.BuildInto(t, dir, files, nil)
+	tl := newTools(t, dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go tl.live.Watch(ctx, 20*time.Millisecond, nil)
+	h := newHandler(tl, &serveOptions{}, false)
+
+	// A request in flight holds the old index.
+	old, release, err := tl.live.Acquire()
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := testkb.Files{}
+	for k, v := range files {
+		changed[k] = v
+	}
+	changed[".kb/zeppelin.md"] = "# Zeppelins\n\nThe zeppelin lands at noon.\n"
+	testkb.BuildInto(t, dir, changed, nil)
+
+	deadline := time.Now().Add(time.Second)
+	for {
+		if _, body := get(t, h, "/search?q=zeppelin", nil); strings.Contains(body, "zeppelin.md") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the new artifact was not served within a second")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The old index still answers its request, then is released.
+	resp, err := old.Search(context.Background(), query.Request{Query: "rollback"})
+	if err != nil || len(resp.Results) == 0 {
+		t.Errorf("in-flight request on the old index: %v", err)
+	}
+	release()
+	release() // releasing twice is harmless
+}
