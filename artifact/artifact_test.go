@@ -117,6 +117,7 @@ func TestManifestErrors(t *testing.T) {
 		want error
 	}{
 		"not json":     {"hello", artifact.ErrCorrupt},
+		"truncated":    {`{"format": "kbq-index", "format_version": 1,` + "\n  \"documents\": [\n    {\"path\":", artifact.ErrCorrupt},
 		"other format": {`{"format": "zip", "format_version": 1}`, artifact.ErrCorrupt},
 		"newer":        {`{"format": "kbq-index", "format_version": 2}`, artifact.ErrIncompatible},
 		"older":        {`{"format": "kbq-index", "format_version": 0}`, artifact.ErrIncompatible},

@@ -2,14 +2,19 @@ package artifact
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
+	"strings"
 	"time"
+
+	// A drop-in replacement for encoding/json that decodes manifests, which
+	// hold a line per document, two to three times faster.
+	"github.com/segmentio/encoding/json"
 )
 
 const (
@@ -36,17 +41,23 @@ var (
 // Manifest describes an artifact. Documents comes last in the encoding so that
 // ReadHeader can stop before it.
 type Manifest struct {
-	Format          string                `json:"format"`
-	FormatVersion   int                   `json:"format_version"`
-	CompilerVersion string                `json:"compiler_version"`
-	Index           string                `json:"index"`
-	Source          Source                `json:"source"`
-	BuiltAt         time.Time             `json:"built_at"`
-	Global          Global                `json:"global"`
-	Analysis        Analysis              `json:"analysis"`
-	Counts          Counts                `json:"counts"`
-	Fields          map[string]FieldStats `json:"fields"`
-	Documents       []Document            `json:"documents"`
+	Format          string `json:"format"`
+	FormatVersion   int    `json:"format_version"`
+	CompilerVersion string `json:"compiler_version"`
+	// BuildKey identifies the compiler settings that shape compiled
+	// documents; an incremental build reuses only an artifact with the same.
+	BuildKey  string                `json:"build_key"`
+	Index     string                `json:"index"`
+	Source    Source                `json:"source"`
+	BuiltAt   time.Time             `json:"built_at"`
+	Global    Global                `json:"global"`
+	Analysis  Analysis              `json:"analysis"`
+	Counts    Counts                `json:"counts"`
+	Fields    map[string]FieldStats `json:"fields"`
+	Documents []Document            `json:"documents"`
+	// Attachments lists the attachment files compiled against, so that an
+	// incremental build knows when they change.
+	Attachments []string `json:"attachments,omitempty"`
 }
 
 // Source says what a build read.
@@ -88,20 +99,82 @@ func (s FieldStats) Add(o FieldStats) FieldStats {
 	return FieldStats{Docs: s.Docs + o.Docs, Tokens: s.Tokens + o.Tokens}
 }
 
+// DocFields are a document's statistics for each text field, in the order
+// of TextFields. In JSON they are [[docs, tokens], ...], which is short and
+// quick to decode: manifests hold one per document.
+type DocFields [4]FieldStats
+
+// Get returns the statistics of field.
+func (f *DocFields) Get(field string) FieldStats {
+	for i, name := range TextFields {
+		if name == field {
+			return f[i]
+		}
+	}
+	return FieldStats{}
+}
+
+// Add adds s to the statistics of field.
+func (f *DocFields) Add(field string, s FieldStats) {
+	for i, name := range TextFields {
+		if name == field {
+			f[i] = f[i].Add(s)
+			return
+		}
+	}
+}
+
+// MarshalJSON writes [[docs, tokens], ...].
+func (f DocFields) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 48)
+	b = append(b, '[')
+	for i, s := range f {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		b = strconv.AppendUint(b, s.Docs, 10)
+		b = append(b, ',')
+		b = strconv.AppendUint(b, s.Tokens, 10)
+		b = append(b, ']')
+	}
+	return append(b, ']'), nil
+}
+
+// UnmarshalJSON reads [[docs, tokens], ...].
+func (f *DocFields) UnmarshalJSON(data []byte) error {
+	var pairs [][2]uint64
+	if err := json.Unmarshal(data, &pairs); err != nil {
+		return err
+	}
+	if len(pairs) > len(f) {
+		return fmt.Errorf("%d field statistics, want %d", len(pairs), len(f))
+	}
+	*f = DocFields{}
+	for i, p := range pairs {
+		f[i] = FieldStats{Docs: p[0], Tokens: p[1]}
+	}
+	return nil
+}
+
 // Document is one compiled document.
 type Document struct {
-	Path       string                `json:"path"`
-	Scope      string                `json:"scope"`
-	Kind       string                `json:"kind"`
-	Topic      string                `json:"topic"`
-	Blob       string                `json:"blob"`
-	ID         int                   `json:"id,omitempty"` // memories only
-	Title      string                `json:"title,omitempty"`
-	Tags       []string              `json:"tags,omitempty"`
-	Source     string                `json:"source,omitempty"`
-	ShadowedBy []string              `json:"shadowed_by,omitempty"`
-	Chunks     int                   `json:"chunks"`
-	Fields     map[string]FieldStats `json:"fields,omitempty"`
+	Path       string    `json:"path"`
+	Scope      string    `json:"scope"`
+	Kind       string    `json:"kind"`
+	Topic      string    `json:"topic"`
+	Blob       string    `json:"blob"`
+	ID         int       `json:"id,omitempty"` // memories only
+	Title      string    `json:"title,omitempty"`
+	Tags       []string  `json:"tags,omitempty"`
+	Source     string    `json:"source,omitempty"`
+	ShadowedBy []string  `json:"shadowed_by,omitempty"`
+	Chunks     int       `json:"chunks"`
+	Fields     DocFields `json:"fields"`
+	// Seg and Doc locate the document's chunks in the index: segment Seg,
+	// document numbers Doc to Doc+Chunks-1.
+	Seg uint64 `json:"seg"`
+	Doc uint32 `json:"doc"`
 }
 
 var indexNameRE = regexp.MustCompile(`^index-[0-9a-f]{8,64}$`)
@@ -143,50 +216,67 @@ func read(dir string, headerOnly bool) (*Manifest, error) {
 	return m, nil
 }
 
+// documentsKey starts the document list in manifests written by Encode. It
+// cannot occur earlier: a newline inside a JSON string is escaped.
+var documentsKey = []byte(",\n  \"documents\": [")
+
 // Decode reads a manifest from r and checks its format and version. With
-// headerOnly it stops at the document list.
+// headerOnly it stops reading at the document list.
 func Decode(r io.Reader, headerOnly bool) (*Manifest, error) {
-	m := new(Manifest)
-	fields := map[string]any{
-		"format": &m.Format, "format_version": &m.FormatVersion,
-		"compiler_version": &m.CompilerVersion, "index": &m.Index,
-		"source": &m.Source, "built_at": &m.BuiltAt, "global": &m.Global,
-		"analysis": &m.Analysis, "counts": &m.Counts, "fields": &m.Fields,
-		"documents": &m.Documents,
-	}
-	dec := json.NewDecoder(r)
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, fmt.Errorf("%w: not a JSON object", ErrCorrupt)
-	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrCorrupt, err)
-		}
-		key, _ := tok.(string)
-		if key == "documents" && headerOnly {
-			break
-		}
-		dst, known := fields[key]
-		if !known {
-			dst = new(json.RawMessage)
-		}
-		if err := dec.Decode(dst); err != nil {
-			return nil, fmt.Errorf("%w: field %q: %v", ErrCorrupt, key, err)
-		}
-		if key == "format_version" {
-			if err := m.checkFormat(); err != nil {
-				return nil, err
+	var data []byte
+	header := -1 // where the document list starts, if found
+	buf := make([]byte, 16<<10)
+	for {
+		n, err := r.Read(buf)
+		data = append(data, buf[:n]...)
+		if header < 0 {
+			from := max(0, len(data)-n-len(documentsKey))
+			if i := bytes.Index(data[from:], documentsKey); i >= 0 {
+				header = from + i
+				if headerOnly {
+					break
+				}
 			}
 		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read manifest: %w", err)
+		}
+	}
+	m := new(Manifest)
+	head := data
+	if header >= 0 {
+		head = append(data[:header:header], '}')
+	}
+	if err := json.Unmarshal(head, m); err != nil {
+		return nil, fmt.Errorf("%w: %s", ErrCorrupt, brief(err))
 	}
 	if err := m.checkFormat(); err != nil {
 		return nil, err
+	}
+	if !headerOnly && header >= 0 {
+		if err := json.Unmarshal(data, m); err != nil {
+			return nil, fmt.Errorf("%w: %s", ErrCorrupt, brief(err))
+		}
+	}
+	if headerOnly {
+		m.Documents, m.Attachments = nil, nil
 	}
 	if !m.Analysis.Valid() {
 		return nil, fmt.Errorf("%w: unknown analysis %+v", ErrCorrupt, m.Analysis)
 	}
 	return m, nil
+}
+
+// brief shortens a decoding error, which may quote the input, to one line.
+func brief(err error) string {
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	if len(msg) > 120 {
+		msg = msg[:120] + "…"
+	}
+	return msg
 }
 
 func (m *Manifest) checkFormat() error {
@@ -203,7 +293,7 @@ func (m *Manifest) checkFormat() error {
 // manifests stay readable and diff well.
 func Encode(w io.Writer, m *Manifest) error {
 	header := *m
-	header.Documents = nil
+	header.Documents, header.Attachments = nil, nil
 	head, err := json.MarshalIndent(header, "", "  ")
 	if err != nil {
 		return err
@@ -230,7 +320,16 @@ func Encode(w io.Writer, m *Manifest) error {
 	if len(m.Documents) > 0 {
 		buf.WriteString("\n  ")
 	}
-	buf.WriteString("]\n}\n")
+	buf.WriteString("]")
+	if len(m.Attachments) > 0 {
+		att, err := json.Marshal(m.Attachments)
+		if err != nil {
+			return err
+		}
+		buf.WriteString(",\n  \"attachments\": ")
+		buf.Write(att)
+	}
+	buf.WriteString("\n}\n")
 	_, err = w.Write(buf.Bytes())
 	return err
 }

@@ -171,7 +171,7 @@ func TestBuildManifest(t *testing.T) {
 	var body artifact.FieldStats
 	for _, d := range m.Documents {
 		chunks += d.Chunks
-		body = body.Add(d.Fields[artifact.FieldBody])
+		body = body.Add(d.Fields.Get(artifact.FieldBody))
 	}
 	if chunks != m.Counts.Chunks || body != m.Fields[artifact.FieldBody] {
 		t.Errorf("document totals %d chunks, %+v; manifest %d, %+v", chunks, body, m.Counts.Chunks, m.Fields[artifact.FieldBody])

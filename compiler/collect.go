@@ -39,6 +39,7 @@ type candidate struct {
 type listing struct {
 	docs        []candidate
 	attachments map[string]bool // scope + "\x00" + path inside .kb/
+	attached    []string        // attachment paths
 	// files maps the repository path of every knowledge file, attachments
 	// included, to its blob hash ("" when not known before reading).
 	files map[string]string
@@ -92,6 +93,7 @@ func (l *listing) add(c candidate) {
 	}
 	if c.loc.kind == artifact.KindAttachment {
 		l.attachments[c.loc.scope+"\x00"+c.loc.topic] = true
+		l.attached = append(l.attached, c.path)
 		return
 	}
 	l.docs = append(l.docs, c)
@@ -166,4 +168,9 @@ func KnowledgeFiles(src Source, contextFiles []string) ([]gitsource.File, error)
 		}
 	}
 	return files, nil
+}
+
+// attachmentPaths lists the attachments in path order.
+func (l *listing) attachmentPaths() []string {
+	return slices.Sorted(slices.Values(l.attached))
 }

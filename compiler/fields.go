@@ -63,8 +63,8 @@ type fieldBuilder struct {
 	arena []byte
 }
 
-func newFieldBuilder() *fieldBuilder {
-	return &fieldBuilder{an: artifact.NewAnalyzer(artifact.DefaultAnalysis), seen: make(map[string]int)}
+func newFieldBuilder(a artifact.Analysis) *fieldBuilder {
+	return &fieldBuilder{an: artifact.NewAnalyzer(a), seen: make(map[string]int)}
 }
 
 // grow makes room for n more bytes of terms without moving earlier ones.

@@ -4,25 +4,21 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	segment "github.com/blugelabs/bluge_segment_api"
 
 	"github.com/kbqdev/kbq/artifact"
 )
 
-var fieldBuilders = sync.Pool{New: func() any { return newFieldBuilder() }}
-
-// indexDocument builds the index documents of d's chunks, appends them to
-// out, and fills d.Chunks and d.Fields with the counts the manifest keeps.
-func indexDocument(d *document, out []segment.Document) []segment.Document {
-	fb := fieldBuilders.Get().(*fieldBuilder)
-	defer fieldBuilders.Put(fb)
+// indexDocument builds the index documents of d's chunks with fb, appends
+// them to out, and fills d.Chunks and d.Fields with the counts the manifest
+// keeps.
+func indexDocument(d *document, fb *fieldBuilder, out []segment.Document) []segment.Document {
 	titleText := []byte(d.Title + "\n" + topicWords(d.Topic))
 	tags := []byte(strings.Join(d.Tags, artifact.TagSeparator))
 	path := []byte(d.Path)
 	facets := facetTerms(d)
-	stats := make(map[string]artifact.FieldStats, len(artifact.TextFields))
+	var stats artifact.DocFields
 	shared := []*indexField{
 		stored(artifact.FieldTopic, []byte(d.Topic)),
 		stored(artifact.FieldKind, []byte(d.Kind)),
@@ -65,7 +61,7 @@ func indexDocument(d *document, out []segment.Document) []segment.Document {
 		}
 		for _, f := range textFields {
 			if f.length > 0 {
-				stats[f.name] = stats[f.name].Add(artifact.FieldStats{Docs: 1, Tokens: uint64(f.length)})
+				stats.Add(f.name, artifact.FieldStats{Docs: 1, Tokens: uint64(f.length)})
 			}
 		}
 		out = append(out, doc)

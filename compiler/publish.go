@@ -18,12 +18,13 @@ var ErrOutput = errors.New("cannot write the artifact")
 const lockFile = ".lock"
 
 // publish builds a new index in a fresh directory inside the artifact
-// directory out and makes it current: the index directory is renamed to the
+// directory out, given the artifact already there if it can be updated, and
+// makes it current: the index directory is renamed to the
 // name its manifest gives, then the manifest replaces the old one with an
 // atomic rename. Readers see the old artifact or the new one, never a mix;
 // if build fails, or the process dies, the old artifact stays as it was.
 // One build at a time holds out/.lock.
-func publish(out string, build func(dir string) (*artifact.Manifest, error)) error {
+func publish(out string, build func(dir string, prev *previous) (*artifact.Manifest, error)) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return fmt.Errorf("%w: %v (choose another directory with -o)", ErrOutput, err)
 	}
@@ -47,7 +48,7 @@ func publish(out string, build func(dir string) (*artifact.Manifest, error)) err
 			os.RemoveAll(tmp)
 		}
 	}()
-	m, err := build(tmp)
+	m, err := build(tmp, loadPrevious(out))
 	if err != nil {
 		return err
 	}

@@ -116,3 +116,71 @@ func writeFileSync(name string, fill func(io.Writer) error) (err error) {
 	}
 	return f.Sync()
 }
+
+// readSnapshot reads the newest snapshot of an index directory written by
+// writeSnapshot: its epoch and its segments with their deletions.
+func readSnapshot(dir string) (uint64, []snapshotSegment, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, nil, err
+	}
+	var epoch uint64
+	found := false
+	for _, e := range entries {
+		var id uint64
+		if n, _ := fmt.Sscanf(e.Name(), "%012x.snp", &id); n == 1 && (!found || id > epoch) {
+			epoch, found = id, true
+		}
+	}
+	if !found {
+		return 0, nil, fmt.Errorf("no snapshot in %s", dir)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, snapshotName(epoch)))
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(data) < 4 || crc32.ChecksumIEEE(data[:len(data)-4]) != binary.BigEndian.Uint32(data[len(data)-4:]) {
+		return 0, nil, fmt.Errorf("snapshot %s: checksum mismatch", snapshotName(epoch))
+	}
+	r := bytes.NewReader(data[:len(data)-4])
+	next := func() uint64 {
+		v, e := binary.ReadUvarint(r)
+		if e != nil && err == nil {
+			err = e
+		}
+		return v
+	}
+	if v := next(); v != snapshotFormat {
+		return 0, nil, fmt.Errorf("snapshot format %d, want %d", v, snapshotFormat)
+	}
+	segs := make([]snapshotSegment, next())
+	for i := range segs {
+		typ := make([]byte, next())
+		if _, e := io.ReadFull(r, typ); e != nil {
+			return 0, nil, e
+		}
+		var ver [4]byte
+		if _, e := io.ReadFull(r, ver[:]); e != nil {
+			return 0, nil, e
+		}
+		if string(typ) != segmentType || binary.BigEndian.Uint32(ver[:]) != segmentVersion {
+			return 0, nil, fmt.Errorf("segment type %s version %d, want %s %d", typ, binary.BigEndian.Uint32(ver[:]), segmentType, segmentVersion)
+		}
+		segs[i].id = next()
+		if n := next(); n > 0 {
+			bits := make([]byte, n)
+			if _, e := io.ReadFull(r, bits); e != nil {
+				return 0, nil, e
+			}
+			segs[i].deleted = roaring.New()
+			if _, e := segs[i].deleted.FromBuffer(bits); e != nil {
+				return 0, nil, fmt.Errorf("snapshot deletions: %w", e)
+			}
+			segs[i].deleted = segs[i].deleted.Clone() // FromBuffer aliases bits
+		}
+	}
+	if err != nil {
+		return 0, nil, fmt.Errorf("read snapshot: %w", err)
+	}
+	return epoch, segs, nil
+}

@@ -16,7 +16,10 @@ type buildOptions struct {
 	source    sourceOptions
 	out       string
 	keepGoing bool
+	full      bool
 	format    string
+	stemmer   string
+	stopwords string
 }
 
 func newBuildCommand(s *cli.Streams, g *globalOptions) *ucli.Command {
@@ -31,9 +34,12 @@ manifest.json in .kbq/ at the repository root (which gets a .gitignore of
 its own). Any validation error fails the build and leaves the previous
 artifact as it was, unless --keep-going, which leaves bad files out.
 
-The artifact is reproducible: the same commit builds the same bytes
-(built_at comes from SOURCE_DATE_EPOCH, else the commit time). A new
-artifact replaces the old one atomically; a running kbq serve picks it up.
+Builds are incremental: when the previous artifact was built the same way,
+only documents whose content changed are compiled again (and their
+diagnostics reported); --full compiles everything. A full build is
+reproducible: the same commit builds the same bytes (built_at comes from
+SOURCE_DATE_EPOCH, else the commit time). Either way the new artifact
+replaces the old one atomically, and a running kbq serve picks it up.
 
 The global scope (` + globalDirHelp + `)
 is included in local builds and left out when CI=true, so that CI
@@ -49,6 +55,9 @@ EXAMPLES:
 		Flags: append(sourceFlags(&o.source, "default, unless CI=true"),
 			&ucli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the artifact to `DIR` (default: .kbq at the repository root)", Destination: &o.out},
 			&ucli.BoolFlag{Name: "keep-going", Aliases: []string{"k"}, Usage: "leave out files with errors instead of failing", Destination: &o.keepGoing},
+			&ucli.BoolFlag{Name: "full", Usage: "compile every document, even when the previous artifact could be updated", Destination: &o.full},
+			&ucli.StringFlag{Name: "stemmer", Usage: "stem English words with `NAME`: porter, porter2 or none", Value: artifact.DefaultAnalysis.Stemmer, Destination: &o.stemmer},
+			&ucli.StringFlag{Name: "stopwords", Usage: "drop the stop words of `LIST`: lucene, snowball or none", Value: artifact.DefaultAnalysis.Stopwords, Destination: &o.stopwords},
 			&ucli.StringFlag{Name: "format", Usage: "diagnostics as `FORMAT`: text, github or json", Value: "text", Destination: &o.format},
 		),
 		Action: func(c *ucli.Context) error {
@@ -80,8 +89,13 @@ func runBuild(c *ucli.Context, s *cli.Streams, g *globalOptions, o *buildOptions
 	if err != nil {
 		return err
 	}
+	analysis := artifact.Analysis{Stemmer: o.stemmer, Stopwords: o.stopwords}
+	if !analysis.Valid() {
+		return cli.Usagef("--stemmer %q or --stopwords %q: want porter, porter2 or none, and lucene, snowball or none", o.stemmer, o.stopwords)
+	}
+	src.options.Analysis = analysis
 	opts := compiler.BuildOptions{
-		Options: src.options, Out: out, Source: src.info, BuiltAt: builtAt, KeepGoing: o.keepGoing,
+		Options: src.options, Out: out, Source: src.info, BuiltAt: builtAt, KeepGoing: o.keepGoing, Full: o.full,
 	}
 	if src.info.Mode != "rev" && src.info.Commit != "" {
 		if base, err := src.repo.Rev("HEAD"); err == nil {
@@ -111,6 +125,9 @@ func runBuild(c *ucli.Context, s *cli.Streams, g *globalOptions, o *buildOptions
 	m := res.Manifest
 	fmt.Fprintf(s.Err, "kbc: built %s: %d %s, %d chunks", displayPath(out), m.Counts.Documents,
 		plural(m.Counts.Documents, "document", "documents"), m.Counts.Chunks)
+	if res.Incremental {
+		fmt.Fprintf(s.Err, " (%d compiled, %d reused)", res.Indexed, res.Reused)
+	}
 	if res.Skipped > 0 {
 		fmt.Fprintf(s.Err, ", %d skipped", res.Skipped)
 	}

@@ -3,6 +3,7 @@ package kbccli
 
 import (
 	"errors"
+	"runtime/debug"
 	"strconv"
 
 	ucli "github.com/urfave/cli/v2"
@@ -26,6 +27,7 @@ const exitCodesHelp = `EXIT CODES:
 // Main runs kbc with args (without the program name) and returns its exit
 // code.
 func Main(args []string, s *cli.Streams) int {
+	tuneGC(s)
 	g := &globalOptions{}
 	app := cli.NewApp("kbc", "compile a repository's knowledge into a kbq artifact", s, []*ucli.Command{
 		newBuildCommand(s, g),
@@ -73,4 +75,18 @@ func (g *globalOptions) workDir() string {
 		return g.dir
 	}
 	return "."
+}
+
+// tuneGC trades memory for fewer collections, within a ceiling: builds
+// allocate heavily in short bursts (decoding manifests, analyzing text),
+// and the default settings collect many times on small heaps. The soft
+// memory limit keeps large builds under about 300 MB. GOGC and GOMEMLIMIT
+// override both.
+func tuneGC(s *cli.Streams) {
+	if s.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	if s.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(240 << 20)
+	}
 }

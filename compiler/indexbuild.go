@@ -1,0 +1,288 @@
+package compiler
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"sync"
+
+	"github.com/RoaringBitmap/roaring"
+	segment "github.com/blugelabs/bluge_segment_api"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/kbqdev/kbq/artifact"
+)
+
+// Segment batches: a segment is built in memory, so these bound the memory
+// a build needs, whatever the size of the corpus.
+const (
+	batchChunks = 2048
+	batchBytes  = 24 << 20
+)
+
+// indexBuild compiles documents into one index directory: from scratch, or
+// on top of the previous artifact's segments (prev).
+type indexBuild struct {
+	dir  string
+	opts BuildOptions
+	res  *BuildResult
+	prev *previous
+
+	facts  []docFacts
+	blobs  map[string]string // path → blob of every document read
+	kept   []artifact.Document
+	failed bool // an error was found; stop writing segments
+
+	builders   sync.Pool
+	batch      *batch
+	batches    []*batch
+	nextSeg    uint64
+	writers    errgroup.Group
+	writerSlot chan struct{}
+}
+
+// batch is the documents of one segment.
+type batch struct {
+	seg    uint64
+	docs   []*document
+	chunks int
+	bytes  int
+	// meta is filled in by the segment builder: the documents with their
+	// chunk and term counts.
+	meta []artifact.Document
+}
+
+// parsed is a document after the parallel stage.
+type parsed struct {
+	doc     *document
+	display string
+	reindex bool // false: read for the checks between documents only
+}
+
+func (b *indexBuild) run(ctx context.Context, l *listing) (*artifact.Manifest, error) {
+	shadow := shadowing(l.docs)
+	b.blobs = make(map[string]string)
+	b.writerSlot = make(chan struct{}, b.opts.Workers)
+	b.builders.New = func() any { return newFieldBuilder(b.opts.Analysis) }
+	b.nextSeg = 1
+
+	todo, reindex := l.docs, map[string]bool(nil)
+	if b.prev != nil {
+		var ok bool
+		todo, reindex, ok = b.prev.plan(l, shadow)
+		switch {
+		case !ok:
+			b.prev = nil // too much changed: a full build is cheaper and compacts
+			todo = l.docs
+		case len(todo) == 0 && len(b.prev.m.Documents) == len(l.docs) && slices.Equal(b.prev.m.Attachments, l.attachmentPaths()):
+			// Nothing changed: the index stays; only the manifest is new.
+			b.res.Incremental, b.res.Reused = true, len(b.prev.m.Documents)
+			return b.manifest(b.prev.m.Documents, b.prev.m.Attachments), nil
+		default:
+			b.res.Incremental = true
+			b.nextSeg = b.prev.nextSegment()
+		}
+	}
+	done := 0
+	parse := func(c candidate) (parsed, error) {
+		d, err := readAndParse(c, b.opts.MaxFileSize)
+		if err != nil {
+			return parsed{}, err
+		}
+		d.ShadowedBy = shadow[c.path]
+		p := parsed{doc: d, display: c.display, reindex: reindex == nil || reindex[c.path]}
+		if !p.reindex && !b.prev.unchanged(d) {
+			p.reindex = true // its blob was not known before reading
+		}
+		return p, nil
+	}
+	sink := func(p parsed) error {
+		done++
+		if b.opts.Progress != nil {
+			b.opts.Progress(done, len(todo))
+		}
+		b.blobs[p.doc.Path] = p.doc.Blob
+		b.facts = append(b.facts, factsOf(p.doc, p.display))
+		if !p.reindex {
+			return nil
+		}
+		if b.prev != nil {
+			b.prev.stale[p.doc.Path] = true
+		}
+		b.res.Diagnostics = append(b.res.Diagnostics, p.doc.diags...)
+		if p.doc.failed() {
+			b.failed = b.failed || !b.opts.KeepGoing
+			b.res.Skipped++
+			return nil
+		}
+		b.add(p.doc)
+		return nil
+	}
+	err := orderedMap(ctx, todo, b.opts.Workers, 4*b.opts.Workers, parse, sink)
+	if err == nil {
+		b.flush()
+	}
+	if werr := b.writers.Wait(); err == nil {
+		err = werr
+	}
+	if err != nil {
+		return nil, err
+	}
+	cross, failed := crossCheck(b.facts, l.attachments)
+	b.res.Diagnostics = append(b.res.Diagnostics, cross...)
+	if b.res.Diagnostics.Errors() > 0 && !b.opts.KeepGoing {
+		return nil, ErrInvalid
+	}
+
+	docs, deleted := b.documents(l)
+	if b.opts.KeepGoing {
+		docs = b.dropFailed(docs, failed, deleted)
+	}
+	segs, err := b.segments(deleted)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeSnapshot(b.dir, b.nextSeg, segs); err != nil {
+		return nil, err
+	}
+	b.res.Indexed = len(docs) - b.res.Reused
+	m := b.manifest(docs, l.attachmentPaths())
+	if b.opts.Base != nil {
+		for _, d := range b.kept {
+			b.blobs[d.Path] = d.Blob
+		}
+		dirty, err := b.dirty(l)
+		if err != nil {
+			return nil, err
+		}
+		m.Source.Dirty = dirty
+		if dirty && !b.opts.DirtyBuiltAt.IsZero() {
+			m.BuiltAt = b.opts.DirtyBuiltAt.UTC()
+		}
+	}
+	return m, nil
+}
+
+// add queues a document for the current segment.
+func (b *indexBuild) add(d *document) {
+	if b.failed {
+		return
+	}
+	if b.batch == nil {
+		b.batch = &batch{seg: b.nextSeg}
+		b.nextSeg++
+	}
+	bt := b.batch
+	// Placement is set here, before the batch goes to a segment builder.
+	d.Document.Seg, d.Document.Doc = bt.seg, uint32(bt.chunks)
+	bt.docs = append(bt.docs, d)
+	bt.chunks += len(d.chunks)
+	bt.bytes += len(d.src.text)
+	if bt.chunks >= batchChunks || bt.bytes >= batchBytes {
+		b.flush()
+	}
+}
+
+// flush builds the queued documents into a segment, on a goroutine of its
+// own when a slot is free.
+func (b *indexBuild) flush() {
+	bt := b.batch
+	if bt == nil || b.failed {
+		return
+	}
+	b.batch = nil
+	b.batches = append(b.batches, bt)
+	b.writerSlot <- struct{}{}
+	b.writers.Go(func() error {
+		defer func() { <-b.writerSlot }()
+		fb := b.builders.Get().(*fieldBuilder)
+		defer b.builders.Put(fb)
+		chunks := make([]segment.Document, 0, bt.chunks)
+		for _, d := range bt.docs {
+			chunks = indexDocument(d, fb, chunks)
+			bt.meta = append(bt.meta, d.Document)
+		}
+		bt.docs = nil
+		return writeSegment(b.dir, bt.seg, chunks)
+	})
+}
+
+// documents lists the documents of the new index in path order, and the
+// chunks of the previous index that must be deleted, by segment.
+func (b *indexBuild) documents(l *listing) ([]artifact.Document, map[uint64]*roaring.Bitmap) {
+	deleted := make(map[uint64]*roaring.Bitmap)
+	var docs []artifact.Document
+	for _, bt := range b.batches {
+		docs = append(docs, bt.meta...)
+	}
+	if b.prev != nil {
+		indexed := make(map[string]bool, len(docs))
+		for _, d := range docs {
+			indexed[d.Path] = true
+		}
+		present := make(map[string]bool, len(l.docs))
+		for _, c := range l.docs {
+			present[c.path] = true
+		}
+		for _, d := range b.prev.m.Documents {
+			if present[d.Path] && !indexed[d.Path] && !b.prev.stale[d.Path] {
+				b.kept = append(b.kept, d)
+				continue
+			}
+			markDeleted(deleted, d.Seg, d.Doc, uint32(d.Chunks))
+		}
+		b.res.Reused = len(b.kept)
+		docs = append(docs, b.kept...)
+		slices.SortFunc(docs, func(x, y artifact.Document) int { return cmp.Compare(x.Path, y.Path) })
+	}
+	return docs, deleted
+}
+
+func markDeleted(deleted map[uint64]*roaring.Bitmap, seg uint64, first, n uint32) {
+	if n == 0 {
+		return
+	}
+	if deleted[seg] == nil {
+		deleted[seg] = roaring.New()
+	}
+	deleted[seg].AddRange(uint64(first), uint64(first+n))
+}
+
+// dropFailed leaves out the documents that failed the checks between
+// documents, deleting their chunks, and turns all errors into warnings.
+func (b *indexBuild) dropFailed(docs []artifact.Document, failed map[string]bool, deleted map[uint64]*roaring.Bitmap) []artifact.Document {
+	for i, d := range b.res.Diagnostics {
+		if d.Severity == Error {
+			b.res.Diagnostics[i].Severity = Warning
+			b.res.Diagnostics[i].Message += " (file skipped: --keep-going)"
+		}
+	}
+	if len(failed) == 0 {
+		return docs
+	}
+	return slices.DeleteFunc(docs, func(d artifact.Document) bool {
+		if !failed[d.Path] {
+			return false
+		}
+		markDeleted(deleted, d.Seg, d.Doc, uint32(d.Chunks))
+		b.res.Skipped++
+		return true
+	})
+}
+
+// segments lists the segments of the new index: the previous index's still
+// holding live chunks, linked into the new directory, then the new ones.
+func (b *indexBuild) segments(deleted map[uint64]*roaring.Bitmap) ([]snapshotSegment, error) {
+	var segs []snapshotSegment
+	if b.prev != nil {
+		kept, err := b.prev.link(b.dir, deleted)
+		if err != nil {
+			return nil, err
+		}
+		segs = kept
+	}
+	for _, bt := range b.batches {
+		segs = append(segs, snapshotSegment{id: bt.seg, deleted: deleted[bt.seg]})
+	}
+	return segs, nil
+}
