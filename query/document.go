@@ -97,7 +97,7 @@ func resolve(docs []artifact.Document, ref, dir string) (artifact.Document, erro
 // frontmatter, and the chunks' byte spans cover the body, overlapping where
 // long sections were split.
 func (ix *Index) load(ctx context.Context, meta artifact.Document) (*Document, error) {
-	ev := ix.engine.newEval(ix.ranking, nil)
+	ev := ix.engine.newEval(ix.ranking, nil, 0)
 	chunks, err := termNode{field: artifact.FieldPath, term: meta.Path}.match(ev, false)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", meta.Path, err)

@@ -3,6 +3,7 @@ package query
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/RoaringBitmap/roaring"
@@ -70,12 +71,14 @@ func newEngine(snap *index.Snapshot) (*engine, error) {
 type eval struct {
 	e       *engine
 	scores  []float64 // by chunk number
+	tf      []float64 // scratch: one term's combined frequency, by chunk
 	ranking Ranking
 	stats   map[string]artifact.FieldStats
+	chunks  uint64 // live chunks, N of the idf
 }
 
-func (e *engine) newEval(r Ranking, stats map[string]artifact.FieldStats) *eval {
-	return &eval{e: e, scores: make([]float64, e.maxDoc), ranking: r, stats: stats}
+func (e *engine) newEval(r Ranking, stats map[string]artifact.FieldStats, chunks int) *eval {
+	return &eval{e: e, scores: make([]float64, e.maxDoc), ranking: r, stats: stats, chunks: uint64(chunks)}
 }
 
 // node is a query operator. match returns the chunks it matches and, when
@@ -84,18 +87,16 @@ type node interface {
 	match(ev *eval, scored bool) (*bitset.BitSet, error)
 }
 
-// termNode matches an exact term of a field.
+// termNode matches an exact term of a keyword field, unscored.
 type termNode struct {
 	field, term string
-	boost       float64
 }
 
-func (n termNode) match(ev *eval, scored bool) (*bitset.BitSet, error) {
+func (n termNode) match(ev *eval, _ bool) (*bitset.BitSet, error) {
 	out := bitset.New(uint(ev.e.maxDoc))
 	term := []byte(n.term)
-	lists := make([]segment.PostingsList, len(ev.e.segs))
-	var df uint64
-	for i, s := range ev.e.segs {
+	var it segment.PostingsIterator
+	for _, s := range ev.e.segs {
 		dict, err := s.Dictionary(n.field)
 		if err != nil {
 			return nil, fmt.Errorf("read dictionary of %s: %w", n.field, err)
@@ -104,30 +105,12 @@ func (n termNode) match(ev *eval, scored bool) (*bitset.BitSet, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read postings of %s:%s: %w", n.field, n.term, err)
 		}
-		lists[i] = pl
-		df += pl.Count()
-	}
-	if df == 0 {
-		return out, nil
-	}
-	scored = scored && n.boost != 0
-	var bm BM25
-	var weight float64
-	if scored {
-		bm = BM25{K1: ev.ranking.K1, B: ev.ranking.B, Stats: ev.stats[n.field]}
-		weight = n.boost * IDF(df, bm.Stats.Docs)
-	}
-	var it segment.PostingsIterator
-	for i, pl := range lists {
 		if pl.Count() == 0 {
 			continue
 		}
-		var err error
-		it, err = pl.Iterator(scored, scored, false, it)
-		if err != nil {
+		if it, err = pl.Iterator(false, false, false, it); err != nil {
 			return nil, err
 		}
-		base := ev.e.segs[i].base
 		for {
 			p, err := it.Next()
 			if err != nil {
@@ -136,23 +119,20 @@ func (n termNode) match(ev *eval, scored bool) (*bitset.BitSet, error) {
 			if p == nil {
 				break
 			}
-			doc := base + p.Number()
-			out.Set(uint(doc))
-			if scored {
-				ev.scores[doc] += weight * bm.TF(p.Frequency(), artifact.DecodeNorm(p.Norm()))
-			}
+			out.Set(uint(s.base + p.Number()))
 		}
 	}
 	return out, nil
 }
 
-// expandNode matches the terms of a field that start with prefix, or that
-// match a wildcard pattern, each scored as a term of its own.
+// expandNode matches the terms of fields that start with prefix, or that
+// match a wildcard pattern. In text fields each term is scored as a term of
+// its own; in keyword fields (text false) they only match.
 type expandNode struct {
-	field    string
+	fields   []string
 	prefix   string
 	wildcard string
-	boost    float64
+	text     bool
 }
 
 func (n expandNode) match(ev *eval, scored bool) (*bitset.BitSet, error) {
@@ -162,7 +142,11 @@ func (n expandNode) match(ev *eval, scored bool) (*bitset.BitSet, error) {
 	}
 	kids := make([]node, len(terms))
 	for i, t := range terms {
-		kids[i] = termNode{field: n.field, term: t, boost: n.boost}
+		if n.text {
+			kids[i] = newTextNode(t, n.fields, ev.ranking)
+		} else {
+			kids[i] = termNode{field: n.fields[0], term: t}
+		}
 	}
 	return anyNode(kids).match(ev, scored)
 }
@@ -182,29 +166,102 @@ func (n expandNode) expand(e *engine) ([]string, error) {
 	}
 	seen := make(map[string]bool)
 	var terms []string
-	for _, s := range e.segs {
-		dict, err := s.Dictionary(n.field)
-		if err != nil {
-			return nil, err
-		}
-		it := dict.Iterator(auto, start, end)
-		for len(terms) < maxExpansion {
-			entry, err := it.Next()
-			if err != nil && err != vellum.ErrIteratorDone {
-				it.Close()
+	for _, field := range n.fields {
+		for _, s := range e.segs {
+			dict, err := s.Dictionary(field)
+			if err != nil {
 				return nil, err
 			}
-			if entry == nil {
-				break
+			it := dict.Iterator(auto, start, end)
+			for len(terms) < maxExpansion {
+				entry, err := it.Next()
+				if err != nil && err != vellum.ErrIteratorDone {
+					it.Close()
+					return nil, err
+				}
+				if entry == nil {
+					break
+				}
+				if t := entry.Term(); !seen[t] {
+					seen[t] = true
+					terms = append(terms, t)
+				}
 			}
-			if t := entry.Term(); !seen[t] {
-				seen[t] = true
-				terms = append(terms, t)
+			it.Close()
+		}
+	}
+	slices.Sort(terms)
+	return terms, nil
+}
+
+// textNode matches a term in any of the text fields, scored with BM25F
+// (see bm25.go): weights holds each field's boost.
+type textNode struct {
+	term    string
+	fields  []string
+	weights []float64
+}
+
+func newTextNode(term string, fields []string, r Ranking) textNode {
+	w := make([]float64, len(fields))
+	for i, f := range fields {
+		w[i] = r.boost(f)
+	}
+	return textNode{term: term, fields: fields, weights: w}
+}
+
+func (n textNode) match(ev *eval, scored bool) (*bitset.BitSet, error) {
+	out := bitset.New(uint(ev.e.maxDoc))
+	if scored && ev.tf == nil {
+		ev.tf = make([]float64, ev.e.maxDoc)
+	}
+	term := []byte(n.term)
+	k1, b := ev.ranking.K1, ev.ranking.B
+	var it segment.PostingsIterator
+	for fi, field := range n.fields {
+		stats := ev.stats[field]
+		w := n.weights[fi]
+		for _, s := range ev.e.segs {
+			dict, err := s.Dictionary(field)
+			if err != nil {
+				return nil, fmt.Errorf("read dictionary of %s: %w", field, err)
+			}
+			pl, err := dict.PostingsList(term, s.deleted, nil)
+			if err != nil {
+				return nil, fmt.Errorf("read postings of %s:%s: %w", field, n.term, err)
+			}
+			if pl.Count() == 0 {
+				continue
+			}
+			if it, err = pl.Iterator(scored, scored, false, it); err != nil {
+				return nil, err
+			}
+			for {
+				p, err := it.Next()
+				if err != nil {
+					return nil, fmt.Errorf("read postings of %s:%s: %w", field, n.term, err)
+				}
+				if p == nil {
+					break
+				}
+				doc := s.base + p.Number()
+				out.Set(uint(doc))
+				if scored && w != 0 {
+					ev.tf[doc] += w * fieldTF(p.Frequency(), artifact.DecodeNorm(p.Norm()), stats, b)
+				}
 			}
 		}
-		it.Close()
 	}
-	return terms, nil
+	if scored {
+		idf := IDF(uint64(out.Count()), ev.chunks)
+		for i, ok := out.NextSet(0); ok; i, ok = out.NextSet(i + 1) {
+			if tf := ev.tf[i]; tf > 0 {
+				ev.scores[i] += idf * saturate(tf, k1)
+				ev.tf[i] = 0
+			}
+		}
+	}
+	return out, nil
 }
 
 // afterPrefix returns the smallest key greater than every key starting with

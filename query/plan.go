@@ -127,7 +127,7 @@ func (ix *Index) clauseNode(c Clause, an *artifact.Analyzer, pl *plan) node {
 		}
 		ns := make([]node, len(terms))
 		for i, t := range terms {
-			ns[i] = ix.termNode(t, fields)
+			ns[i] = newTextNode(t, fields, ix.ranking)
 		}
 		if c.Occur == Should && c.Kind == Word {
 			return anyNode(ns)
@@ -148,15 +148,12 @@ func (ix *Index) clauseNode(c Clause, an *artifact.Analyzer, pl *plan) node {
 		if stem := an.Term([]byte(pattern)); c.Kind == Prefix && stem != nil && string(stem) != pattern && !strings.HasPrefix(string(stem), pattern) {
 			prefixes = append(prefixes, string(stem))
 		}
+		if c.Kind == Wildcard {
+			return expandNode{fields: fields, wildcard: pattern, text: true}
+		}
 		var ns anyNode
-		for _, f := range fields {
-			if c.Kind == Wildcard {
-				ns = append(ns, expandNode{field: f, wildcard: pattern, boost: ix.boost(f)})
-				continue
-			}
-			for _, p := range prefixes {
-				ns = append(ns, expandNode{field: f, prefix: p, boost: ix.boost(f)})
-			}
+		for _, p := range prefixes {
+			ns = append(ns, expandNode{fields: fields, prefix: p, text: true})
 		}
 		return ns
 	case Filter:
@@ -168,10 +165,10 @@ func (ix *Index) clauseNode(c Clause, an *artifact.Analyzer, pl *plan) node {
 		case "scope":
 			return scopeNode(c.Text)
 		case "path":
-			return expandNode{field: artifact.FieldPath, prefix: strings.TrimPrefix(c.Text, "./")}
+			return expandNode{fields: []string{artifact.FieldPath}, prefix: strings.TrimPrefix(c.Text, "./")}
 		case "topic":
 			topic := strings.TrimSuffix(strings.Trim(c.Text, "/"), ".md")
-			return anyNode{facetNode(artifact.FacetTopic(topic)), expandNode{field: artifact.FieldFacet, prefix: artifact.FacetTopic(topic) + "/"}}
+			return anyNode{facetNode(artifact.FacetTopic(topic)), expandNode{fields: []string{artifact.FieldFacet}, prefix: artifact.FacetTopic(topic) + "/"}}
 		}
 	case Any:
 		// Members are alternatives: their phrases are not all required.
@@ -191,16 +188,6 @@ func (ix *Index) clauseNode(c Clause, an *artifact.Analyzer, pl *plan) node {
 	return nil
 }
 
-// termNode matches an analyzed term in any of fields, each with its boost;
-// the scores of the fields add up.
-func (ix *Index) termNode(term string, fields []string) node {
-	ns := make(anyNode, len(fields))
-	for i, f := range fields {
-		ns[i] = termNode{field: f, term: term, boost: ix.boost(f)}
-	}
-	return ns
-}
-
 // facetNode matches a facet term without scoring.
 func facetNode(term string) node {
 	return termNode{field: artifact.FieldFacet, term: term}
@@ -214,13 +201,13 @@ func scopeNode(scope string) node {
 	}
 	ns := anyNode{facetNode(artifact.FacetScope(scope))}
 	if dir, ok := artifact.ScopeDir(scope); ok && dir != "" {
-		ns = append(ns, expandNode{field: artifact.FieldFacet, prefix: artifact.FacetScope(scope) + "/"})
+		ns = append(ns, expandNode{fields: []string{artifact.FieldFacet}, prefix: artifact.FacetScope(scope) + "/"})
 	}
 	return ns
 }
 
-func (ix *Index) boost(field string) float64 {
-	if b, ok := ix.ranking.Boosts[field]; ok {
+func (r Ranking) boost(field string) float64 {
+	if b, ok := r.Boosts[field]; ok {
 		return b
 	}
 	return 1

@@ -96,7 +96,7 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 	if must, mustNot := ix.filters(req); len(must)+len(mustNot) > 0 {
 		root = boolNode{must: append([]node{root}, must...), mustNot: mustNot}
 	}
-	ev := ix.engine.newEval(ix.ranking, ix.Manifest.Fields)
+	ev := ix.engine.newEval(ix.ranking, ix.Manifest.Fields, ix.Manifest.Counts.Chunks)
 	matched, err := root.match(ev, true)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)

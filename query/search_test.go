@@ -234,3 +234,28 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestBM25FSaturatesOnce(t *testing.T) {
+	// A term in the title, a heading and the body of one chunk is one term:
+	// its frequencies add up before saturation, so the chunk's score stays
+	// below the term's idf however many fields hold it. Scoring each field
+	// on its own and adding would exceed it.
+	files := testkb.Files{
+		".kb/zeppelin.md": "---\ntitle: Zeppelin\n---\n# Zeppelin\n\nThe zeppelin floats; a zeppelin is slow.\n",
+	}
+	for i := range 20 {
+		files[fmt.Sprintf(".kb/n%02d.md", i)] = "---\ntitle: Note\n---\nThe service handles requests.\n"
+	}
+	ix := open(t, files)
+	resp, err := ix.Search(context.Background(), query.Request{Query: "zeppelin", N: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Results) != 1 {
+		t.Fatalf("got %d results, want 1", len(resp.Results))
+	}
+	idf := query.IDF(1, uint64(ix.Manifest.Counts.Chunks))
+	if got := resp.Results[0].Score; got >= idf || got < idf/2 {
+		t.Errorf("score %.4f, want in [idf/2, idf) = [%.4f, %.4f)", got, idf/2, idf)
+	}
+}

@@ -42,6 +42,7 @@ func Main(args []string, s *cli.Streams) int {
 		newListCommand(s),
 		newContextCommand(s),
 		newStatsCommand(s),
+		newEvalCommand(s),
 		newServerCommand(s, "serve", "serve the knowledge over a read-only HTTP JSON API and MCP", "kbq serve [--addr 127.0.0.1:7419] [--allow-remote] [--allow-origin URL]"),
 		newServerCommand(s, "mcp", "serve the knowledge to agents over the Model Context Protocol (stdio)", "kbq mcp [--index DIR]"),
 	})

@@ -1,0 +1,206 @@
+package kbqcli
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/query"
+)
+
+type evalOptions struct {
+	index   string
+	evals   string
+	beir    bool
+	docID   string
+	minNDCG float64
+	json    bool
+	worst   int
+	k1, b   float64
+}
+
+func newEvalCommand(s *cli.Streams) *ucli.Command {
+	o := &evalOptions{}
+	return &ucli.Command{
+		Name:      "eval",
+		Usage:     "measure retrieval quality against judged queries",
+		UsageText: "kbq eval [EVALS.yaml | --beir QUERIES.jsonl QRELS.tsv] [--min-ndcg X] [--json]",
+		Description: `Runs judged queries against the artifact and reports nDCG@10, recall@10,
+recall@100 and MRR, as trec_eval defines them (graded relevance).
+
+A team keeps its own retrieval tests in .kb/evals.yaml (the default file):
+
+   - query: how do we roll back a deploy
+     expect: [deploy/rollback]             # topics or paths
+   - query: billing rate limits
+     dir: services/billing                 # ask from here (default: the root)
+     expect: {memories/004-rate-limits: 2, billing/api: 1}
+
+and checks them in CI with --min-ndcg, which exits 1 below the bar. With
+--beir it reads a BEIR benchmark: queries as JSON lines (_id, text) and
+qrels as TSV (query-id, corpus-id, score), matching corpus ids to file
+names (--doc-id stem).
+
+--k1, --b and --boost FIELD=X override the ranking parameters, to tune
+them by measurement.
+
+` + ExitCodesHelp + `
+   (1 also when nDCG@10 is below --min-ndcg)`,
+		Flags: []ucli.Flag{
+			IndexFlag(&o.index),
+			&ucli.BoolFlag{Name: "beir", Usage: "read a BEIR benchmark: QUERIES.jsonl QRELS.tsv", Destination: &o.beir},
+			&ucli.StringFlag{Name: "doc-id", Usage: "match judgments by `KIND`: stem (file name), topic or path (default: stem with --beir, topic or path otherwise)", Destination: &o.docID},
+			&ucli.Float64Flag{Name: "min-ndcg", Usage: "exit 1 when nDCG@10 is below `X`", Destination: &o.minNDCG},
+			&ucli.IntFlag{Name: "worst", Usage: "list the `N` queries with the lowest nDCG@10", Value: 5, Destination: &o.worst},
+			&ucli.BoolFlag{Name: "json", Usage: "print JSON", Destination: &o.json},
+			&ucli.Float64Flag{Name: "k1", Usage: "BM25 term saturation `K1`", Value: query.DefaultK1, Destination: &o.k1},
+			&ucli.Float64Flag{Name: "b", Usage: "BM25 length normalization `B`", Value: query.DefaultB, Destination: &o.b},
+			&ucli.StringSliceFlag{Name: "boost", Usage: "weigh `FIELD=X` (title, heading, tags or body) X times (repeatable)"},
+		},
+		Action: func(c *ucli.Context) error { return runEval(c, s, o) },
+	}
+}
+
+func runEval(c *ucli.Context, s *cli.Streams, o *evalOptions) error {
+	ranking := query.Ranking{K1: o.k1, B: o.b, Boosts: maps.Clone(query.DefaultBoosts)}
+	for _, kv := range c.StringSlice("boost") {
+		field, value, ok := strings.Cut(kv, "=")
+		x, err := strconv.ParseFloat(value, 64)
+		if !ok || err != nil || !slices.Contains(artifact.TextFields, field) {
+			return cli.Usagef("--boost %q: want FIELD=X with FIELD one of %s", kv, strings.Join(artifact.TextFields, ", "))
+		}
+		ranking.Boosts[field] = x
+	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	dir, root, err := query.Locate(o.index, s.Getenv("KBQ_INDEX"), cwd)
+	if err != nil {
+		return err
+	}
+	ix, err := query.OpenWith(dir, ranking)
+	if err != nil {
+		return ExplainOpenError(dir, err)
+	}
+	defer ix.Close()
+	judgments, name, err := readJudgments(c, o, root)
+	if err != nil {
+		return err
+	}
+	if !o.beir && o.docID == "" {
+		if err := ix.CheckNames(judgments); err != nil {
+			return cli.Usagef("%s: %v", name, err)
+		}
+	}
+	if o.docID == "" && o.beir {
+		o.docID = "stem"
+	}
+	res, err := ix.Evaluate(c.Context, judgments, query.EvalOptions{DocID: o.docID})
+	if err != nil {
+		return err
+	}
+	if res.Queries == 0 {
+		return cli.Usagef("no query has a relevant document to find")
+	}
+	if o.json {
+		err = WriteJSON(s.Out, res)
+	} else {
+		err = writeEval(s.Out, res, o.worst)
+	}
+	if err != nil {
+		return err
+	}
+	if c.IsSet("min-ndcg") && res.NDCG10 < o.minNDCG {
+		fmt.Fprintf(s.Err, "kbq: nDCG@10 %.4f is below --min-ndcg %.4f\n", res.NDCG10, o.minNDCG)
+		return cli.ErrFailure
+	}
+	return nil
+}
+
+// readJudgments reads the queries to evaluate, and names their file.
+func readJudgments(c *ucli.Context, o *evalOptions, root string) ([]query.Judgment, string, error) {
+	args := c.Args().Slice()
+	if o.beir {
+		if len(args) != 2 {
+			return nil, "", cli.Usagef("--beir takes two files: QUERIES.jsonl QRELS.tsv")
+		}
+		queries, err := os.Open(args[0])
+		if err != nil {
+			return nil, "", err
+		}
+		defer queries.Close()
+		qrels, err := os.Open(args[1])
+		if err != nil {
+			return nil, "", err
+		}
+		defer qrels.Close()
+		js, err := query.ReadBEIR(queries, qrels)
+		if err != nil {
+			return nil, "", cli.Usagef("%v", err)
+		}
+		return js, args[0], nil
+	}
+	var name string
+	switch {
+	case len(args) == 1:
+		name = args[0]
+	case len(args) > 1:
+		return nil, "", cli.Usagef("kbq eval takes one evals file (or --beir QUERIES QRELS)")
+	case root != "":
+		name = filepath.Join(root, ".kb", "evals.yaml")
+		if wd, err := os.Getwd(); err == nil {
+			if rel, err := filepath.Rel(wd, name); err == nil {
+				name = rel
+			}
+		}
+	default:
+		return nil, "", cli.Usagef("name an evals file: outside a repository there is no .kb/evals.yaml")
+	}
+	f, err := os.Open(name)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, "", cli.Usagef("%s does not exist: write retrieval tests there (kbq eval --help shows how), or name a file", name)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	defer f.Close()
+	js, err := query.ReadEvals(f)
+	if err != nil {
+		return nil, "", cli.Usagef("%s: %v", name, err)
+	}
+	return js, name, nil
+}
+
+func writeEval(w io.Writer, res *query.EvalResult, worst int) error {
+	fmt.Fprintf(w, "queries      %d\nnDCG@10      %.4f\nrecall@10    %.4f\nrecall@100   %.4f\nMRR          %.4f\n",
+		res.Queries, res.NDCG10, res.Recall10, res.Recall100, res.MRR)
+	if worst <= 0 {
+		return nil
+	}
+	low := slices.Clone(res.PerQuery)
+	slices.SortStableFunc(low, func(a, b query.QueryScore) int { return cmp.Compare(a.NDCG10, b.NDCG10) })
+	fmt.Fprintf(w, "\nlowest nDCG@10:\n")
+	for _, q := range low[:min(worst, len(low))] {
+		fmt.Fprintf(w, "  %.3f  %s  %s\n", q.NDCG10, q.ID, truncate(q.Query, 70))
+	}
+	return nil
+}
+
+func truncate(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
