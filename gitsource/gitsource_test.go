@@ -2,6 +2,7 @@ package gitsource_test
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -341,5 +342,53 @@ func TestDir(t *testing.T) {
 	files := list(t, gitsource.Dir(dir))
 	if len(files) != 1 || files["sub/a.md"].Kind != gitsource.Regular {
 		t.Errorf("files = %v", files)
+	}
+}
+
+func TestReadLooseAndPacked(t *testing.T) {
+	r := newRepo(t)
+	big := strings.Repeat("knowledge compiles to an index. ", 4000)
+	r.commit(map[string]string{"a.md": "a\n", "big.md": big, "empty.md": ""})
+	read := func() map[string]string {
+		snap, err := r.open().Rev("HEAD")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for path, f := range list(t, snap) {
+			data, err := snap.Read(f, 1<<20)
+			if err != nil {
+				t.Fatalf("read %s: %v", path, err)
+			}
+			got[path] = string(data)
+		}
+		if _, err := snap.Read(list(t, snap)["big.md"], 1000); !errors.Is(err, gitsource.ErrTooLarge) || strings.Contains(err.Error(), "read blob") {
+			t.Errorf("over the cap: %v", err)
+		}
+		return got
+	}
+	want := map[string]string{"a.md": "a\n", "big.md": big, "empty.md": ""}
+	if got := read(); !maps.Equal(got, want) {
+		t.Errorf("loose objects read wrong")
+	}
+	r.git("gc", "-q")
+	if got := read(); !maps.Equal(got, want) {
+		t.Errorf("packed objects read wrong")
+	}
+
+	// A damaged loose object is an error naming it, never wrong content.
+	r.commit(map[string]string{"c.md": "c\n"})
+	blob := r.git("rev-parse", "HEAD:c.md")
+	obj := filepath.Join(r.dir, ".git", "objects", blob[:2], blob[2:])
+	os.Chmod(obj, 0o644)
+	if err := os.WriteFile(obj, []byte("not zlib"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := r.open().Rev("HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := snap.Read(list(t, snap)["c.md"], 100); err == nil || !strings.Contains(err.Error(), blob) {
+		t.Errorf("damaged object: %v", err)
 	}
 }

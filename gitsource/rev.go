@@ -105,6 +105,9 @@ type objectSizer interface {
 // readBlob reads a blob from the object store, checking its size first.
 func (r *Repo) readBlob(f File, max int64) ([]byte, error) {
 	h := plumbing.NewHash(f.Blob)
+	if data, ok, err := r.readLoose(h, f.Path, max); ok {
+		return data, err
+	}
 	if sizer, ok := r.git.Storer.(objectSizer); ok {
 		size, err := sizer.EncodedObjectSize(h)
 		if err != nil {
