@@ -80,19 +80,99 @@ var allowMarkers = [][]byte{[]byte("kbq:allow-secret"), []byte("gitleaks:allow")
 // findSecrets reports likely secrets in text (the whole file) through
 // report, with the position of each secret.
 func findSecrets(src *source, report reporter) {
-	text := src.text
-	lower := bytes.ToLower(text)
-	for _, rule := range secretRules {
+	var at [][]int // by rule: offsets of its keywords
+	secretKeywords.each(src.text, func(rule, off int) {
+		if at == nil {
+			at = make([][]int, len(secretRules))
+		}
+		at[rule] = append(at[rule], off)
+	})
+	for i, offs := range at {
+		if len(offs) > 0 {
+			secretRules[i].scan(src, offs, report)
+		}
+	}
+}
+
+// keywordIndex finds the keywords of every rule in a text in one pass over
+// it, ignoring ASCII case: each keyword is filed under its first two bytes,
+// and only positions whose two bytes start some keyword are compared.
+// (Searching a lowercased copy of the text for each keyword in turn took a
+// seventh of a build's CPU time.)
+type keywordIndex struct {
+	pair   [1 << 16]uint8 // first two bytes → 1 + index into groups
+	groups [][]ruleKeyword
+}
+
+type ruleKeyword struct {
+	text []byte // lowercase
+	rule int
+}
+
+var secretKeywords = newKeywordIndex(secretRules)
+
+func newKeywordIndex(rules []secretRule) *keywordIndex {
+	ix := &keywordIndex{}
+	for i, rule := range rules {
 		for _, kw := range rule.keywords {
-			if bytes.Contains(lower, []byte(kw)) {
-				rule.scan(src, lower, report)
-				break
+			if len(kw) < 2 || strings.ToLower(kw) != kw {
+				panic("secret rules: keyword " + kw + " is not lowercase with two bytes or more")
+			}
+			p := uint16(kw[0])<<8 | uint16(kw[1])
+			if ix.pair[p] == 0 {
+				if len(ix.groups) == 255 {
+					panic("secret rules: more than 255 keyword prefixes")
+				}
+				ix.groups = append(ix.groups, nil)
+				ix.pair[p] = uint8(len(ix.groups))
+			}
+			g := ix.pair[p] - 1
+			ix.groups[g] = append(ix.groups[g], ruleKeyword{[]byte(kw), i})
+		}
+	}
+	return ix
+}
+
+// each calls fn with the rule and offset of every keyword in text, in
+// order of offset.
+func (ix *keywordIndex) each(text []byte, fn func(rule, off int)) {
+	for i := 0; i+1 < len(text); i++ {
+		g := ix.pair[uint16(lowerASCII(text[i]))<<8|uint16(lowerASCII(text[i+1]))]
+		if g == 0 {
+			continue
+		}
+		for _, k := range ix.groups[g-1] {
+			if hasPrefixFold(text[i:], k.text) {
+				fn(k.rule, i)
 			}
 		}
 	}
 }
 
-func (rule secretRule) scan(src *source, lower []byte, report reporter) {
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// hasPrefixFold reports whether text starts with the lowercase prefix,
+// ignoring ASCII case.
+func hasPrefixFold(text, prefix []byte) bool {
+	if len(text) < len(prefix) {
+		return false
+	}
+	for i, c := range prefix {
+		if lowerASCII(text[i]) != c {
+			return false
+		}
+	}
+	return true
+}
+
+// scan runs the rule on the lines holding its keywords, at offsets offs in
+// ascending order; a block rule runs on the whole text.
+func (rule secretRule) scan(src *source, offs []int, report reporter) {
 	text := src.text
 	if rule.block {
 		for _, m := range rule.re.FindAllIndex(text, -1) {
@@ -101,29 +181,21 @@ func (rule secretRule) scan(src *source, lower []byte, report reporter) {
 		return
 	}
 	seen := -1 // last line scanned
-	for _, kw := range rule.keywords {
-		for off := 0; ; {
-			i := bytes.Index(lower[off:], []byte(kw))
-			if i < 0 {
-				break
-			}
-			at := off + i
-			line := src.lineOf(at)
-			off = at + len(kw)
-			if line <= seen {
-				continue
-			}
-			seen = line
-			start := src.lines[line-1]
-			end := len(text)
-			if line < len(src.lines) {
-				end = src.lines[line] - 1
-			}
-			for _, m := range rule.re.FindAllSubmatchIndex(text[start:end], -1) {
-				s, e := m[2*rule.group], m[2*rule.group+1]
-				if s >= 0 {
-					rule.check(src, start+s, start+e, report)
-				}
+	for _, off := range offs {
+		line := src.lineOf(off)
+		if line <= seen {
+			continue
+		}
+		seen = line
+		start := src.lines[line-1]
+		end := len(text)
+		if line < len(src.lines) {
+			end = src.lines[line] - 1
+		}
+		for _, m := range rule.re.FindAllSubmatchIndex(text[start:end], -1) {
+			s, e := m[2*rule.group], m[2*rule.group+1]
+			if s >= 0 {
+				rule.check(src, start+s, start+e, report)
 			}
 		}
 	}

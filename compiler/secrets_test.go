@@ -90,3 +90,14 @@ func TestSecretMessagesRedact(t *testing.T) {
 		}
 	}
 }
+
+func TestSecretsEveryLineOfARule(t *testing.T) {
+	// Two keywords of one rule, the later-listed one first in the text,
+	// and upper case: every line holding a keyword is scanned.
+	pw1 := fake("", 16, "Xq9z!kR2w@Lp7#Vm")
+	pw2 := fake("", 18, "Lp7#VmXq9z!kR2w@")
+	got := secretsIn("AUTH_KEY=" + pw1 + "\n\nPassword: " + pw2 + "\n")
+	if len(got) != 2 || !strings.HasPrefix(got[0], "1:10 ") || !strings.HasPrefix(got[1], "3:11 ") {
+		t.Errorf("got %q, want secrets at 1:10 and 3:11", got)
+	}
+}
