@@ -103,16 +103,20 @@ func (an *Analyzer) Term(word []byte) []byte {
 	}
 	an.buf = lowerFold(an.buf[:0], word)
 	w := stripPossessive(an.buf)
-	if an.stop[string(w)] {
-		return nil
-	}
 	if an.stem == nil {
+		if an.stop[string(w)] {
+			return nil
+		}
 		return w
 	}
+	// One lookup for most words: the cache also remembers stop words, as nil.
 	if s, ok := an.cache[string(w)]; ok {
 		return s
 	}
-	s := []byte(an.stem(string(w)))
+	var s []byte
+	if !an.stop[string(w)] {
+		s = []byte(an.stem(string(w)))
+	}
 	if len(an.cache) >= stemCacheLimit {
 		clear(an.cache)
 	}

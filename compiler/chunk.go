@@ -262,9 +262,17 @@ func headingText(h *ast.Heading, md []byte) string {
 		b.Write(bytes.TrimSpace(seg.Value(md)))
 	}
 	s := b.String()
-	s = imageOrLink.ReplaceAllString(s, "$1")
-	s = refLink.ReplaceAllString(s, "$1")
-	s = htmlTag.ReplaceAllString(s, "")
-	s = emphasis.ReplaceAllString(s, "$1$2")
+	// Most headings are plain words: the regexps run only when they could
+	// match.
+	if strings.Contains(s, "[") {
+		s = imageOrLink.ReplaceAllString(s, "$1")
+		s = refLink.ReplaceAllString(s, "$1")
+	}
+	if strings.Contains(s, "<") {
+		s = htmlTag.ReplaceAllString(s, "")
+	}
+	if strings.ContainsAny(s, "*_`~") {
+		s = emphasis.ReplaceAllString(s, "$1$2")
+	}
 	return strings.Join(strings.Fields(s), " ")
 }

@@ -31,21 +31,21 @@ func indexDocument(d *document, fb *fieldBuilder, out []segment.Document) []segm
 	if d.Source != "" {
 		shared = append(shared, stored(artifact.FieldSource, []byte(d.Source)))
 	}
+	// Every chunk has the document's title and tags: analyzed once, the
+	// fields are shared, as they are never changed.
+	title := fb.text(artifact.FieldTitle, titleText, false)
+	tagsField := fb.text(artifact.FieldTags, tags, true)
 	text := d.src.text
 	for i, c := range d.chunks {
-		id := path
-		id = append(id[:len(id):len(id)], '#')
-		id = strconv.AppendInt(id, int64(i), 10)
 		startLine, endLine := d.src.lineOf(c.start), d.src.lineOf(max(c.end-1, c.start))
 		textFields := []*indexField{
-			fb.text(artifact.FieldTitle, titleText, false),
+			title,
 			fb.text(artifact.FieldHeading, []byte(c.heading), true),
-			fb.text(artifact.FieldTags, tags, true),
+			tagsField,
 			fb.text(artifact.FieldBody, text[c.start:c.end], true),
 		}
 		doc := make(indexDoc, 0, 12+len(shared))
 		doc = append(doc,
-			keyword(artifact.FieldID, id, true, id),
 			keyword(artifact.FieldPath, path, true, path),
 			keyword(artifact.FieldFacet, nil, false, facets...),
 		)
