@@ -35,9 +35,60 @@ type chunk struct {
 // lists, code. Inline markup is not needed to find chunk boundaries and
 // parsing it would cost a third more.
 var blockParser = parser.NewParser(
-	parser.WithBlockParsers(parser.DefaultBlockParsers()...),
+	parser.WithBlockParsers(blockParsers()...),
 	parser.WithParagraphTransformers(util.Prioritized(parser.LinkReferenceParagraphTransformer, 100)),
 )
+
+// blockParsers are goldmark's defaults, with paragraphs that keep only
+// where they start.
+func blockParsers() []util.PrioritizedValue {
+	return []util.PrioritizedValue{
+		util.Prioritized(setextHeadings{parser.NewSetextHeadingParser()}, 100),
+		util.Prioritized(parser.NewThematicBreakParser(), 200),
+		util.Prioritized(parser.NewListParser(), 300),
+		util.Prioritized(parser.NewListItemParser(), 400),
+		util.Prioritized(parser.NewCodeBlockParser(), 500),
+		util.Prioritized(parser.NewATXHeadingParser(), 600),
+		util.Prioritized(parser.NewFencedCodeBlockParser(), 700),
+		util.Prioritized(parser.NewBlockquoteParser(), 800),
+		util.Prioritized(parser.NewHTMLBlockParser(), 900),
+		util.Prioritized(startOnlyParagraphs{parser.NewParagraphParser()}, 1000),
+	}
+}
+
+// startOnlyParagraphs closes a paragraph down to an empty segment where it
+// starts. Goldmark scans the lines of every paragraph for inline markup
+// even with no inline parser, a third of its parsing time, and chunking
+// needs only where blocks start. A paragraph that turns into a setext
+// heading keeps its lines: the heading takes them when it closes.
+type startOnlyParagraphs struct{ parser.BlockParser }
+
+// setextParagraph marks, in a parse's context, the paragraph that a setext
+// heading underline turned into a heading.
+var setextParagraph = parser.NewContextKey()
+
+func (p startOnlyParagraphs) Close(node ast.Node, reader text.Reader, pc parser.Context) {
+	p.BlockParser.Close(node, reader, pc)
+	lines := node.Lines()
+	if node.Parent() == nil || lines.Len() == 0 || pc.Get(setextParagraph) == node {
+		return
+	}
+	start := lines.At(0).Start
+	lines.Clear()
+	lines.Append(text.NewSegment(start, start))
+}
+
+// setextHeadings marks the paragraph a setext heading takes its text from.
+type setextHeadings struct{ parser.BlockParser }
+
+func (p setextHeadings) Open(parent ast.Node, reader text.Reader, pc parser.Context) (ast.Node, parser.State) {
+	last := pc.LastOpenedBlock().Node
+	node, state := p.BlockParser.Open(parent, reader, pc)
+	if node != nil {
+		pc.Set(setextParagraph, last)
+	}
+	return node, state
+}
 
 // block is a top-level markdown block.
 type block struct {
@@ -197,8 +248,12 @@ func appendLineCuts(bounds []int, text []byte, from, to int) []int {
 // topLevelBlocks returns the top-level blocks of the markdown in text[body:]
 // that can start a chunk, in order.
 func topLevelBlocks(src []byte, body int) []block {
+	return topLevelBlocksWith(blockParser, src, body)
+}
+
+func topLevelBlocksWith(p parser.Parser, src []byte, body int) []block {
 	md := src[body:]
-	doc := blockParser.Parse(text.NewReader(md))
+	doc := p.Parse(text.NewReader(md))
 	var blocks []block
 	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
 		off, ok := blockOffset(n)

@@ -1,8 +1,12 @@
 package compiler
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/util"
 )
 
 func chunksOf(t testing.TB, text string) ([]chunk, *source, int) {
@@ -142,4 +146,31 @@ func FuzzChunkBody(f *testing.F) {
 		chunks, src, body := chunksOf(t, text)
 		checkCover(t, chunks, src, body)
 	})
+}
+
+func TestStartOnlyParagraphsKeepBlocks(t *testing.T) {
+	// Paragraphs closed down to their start must not change the blocks
+	// goldmark finds: compare with its stock parser.
+	stock := parser.NewParser(
+		parser.WithBlockParsers(parser.DefaultBlockParsers()...),
+		parser.WithParagraphTransformers(util.Prioritized(parser.LinkReferenceParagraphTransformer, 100)),
+	)
+	docs := []string{
+		"Title\n=====\n\nText *with* [links](x).\n\nSub\n---\n",
+		"para one\nstill one\n\n- a\n- b\n\n  more b\n\n1. x\n2. y\n",
+		"> quoted\nlazy line\n> Heading in quote\n> ---\n\nafter\n",
+		"[ref]: https://example.com\n\nUses [ref].\n\n[only]: /x\n",
+		"- item\n  Setext in item\n  ---\n- next\n",
+		"    code\n\n```go\nfunc f() {}\n```\n\n<div>\nhtml\n</div>\n\ntext\n***\nmore\n",
+		"# ATX *emph*\n\ntext\n\n## `code` heading ##\n\n\n",
+		"line\n\n\n\n   indented para\n\t\ttabbed code\n",
+	}
+	for _, md := range docs {
+		src := []byte(md)
+		want := topLevelBlocksWith(stock, src, 0)
+		got := topLevelBlocks(src, 0)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%q:\n got %v\nwant %v", md, got, want)
+		}
+	}
 }
