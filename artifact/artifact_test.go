@@ -3,6 +3,7 @@ package artifact_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -178,5 +179,32 @@ func TestScopes(t *testing.T) {
 	}
 	if artifact.ScopeName("global") != "./global" || artifact.ScopeName("") != "project" || artifact.ScopeName("a/b") != "a/b" {
 		t.Error("ScopeName")
+	}
+}
+
+// BenchmarkDecodeManifest decodes the manifest of 12,000 documents, what an
+// incremental build of a repository that size reads first.
+func BenchmarkDecodeManifest(b *testing.B) {
+	m := sampleManifest()
+	m.Documents = nil
+	for i := range 12000 {
+		m.Documents = append(m.Documents, artifact.Document{
+			Path: fmt.Sprintf(".kb/reference/7.%d/Microsoft.PowerShell.Core/About/about_Topic_%05d.md", i%5, i), Scope: "project", Kind: "topic",
+			Topic: fmt.Sprintf("reference/7.%d/Microsoft.PowerShell.Core/About/about_Topic_%05d", i%5, i), Blob: fmt.Sprintf("%040x", i),
+			Title: "about Topic: a title of some length", Tags: []string{"powershell", "reference"}, Chunks: 7,
+			Fields: artifact.DocFields{{Docs: 7, Tokens: 70}, {Docs: 6, Tokens: 30}, {Docs: 7, Tokens: 14}, {Docs: 7, Tokens: 2100}},
+			Seg:    uint64(i / 300), Doc: uint32(i % 300 * 7),
+		})
+	}
+	var buf bytes.Buffer
+	if err := artifact.Encode(&buf, m); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(buf.Len()))
+	for b.Loop() {
+		got, err := artifact.Decode(bytes.NewReader(buf.Bytes()), false)
+		if err != nil || len(got.Documents) != len(m.Documents) {
+			b.Fatal(err)
+		}
 	}
 }

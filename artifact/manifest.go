@@ -141,20 +141,81 @@ func (f DocFields) MarshalJSON() ([]byte, error) {
 	return append(b, ']'), nil
 }
 
-// UnmarshalJSON reads [[docs, tokens], ...].
+// UnmarshalJSON reads [[docs, tokens], ...]. It parses the numbers itself:
+// a manifest holds one per document, and decoding them as generic JSON
+// arrays took a fifth of the time an incremental build spends reading the
+// manifest.
 func (f *DocFields) UnmarshalJSON(data []byte) error {
-	var pairs [][2]uint64
-	if err := json.Unmarshal(data, &pairs); err != nil {
-		return err
-	}
-	if len(pairs) > len(f) {
-		return fmt.Errorf("%d field statistics, want %d", len(pairs), len(f))
-	}
 	*f = DocFields{}
-	for i, p := range pairs {
-		f[i] = FieldStats{Docs: p[0], Tokens: p[1]}
+	p := fieldsParser{data: data}
+	p.expect('[')
+	if p.peek() == ']' {
+		p.i++
+		return p.end()
 	}
-	return nil
+	for n := 0; ; n++ {
+		if n == len(f) {
+			return fmt.Errorf("more than %d field statistics", len(f))
+		}
+		p.expect('[')
+		f[n].Docs = p.number()
+		p.expect(',')
+		f[n].Tokens = p.number()
+		p.expect(']')
+		if p.peek() != ',' {
+			break
+		}
+		p.i++
+	}
+	p.expect(']')
+	return p.end()
+}
+
+// fieldsParser reads the JSON of DocFields; the first error sticks.
+type fieldsParser struct {
+	data []byte
+	i    int
+	err  error
+}
+
+func (p *fieldsParser) peek() byte {
+	for p.i < len(p.data) && (p.data[p.i] == ' ' || p.data[p.i] == '\t' || p.data[p.i] == '\n' || p.data[p.i] == '\r') {
+		p.i++
+	}
+	if p.i == len(p.data) {
+		return 0
+	}
+	return p.data[p.i]
+}
+
+func (p *fieldsParser) expect(c byte) {
+	if p.err == nil && p.peek() != c {
+		p.err = fmt.Errorf("field statistics: want %q at byte %d", c, p.i)
+	}
+	p.i++
+}
+
+func (p *fieldsParser) number() uint64 {
+	if p.err != nil {
+		return 0
+	}
+	p.peek()
+	start := p.i
+	for p.i < len(p.data) && '0' <= p.data[p.i] && p.data[p.i] <= '9' {
+		p.i++
+	}
+	n, err := strconv.ParseUint(string(p.data[start:p.i]), 10, 64)
+	if err != nil {
+		p.err = fmt.Errorf("field statistics: want a count at byte %d", start)
+	}
+	return n
+}
+
+func (p *fieldsParser) end() error {
+	if p.err == nil && p.peek() != 0 {
+		p.err = fmt.Errorf("field statistics: unexpected %q at byte %d", p.data[p.i], p.i)
+	}
+	return p.err
 }
 
 // Document is one compiled document.
@@ -201,17 +262,27 @@ func ReadHeader(dir string) (*Manifest, error) {
 
 func read(dir string, headerOnly bool) (*Manifest, error) {
 	path := filepath.Join(dir, ManifestFile)
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
+	var m *Manifest
+	var err error
+	if headerOnly {
+		var f *os.File
+		if f, err = os.Open(path); err == nil {
+			m, err = Decode(f, true)
+			f.Close()
+		}
+	} else {
+		var data []byte
+		if data, err = os.ReadFile(path); err == nil {
+			m, err = decode(data, false)
+		}
+	}
+	switch {
+	case errors.Is(err, os.ErrNotExist):
 		return nil, fmt.Errorf("%w in %s", ErrNoArtifact, dir)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("open manifest: %w", err)
-	}
-	defer f.Close()
-	m, err := Decode(f, headerOnly)
-	if err != nil {
+	case errors.Is(err, ErrCorrupt) || errors.Is(err, ErrIncompatible):
 		return nil, fmt.Errorf("%s: %w", path, err)
+	case err != nil:
+		return nil, fmt.Errorf("read manifest: %w", err)
 	}
 	return m, nil
 }
@@ -223,41 +294,53 @@ var documentsKey = []byte(",\n  \"documents\": [")
 // Decode reads a manifest from r and checks its format and version. With
 // headerOnly it stops reading at the document list.
 func Decode(r io.Reader, headerOnly bool) (*Manifest, error) {
+	if !headerOnly {
+		data, err := io.ReadAll(r)
+		if err != nil {
+			return nil, err
+		}
+		return decode(data, false)
+	}
 	var data []byte
-	header := -1 // where the document list starts, if found
 	buf := make([]byte, 16<<10)
 	for {
 		n, err := r.Read(buf)
 		data = append(data, buf[:n]...)
-		if header < 0 {
-			from := max(0, len(data)-n-len(documentsKey))
-			if i := bytes.Index(data[from:], documentsKey); i >= 0 {
-				header = from + i
-				if headerOnly {
-					break
-				}
-			}
+		from := max(0, len(data)-n-len(documentsKey))
+		if i := bytes.Index(data[from:], documentsKey); i >= 0 {
+			return decode(data[:from+i+len(documentsKey)], true)
 		}
 		if err == io.EOF {
-			break
+			return decode(data, true)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("read manifest: %w", err)
+			return nil, err
 		}
 	}
+}
+
+// decode decodes a whole manifest, or with headerOnly its beginning, which
+// may stop where the document list starts. Strings point into data, which
+// must not change afterwards: a manifest holds a few strings per document,
+// and copying them took a third of the time of decoding it.
+func decode(data []byte, headerOnly bool) (*Manifest, error) {
+	const flags = json.ZeroCopy | json.DontMatchCaseInsensitiveStructFields
 	m := new(Manifest)
 	head := data
+	header := bytes.Index(data, documentsKey)
 	if header >= 0 {
 		head = append(data[:header:header], '}')
 	}
-	if err := json.Unmarshal(head, m); err != nil {
+	if _, err := json.Parse(head, m, flags); err != nil {
 		return nil, fmt.Errorf("%w: %s", ErrCorrupt, brief(err))
 	}
 	if err := m.checkFormat(); err != nil {
 		return nil, err
 	}
 	if !headerOnly && header >= 0 {
-		if err := json.Unmarshal(data, m); err != nil {
+		// One document per line: room for all of them, in one allocation.
+		m.Documents = make([]Document, 0, bytes.Count(data[header:], []byte("\n")))
+		if _, err := json.Parse(data, m, flags); err != nil {
 			return nil, fmt.Errorf("%w: %s", ErrCorrupt, brief(err))
 		}
 	}

@@ -19,12 +19,20 @@ import (
 // segment for the documents whose blob or shadowing changed, and marks the
 // chunks of changed and removed documents deleted in the new snapshot. It
 // never runs Bluge's online writer. When deletions would pass a quarter of
-// the chunks, or segments pile up, it builds from scratch instead, which
-// also compacts the index.
+// the chunks, or incremental builds have added 64 segments to those a full
+// build makes, it builds from scratch instead, which also compacts the
+// index.
 const (
 	maxDeletedFraction = 0.25
-	maxSegments        = 64
+	maxAddedSegments   = 64
 )
+
+// rebuild reports whether an index of segs segments, holding live chunks
+// and deleted ones, should be built from scratch rather than updated.
+func rebuild(segs int, live, deleted uint64) bool {
+	full := int((live + batchChunks - 1) / batchChunks) // segments of a full build
+	return float64(deleted) > maxDeletedFraction*float64(live+deleted) || segs >= full+maxAddedSegments
+}
 
 // previous is the artifact a build may update.
 type previous struct {
@@ -98,8 +106,7 @@ func (p *previous) plan(l *listing, shadow map[string][]string) (todo []candidat
 			changedScopes[loc.scope] = true
 		}
 	}
-	total := deletedChunks + uint64(p.m.Counts.Chunks)
-	if float64(deletedChunks) > maxDeletedFraction*float64(total) || len(p.segs) >= maxSegments {
+	if rebuild(len(p.segs), uint64(p.m.Counts.Chunks), deletedChunks) {
 		return nil, nil, false
 	}
 	for _, c := range l.docs {
