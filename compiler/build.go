@@ -102,20 +102,38 @@ type BuildResult struct {
 // kbc check reports every document's.
 func Build(ctx context.Context, src Source, opts BuildOptions) (*BuildResult, error) {
 	opts.defaults()
-	l, err := collect(src, opts.Global, opts.ContextFiles)
-	if err != nil {
-		return nil, err
+	// Listing the source and reading the previous artifact, which publish
+	// does, are independent: on a large repository each takes a third of
+	// an incremental build, so they run side by side.
+	type listed struct {
+		l   *listing
+		err error
 	}
-	res := &BuildResult{Diagnostics: l.diags}
-	err = publish(opts.Out, func(dir string, prev *previous) (*artifact.Manifest, error) {
+	listing := make(chan listed, 1)
+	go func() {
+		l, err := collect(src, opts.Global, opts.ContextFiles)
+		listing <- listed{l, err}
+	}()
+	res := &BuildResult{}
+	var listErr error
+	err := publish(opts.Out, func(dir string, prev *previous) (*artifact.Manifest, error) {
+		got := <-listing
+		if got.err != nil {
+			listErr = got.err
+			return nil, got.err
+		}
+		res.Diagnostics = got.l.diags
 		if prev != nil && (opts.Full || prev.m.BuildKey != buildKey(opts.Options)) {
 			prev = nil
 		}
 		ib := &indexBuild{dir: dir, opts: opts, res: res, prev: prev}
-		m, err := ib.run(ctx, l)
+		m, err := ib.run(ctx, got.l)
 		res.Manifest = m
 		return m, err
 	})
+	if listErr != nil {
+		return nil, listErr
+	}
 	res.Diagnostics.Sort()
 	if err != nil {
 		return res, err
