@@ -3,8 +3,9 @@
 # the PowerShell-Docs corpus (../shared/corpora/powershell-docs.tar.gz)
 # extracted into a temporary git repository.
 #
-#   bench/speed.sh            the corpus as it is (3,088 files, 39 MB)
+#   bench/speed.sh            the corpus as it is (3,088 files, 32 MiB)
 #   bench/speed.sh -x 10      replicated ten times under distinct paths
+#   bench/speed.sh -x 1,10    both, one after the other, in one run
 #   bench/speed.sh -r 5       five runs of each build (default 3)
 #
 # It prints medians and the ratio of kbq to each peer. Needs Go and git;
@@ -12,11 +13,11 @@
 # without measuring when the corpus is not there.
 set -euo pipefail
 
-scale=1
+scales=1
 runs=3
 while getopts "x:r:" opt; do
 	case $opt in
-	x) scale=$OPTARG ;;
+	x) scales=$OPTARG ;;
 	r) runs=$OPTARG ;;
 	*) echo "usage: $0 [-x SCALE] [-r RUNS]" >&2; exit 2 ;;
 	esac
@@ -46,115 +47,126 @@ bin=$work/bin
 kbc=$bin/kbc
 kbq=$bin/kbq
 
-repo=$work/repo
-mkdir -p "$repo/.kb"
-cd "$repo"
-git init -q -b main
-git config user.email bench@example.com
-git config user.name bench
-if [ "$scale" -eq 1 ]; then
-	tar xzf "$corpus" -C .kb
-else
-	tar xzf "$corpus" -C "$work"
-	for i in $(seq 1 "$scale"); do
-		mkdir -p ".kb/copy$i"
-		cp -r "$work/reference" ".kb/copy$i/"
+# measure SCALE: one table for the corpus replicated SCALE times.
+measure() {
+	local scale=$1
+	rm -rf "$work/repo" "$work/fts.db" "$work/reference"
+	cd "$work"
+	repo=$work/repo
+	mkdir -p "$repo/.kb"
+	cd "$repo"
+	git init -q -b main
+	git config user.email bench@example.com
+	git config user.name bench
+	if [ "$scale" -eq 1 ]; then
+		tar xzf "$corpus" -C .kb
+	else
+		tar xzf "$corpus" -C "$work"
+		for i in $(seq 1 "$scale"); do
+			mkdir -p ".kb/copy$i"
+			cp -r "$work/reference" ".kb/copy$i/"
+		done
+	fi
+	files=$(find .kb -name '*.md' | wc -l)
+	bytes=$(du -sb .kb | cut -f1)
+	git add -A
+	git commit -q -m corpus
+
+	median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+	ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a/b}'; }
+
+	echo "corpus: $files files, $((bytes / 1048576)) MiB (x$scale); $(nproc) CPUs; $runs runs"
+	echo
+
+	# Full builds, and the same files loaded into SQLite FTS5 by the sqlite3 CLI.
+	kbc_times=() kbc_rss=() sql_times=()
+	for _ in $(seq 1 "$runs"); do
+		rm -rf .kbq
+		/usr/bin/time -f "%e %M" -o "$work/t" "$kbc" build --no-global --keep-going >/dev/null 2>"$work/build.err"
+		read -r t m <"$work/t"
+		kbc_times+=("$t") kbc_rss+=("$m")
+		rm -f "$work/fts.db"
+		/usr/bin/time -f "%e %M" -o "$work/t" sqlite3 "$work/fts.db" \
+			"CREATE VIRTUAL TABLE docs USING fts5(path, body, tokenize='porter unicode61');
+			 INSERT INTO docs(path, body) SELECT name, CAST(data AS TEXT) FROM fsdir('.kb') WHERE name LIKE '%.md';"
+		read -r t m <"$work/t"
+		sql_times+=("$t")
 	done
-fi
-files=$(find .kb -name '*.md' | wc -l)
-bytes=$(du -sb .kb | cut -f1)
-git add -A
-git commit -q -m corpus
+	kbc_build=$(printf '%s\n' "${kbc_times[@]}" | median)
+	kbc_peak=$(printf '%s\n' "${kbc_rss[@]}" | sort -n | tail -1)
+	sql_build=$(printf '%s\n' "${sql_times[@]}" | median)
+	tail -1 "$work/build.err"
 
-median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a/b}'; }
+	# Incremental builds: one file changes, is committed, and kbc builds again.
+	target=$(git ls-files .kb | grep 'Start-Transcript.md$' | head -1)
+	inc_times=()
+	for i in $(seq 1 "$runs"); do
+		echo "edit $i" >>"$target"
+		git commit -q -am "edit $i"
+		/usr/bin/time -f "%e %M" -o "$work/t" "$kbc" build --no-global --keep-going >/dev/null 2>&1
+		read -r t m <"$work/t"
+		inc_times+=("$t")
+	done
+	kbc_inc=$(printf '%s\n' "${inc_times[@]}" | median)
 
-echo "corpus: $files files, $((bytes / 1048576)) MiB (x$scale); $(nproc) CPUs; $runs runs"
-echo
+	# kbc check --staged with one staged file, as the pre-commit hook runs it.
+	echo "staged edit" >>"$target"
+	git add "$target"
+	hyperfine -N -w 3 -r 20 --export-csv "$work/check.csv" -n check "$kbc check --staged --no-global" >/dev/null
+	check_ms=$(awk -F, 'NR==2 {printf "%.1f", $4*1000}' "$work/check.csv")
+	# The installed pre-commit hook itself, as git runs it.
+	PATH="$bin:$PATH" "$kbc" hooks install >/dev/null 2>&1
+	PATH="$bin:$PATH" hyperfine -N -w 3 -r 20 --export-csv "$work/hook.csv" -n hook ".git/hooks/pre-commit" >/dev/null
+	hook_ms=$(awk -F, 'NR==2 {printf "%.1f", $4*1000}' "$work/hook.csv")
+	git reset -q --hard
 
-# Full builds, and the same files loaded into SQLite FTS5 by the sqlite3 CLI.
-kbc_times=() kbc_rss=() sql_times=()
-for _ in $(seq 1 "$runs"); do
-	rm -rf .kbq
-	/usr/bin/time -f "%e %M" -o "$work/t" "$kbc" build --no-global --keep-going >/dev/null 2>"$work/build.err"
-	read -r t m <"$work/t"
-	kbc_times+=("$t") kbc_rss+=("$m")
-	rm -f "$work/fts.db"
-	/usr/bin/time -f "%e %M" -o "$work/t" sqlite3 "$work/fts.db" \
-		"CREATE VIRTUAL TABLE docs USING fts5(path, body, tokenize='porter unicode61');
-		 INSERT INTO docs(path, body) SELECT name, CAST(data AS TEXT) FROM fsdir('.kb') WHERE name LIKE '%.md';"
-	read -r t m <"$work/t"
-	sql_times+=("$t")
+	# Queries: whole processes, warm page cache, kbq vs sqlite3 (the same terms
+	# ORed, BM25 rank, top 5 with snippets) vs ripgrep (files matching any term).
+	queries=(
+		"transcript"
+		"execution policy"
+		"remote session credentials"
+		"convert json to object"
+		"how to create a module manifest"
+		"set an environment variable for the current session"
+		"retries"
+		"pipeline"
+		"get child items recursively"
+		"start a background job and wait"
+	)
+	"$kbc" build --no-global --keep-going >/dev/null 2>&1
+	kbq_q=() sql_q=() rg_q=()
+	for q in "${queries[@]}"; do
+		fts=$(echo "$q" | awk '{for (i=1;i<=NF;i++) printf "%s%s", (i>1?" OR ":""), $i}')
+		rgargs=$(echo "$q" | awk '{for (i=1;i<=NF;i++) printf " -e %s", $i}')
+		hyperfine -N -w 3 -r 30 --export-csv "$work/q.csv" -n kbq -n sqlite3 -n rg \
+			"$kbq search $q" \
+			"sqlite3 $work/fts.db \"SELECT path, snippet(docs, 1, '[', ']', '…', 20) FROM docs WHERE docs MATCH '$fts' ORDER BY rank LIMIT 5\"" \
+			"rg -i -l$rgargs .kb" >/dev/null 2>&1
+		kbq_q+=("$(awk -F, 'NR==2 {print $4*1000}' "$work/q.csv")")
+		sql_q+=("$(awk -F, 'NR==3 {print $4*1000}' "$work/q.csv")")
+		rg_q+=("$(awk -F, 'NR==4 {print $4*1000}' "$work/q.csv")")
+		printf '  %-55s kbq %6.1f ms  sqlite3 %6.1f ms  rg %7.1f ms\n' "\"$q\"" "${kbq_q[-1]}" "${sql_q[-1]}" "${rg_q[-1]}"
+	done
+	kbq_med=$(printf '%s\n' "${kbq_q[@]}" | median)
+	sql_med=$(printf '%s\n' "${sql_q[@]}" | median)
+	rg_med=$(printf '%s\n' "${rg_q[@]}" | median)
+
+	size=$(du -sm .kbq | cut -f1)
+	echo
+	printf '%-34s %10s %12s %8s\n' "measure" "kbq" "peer" "ratio"
+	printf '%-34s %9ss %11ss %8s\n' "full build (sqlite3 FTS5 load)" "$kbc_build" "$sql_build" "$(ratio "$kbc_build" "$sql_build")"
+	printf '%-34s %9ss %11ss %8s\n' "incremental build, 1 file changed" "$kbc_inc" "$sql_build" "$(ratio "$kbc_inc" "$sql_build")"
+	printf '%-34s %8sMB %12s\n' "build peak RSS" "$((kbc_peak / 1024))" ""
+	printf '%-34s %8sms %12s\n' "kbc check --staged, 1 file" "$check_ms" ""
+	printf '%-34s %8sms %12s\n' "pre-commit hook, 1 file" "$hook_ms" ""
+	printf '%-34s %8.1fms %10.1fms %8s\n' "search, median of 10 (sqlite3)" "$kbq_med" "$sql_med" "$(ratio "$kbq_med" "$sql_med")"
+	printf '%-34s %8.1fms %10.1fms %8s\n' "search, median of 10 (ripgrep)" "$kbq_med" "$rg_med" "$(ratio "$kbq_med" "$rg_med")"
+	printf '%-34s %8sMB\n' "artifact size" "$size"
+	echo "kbq binary: $(($(stat -c %s "$kbq") / 1024)) KiB stripped"
+}
+
+for scale in ${scales//,/ }; do
+	measure "$scale"
+	echo
 done
-kbc_build=$(printf '%s\n' "${kbc_times[@]}" | median)
-kbc_peak=$(printf '%s\n' "${kbc_rss[@]}" | sort -n | tail -1)
-sql_build=$(printf '%s\n' "${sql_times[@]}" | median)
-tail -1 "$work/build.err"
-
-# Incremental builds: one file changes, is committed, and kbc builds again.
-target=$(git ls-files .kb | grep 'Start-Transcript.md$' | head -1)
-inc_times=()
-for i in $(seq 1 "$runs"); do
-	echo "edit $i" >>"$target"
-	git commit -q -am "edit $i"
-	/usr/bin/time -f "%e %M" -o "$work/t" "$kbc" build --no-global --keep-going >/dev/null 2>&1
-	read -r t m <"$work/t"
-	inc_times+=("$t")
-done
-kbc_inc=$(printf '%s\n' "${inc_times[@]}" | median)
-
-# kbc check --staged with one staged file, as the pre-commit hook runs it.
-echo "staged edit" >>"$target"
-git add "$target"
-hyperfine -N -w 3 -r 20 --export-csv "$work/check.csv" -n check "$kbc check --staged --no-global" >/dev/null
-check_ms=$(awk -F, 'NR==2 {printf "%.1f", $4*1000}' "$work/check.csv")
-# The installed pre-commit hook itself, as git runs it.
-PATH="$bin:$PATH" "$kbc" hooks install >/dev/null 2>&1
-PATH="$bin:$PATH" hyperfine -N -w 3 -r 20 --export-csv "$work/hook.csv" -n hook ".git/hooks/pre-commit" >/dev/null
-hook_ms=$(awk -F, 'NR==2 {printf "%.1f", $4*1000}' "$work/hook.csv")
-git reset -q --hard
-
-# Queries: whole processes, warm page cache, kbq vs sqlite3 (the same terms
-# ORed, BM25 rank, top 5 with snippets) vs ripgrep (files matching any term).
-queries=(
-	"transcript"
-	"execution policy"
-	"remote session credentials"
-	"convert json to object"
-	"how to create a module manifest"
-	"set an environment variable for the current session"
-	"retries"
-	"pipeline"
-	"get child items recursively"
-	"start a background job and wait"
-)
-"$kbc" build --no-global --keep-going >/dev/null 2>&1
-kbq_q=() sql_q=() rg_q=()
-for q in "${queries[@]}"; do
-	fts=$(echo "$q" | awk '{for (i=1;i<=NF;i++) printf "%s%s", (i>1?" OR ":""), $i}')
-	rgargs=$(echo "$q" | awk '{for (i=1;i<=NF;i++) printf " -e %s", $i}')
-	hyperfine -N -w 3 -r 30 --export-csv "$work/q.csv" -n kbq -n sqlite3 -n rg \
-		"$kbq search $q" \
-		"sqlite3 $work/fts.db \"SELECT path, snippet(docs, 1, '[', ']', '…', 20) FROM docs WHERE docs MATCH '$fts' ORDER BY rank LIMIT 5\"" \
-		"rg -i -l$rgargs .kb" >/dev/null 2>&1
-	kbq_q+=("$(awk -F, 'NR==2 {print $4*1000}' "$work/q.csv")")
-	sql_q+=("$(awk -F, 'NR==3 {print $4*1000}' "$work/q.csv")")
-	rg_q+=("$(awk -F, 'NR==4 {print $4*1000}' "$work/q.csv")")
-	printf '  %-55s kbq %6.1f ms  sqlite3 %6.1f ms  rg %7.1f ms\n' "\"$q\"" "${kbq_q[-1]}" "${sql_q[-1]}" "${rg_q[-1]}"
-done
-kbq_med=$(printf '%s\n' "${kbq_q[@]}" | median)
-sql_med=$(printf '%s\n' "${sql_q[@]}" | median)
-rg_med=$(printf '%s\n' "${rg_q[@]}" | median)
-
-size=$(du -sm .kbq | cut -f1)
-echo
-printf '%-34s %10s %12s %8s\n' "measure" "kbq" "peer" "ratio"
-printf '%-34s %9ss %11ss %8s\n' "full build (sqlite3 FTS5 load)" "$kbc_build" "$sql_build" "$(ratio "$kbc_build" "$sql_build")"
-printf '%-34s %9ss %11ss %8s\n' "incremental build, 1 file changed" "$kbc_inc" "$sql_build" "$(ratio "$kbc_inc" "$sql_build")"
-printf '%-34s %8sMB %12s\n' "build peak RSS" "$((kbc_peak / 1024))" ""
-printf '%-34s %8sms %12s\n' "kbc check --staged, 1 file" "$check_ms" ""
-printf '%-34s %8sms %12s\n' "pre-commit hook, 1 file" "$hook_ms" ""
-printf '%-34s %8.1fms %10.1fms %8s\n' "search, median of 10 (sqlite3)" "$kbq_med" "$sql_med" "$(ratio "$kbq_med" "$sql_med")"
-printf '%-34s %8.1fms %10.1fms %8s\n' "search, median of 10 (ripgrep)" "$kbq_med" "$rg_med" "$(ratio "$kbq_med" "$rg_med")"
-printf '%-34s %8sMB\n' "artifact size" "$size"
-echo "kbq binary: $(($(stat -c %s "$kbq") / 1024)) KiB stripped"
