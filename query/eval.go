@@ -39,6 +39,8 @@ type EvalOptions struct {
 	DocID string
 	// Depth is how many results are retrieved per query (100 for recall@100).
 	Depth int
+	// Progress, when set, is called after each query.
+	Progress func(done, total int)
 }
 
 // QueryScore is one query's metrics.
@@ -72,7 +74,13 @@ func (ix *Index) Evaluate(ctx context.Context, judgments []Judgment, opts EvalOp
 		opts.Depth = 100
 	}
 	res := &EvalResult{PerQuery: []QueryScore{}}
-	for _, j := range judgments {
+	for i, j := range judgments {
+		if opts.Progress != nil {
+			opts.Progress(i, len(judgments))
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		positives := 0
 		for _, g := range j.Relevant {
 			if g > 0 {

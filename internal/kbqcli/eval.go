@@ -107,7 +107,9 @@ func runEval(c *ucli.Context, s *cli.Streams, o *evalOptions) error {
 	if o.docID == "" && o.beir {
 		o.docID = "stem"
 	}
-	res, err := ix.Evaluate(c.Context, judgments, query.EvalOptions{DocID: o.docID})
+	progress := cli.NewProgress(s, "evaluating")
+	res, err := ix.Evaluate(c.Context, judgments, query.EvalOptions{DocID: o.docID, Progress: progress.Update})
+	progress.Done()
 	if err != nil {
 		return err
 	}
