@@ -1,6 +1,8 @@
 package compiler
 
 import (
+	"math"
+
 	segment "github.com/blugelabs/bluge_segment_api"
 
 	"github.com/kbqdev/kbq/artifact"
@@ -57,14 +59,38 @@ func (d indexDoc) EachField(vf segment.VisitField) {
 }
 
 // fieldBuilder builds fields; it is not safe for concurrent use.
+//
+// It keeps a vocabulary: every word it has seen, as written, maps to the id
+// of its index term (or to -1, a stop word), so most words cost one map
+// lookup: no lowercasing, stemming or second lookup to count the term in
+// its field, which is done with arrays indexed by term id.
 type fieldBuilder struct {
 	an    *artifact.Analyzer
-	seen  map[string]int // term -> index in the field's terms
+	words map[string]int32 // word as written → term id, -1 for none
+	ids   map[string]int32 // index term → term id
+	terms [][]byte         // by term id: the index term, in arena
+	stamp []uint32         // by term id: the field that counted it last
+	slot  []int32          // by term id: its index in that field's terms
+	field uint32           // the field being built, for stamp
 	arena []byte
 }
 
+// vocabularyLimit bounds the words a fieldBuilder remembers.
+const vocabularyLimit = 1 << 18
+
 func newFieldBuilder(a artifact.Analysis) *fieldBuilder {
-	return &fieldBuilder{an: artifact.NewAnalyzer(a), seen: make(map[string]int)}
+	b := &fieldBuilder{an: artifact.NewAnalyzer(a)}
+	b.reset()
+	return b
+}
+
+// reset forgets the vocabulary. Terms already handed out stay valid: the
+// arena is only ever appended to.
+func (b *fieldBuilder) reset() {
+	b.words = make(map[string]int32)
+	b.ids = make(map[string]int32)
+	b.terms, b.stamp, b.slot = b.terms[:0], b.stamp[:0], b.slot[:0]
+	b.field = 0
 }
 
 // grow makes room for n more bytes of terms without moving earlier ones.
@@ -76,21 +102,50 @@ func (b *fieldBuilder) grow(n int) {
 
 // text returns an analyzed text field; value must not change afterwards.
 func (b *fieldBuilder) text(name string, value []byte, store bool) *indexField {
+	if len(b.words) >= vocabularyLimit || b.field == math.MaxUint32 {
+		b.reset()
+	}
+	b.field++
 	f := &indexField{name: name, value: value, index: true, store: store}
-	clear(b.seen)
-	b.an.Terms(value, func(term []byte, _, _ int) {
-		f.length++
-		if i, ok := b.seen[string(term)]; ok {
-			f.terms[i].freq++
+	artifact.Words(value, func(start, end int) {
+		word := value[start:end]
+		id, ok := b.words[string(word)]
+		if !ok {
+			id = b.learn(word)
+		}
+		if id < 0 {
 			return
 		}
-		b.grow(len(term))
-		b.arena = append(b.arena, term...)
-		t := b.arena[len(b.arena)-len(term):]
-		b.seen[string(t)] = len(f.terms)
-		f.terms = append(f.terms, fieldTerm{term: t, freq: 1})
+		f.length++
+		if b.stamp[id] == b.field {
+			f.terms[b.slot[id]].freq++
+			return
+		}
+		b.stamp[id] = b.field
+		b.slot[id] = int32(len(f.terms))
+		f.terms = append(f.terms, fieldTerm{term: b.terms[id], freq: 1})
 	})
 	return f
+}
+
+// learn adds a word to the vocabulary and returns its term id.
+func (b *fieldBuilder) learn(word []byte) int32 {
+	id := int32(-1)
+	if term := b.an.Term(word); term != nil {
+		var ok bool
+		if id, ok = b.ids[string(term)]; !ok {
+			b.grow(len(term))
+			b.arena = append(b.arena, term...)
+			t := b.arena[len(b.arena)-len(term):]
+			id = int32(len(b.terms))
+			b.ids[string(t)] = id
+			b.terms = append(b.terms, t)
+			b.stamp = append(b.stamp, 0)
+			b.slot = append(b.slot, 0)
+		}
+	}
+	b.words[string(word)] = id
+	return id
 }
 
 // keyword returns a field indexed as the given exact terms.

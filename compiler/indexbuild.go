@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"slices"
-	"sync"
 
 	"github.com/RoaringBitmap/roaring"
 	segment "github.com/blugelabs/bluge_segment_api"
@@ -33,7 +32,7 @@ type indexBuild struct {
 	kept   []artifact.Document
 	failed bool // an error was found; stop writing segments
 
-	builders   sync.Pool
+	builders   chan *fieldBuilder // idle builders, keeping their vocabularies
 	batch      *batch
 	batches    []*batch
 	nextSeg    uint64
@@ -63,7 +62,7 @@ func (b *indexBuild) run(ctx context.Context, l *listing) (*artifact.Manifest, e
 	shadow := shadowing(l.docs)
 	b.blobs = make(map[string]string)
 	b.writerSlot = make(chan struct{}, b.opts.Workers)
-	b.builders.New = func() any { return newFieldBuilder(b.opts.Analysis) }
+	b.builders = make(chan *fieldBuilder, b.opts.Workers)
 	b.nextSeg = 1
 
 	todo, reindex := l.docs, map[string]bool(nil)
@@ -195,8 +194,18 @@ func (b *indexBuild) flush() {
 	b.writerSlot <- struct{}{}
 	b.writers.Go(func() error {
 		defer func() { <-b.writerSlot }()
-		fb := b.builders.Get().(*fieldBuilder)
-		defer b.builders.Put(fb)
+		var fb *fieldBuilder
+		select {
+		case fb = <-b.builders:
+		default:
+			fb = newFieldBuilder(b.opts.Analysis)
+		}
+		defer func() {
+			select {
+			case b.builders <- fb:
+			default:
+			}
+		}()
 		chunks := make([]segment.Document, 0, bt.chunks)
 		for _, d := range bt.docs {
 			chunks = indexDocument(d, fb, chunks)
