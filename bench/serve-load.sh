@@ -8,6 +8,7 @@
 # corpus is not there.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/lib.sh"
 shared=${SHARED:-$root/../shared}
 corpus=$shared/corpora/powershell-docs.tar.gz
 duration=${DURATION:-30}
@@ -31,14 +32,8 @@ trap cleanup EXIT
 export PATH="$work/bin:$PATH"
 
 repo=$work/repo
-mkdir -p "$repo/.kb"
+corpus_repo "$repo" "$corpus"
 cd "$repo"
-git init -q -b main
-git config user.email bench@example.com
-git config user.name bench
-tar xzf "$corpus" -C .kb
-git add -A
-git commit -q -m corpus
 kbc build --no-global --keep-going 2>/dev/null
 
 port=$((20000 + RANDOM % 20000))

@@ -24,6 +24,7 @@ while getopts "x:r:" opt; do
 done
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/lib.sh"
 shared=${SHARED:-$root/../shared}
 corpus=$shared/corpora/powershell-docs.tar.gz
 if [ ! -f "$corpus" ]; then
@@ -50,27 +51,13 @@ kbq=$bin/kbq
 # measure SCALE: one table for the corpus replicated SCALE times.
 measure() {
 	local scale=$1
-	rm -rf "$work/repo" "$work/fts.db" "$work/reference"
 	cd "$work"
+	rm -rf "$work/repo" "$work/fts.db"
 	repo=$work/repo
-	mkdir -p "$repo/.kb"
+	corpus_repo "$repo" "$corpus" "$scale"
 	cd "$repo"
-	git init -q -b main
-	git config user.email bench@example.com
-	git config user.name bench
-	if [ "$scale" -eq 1 ]; then
-		tar xzf "$corpus" -C .kb
-	else
-		tar xzf "$corpus" -C "$work"
-		for i in $(seq 1 "$scale"); do
-			mkdir -p ".kb/copy$i"
-			cp -r "$work/reference" ".kb/copy$i/"
-		done
-	fi
 	files=$(find .kb -name '*.md' | wc -l)
 	bytes=$(du -sb .kb | cut -f1)
-	git add -A
-	git commit -q -m corpus
 
 	median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 	ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a/b}'; }
