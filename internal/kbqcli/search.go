@@ -153,8 +153,15 @@ func writeSearchText(w io.Writer, resp *query.Response, color bool) error {
 			b.WriteByte('\n')
 		}
 		fmt.Fprintf(&b, "%s:%s", paint(stylePath, r.Path), paint(styleLines, fmt.Sprintf("%d-%d", r.Lines[0], r.Lines[1])))
-		if r.Heading != "" {
-			fmt.Fprintf(&b, "  %s", r.Heading)
+		// The heading trail places the chunk; a chunk before any heading
+		// is placed by its document's title. A memory's title is its first
+		// words, which the snippet already shows.
+		trail := r.Heading
+		if trail == "" && r.Kind != "memory" {
+			trail = r.Title
+		}
+		if trail != "" {
+			fmt.Fprintf(&b, "  %s", trail)
 		}
 		meta := r.Kind
 		if len(r.Tags) > 0 {
