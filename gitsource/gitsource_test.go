@@ -392,3 +392,18 @@ func TestReadLooseAndPacked(t *testing.T) {
 		t.Errorf("damaged object: %v", err)
 	}
 }
+
+// A repository feature the reader does not implement fails by name, with
+// its value, instead of being read wrongly.
+func TestUnsupportedExtensionNamed(t *testing.T) {
+	r := newRepo(t)
+	r.git("config", "core.repositoryformatversion", "1")
+	r.git("config", "extensions.objectFormat", "sha256")
+	_, err := gitsource.Open(r.dir)
+	if !errors.Is(err, gitsource.ErrUnsupported) {
+		t.Fatalf("Open = %v, want ErrUnsupported", err)
+	}
+	if !strings.Contains(err.Error(), "extensions.objectFormat=sha256") {
+		t.Errorf("error %q does not name the extension and its value", err)
+	}
+}

@@ -159,11 +159,12 @@ func (s safeExtensionStorer) Config() (*config.Config, error) {
 	var unsafe []string
 	for _, opt := range section.Options {
 		if !readOnlySafeExtensions[strings.ToLower(opt.Key)] {
-			unsafe = append(unsafe, opt.Key)
+			unsafe = append(unsafe, "extensions."+opt.Key+"="+opt.Value)
 		}
 	}
 	if len(unsafe) > 0 {
-		return nil, fmt.Errorf("%w: extensions.%s", ErrUnsupported, strings.Join(unsafe, ", extensions."))
+		return nil, fmt.Errorf("%w: %s (kbc reads repositories with SHA-1 objects and files-backend refs; sha256 objects and reftable refs are not supported yet)",
+			ErrUnsupported, strings.Join(unsafe, ", "))
 	}
 	clone := *cfg
 	raw := *cfg.Raw
