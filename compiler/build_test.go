@@ -193,3 +193,20 @@ func TestGithubAnnotations(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", buf.String(), want)
 	}
 }
+
+// A text diagnostic is one line, whatever the file is called.
+func TestTextDiagnosticQuotesControlCharacters(t *testing.T) {
+	ds := compiler.Diagnostics{
+		{Path: ".kb/new\nline.md", Line: 2, Col: 13, Severity: compiler.Error, Message: "importance: must be a number from 0 to 1, not 7"},
+		{Path: ".kb/日本 a,b.md", Line: 1, Col: 1, Severity: compiler.Warning, Message: "empty file"},
+	}
+	var buf bytes.Buffer
+	if err := compiler.WriteDiagnostics(&buf, "text", ds); err != nil {
+		t.Fatal(err)
+	}
+	want := `".kb/new\nline.md":2:13: error: importance: must be a number from 0 to 1, not 7` + "\n" +
+		".kb/日本 a,b.md:1:1: warning: empty file\n"
+	if buf.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", buf.String(), want)
+	}
+}

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
 )
 
 // Severity ranks a diagnostic.
@@ -37,7 +39,16 @@ type Diagnostic struct {
 }
 
 func (d Diagnostic) String() string {
-	return fmt.Sprintf("%s:%d:%d: %s: %s", d.Path, d.Line, d.Col, d.Severity, d.Message)
+	return fmt.Sprintf("%s:%d:%d: %s: %s", quotePath(d.Path), d.Line, d.Col, d.Severity, d.Message)
+}
+
+// quotePath quotes a path holding control characters, as git does, so that
+// a diagnostic stays on one line for editors and scripts that read it.
+func quotePath(p string) string {
+	if strings.ContainsFunc(p, unicode.IsControl) {
+		return strconv.Quote(p)
+	}
+	return p
 }
 
 // Diagnostics is a list of diagnostics.

@@ -123,8 +123,8 @@ func runBuild(c *ucli.Context, s *cli.Streams, g *globalOptions, o *buildOptions
 		return err
 	}
 	m := res.Manifest
-	fmt.Fprintf(s.Err, "kbc: built %s: %d %s, %d chunks", displayPath(out), m.Counts.Documents,
-		plural(m.Counts.Documents, "document", "documents"), m.Counts.Chunks)
+	fmt.Fprintf(s.Err, "kbc: built %s: %d %s, %d %s", displayPath(out), m.Counts.Documents,
+		plural(m.Counts.Documents, "document", "documents"), m.Counts.Chunks, plural(m.Counts.Chunks, "chunk", "chunks"))
 	if res.Incremental {
 		fmt.Fprintf(s.Err, " (%d compiled, %d reused)", res.Indexed, res.Reused)
 	}
