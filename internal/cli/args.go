@@ -27,7 +27,13 @@ func reorder(flags []ucli.Flag, cmds []*ucli.Command, args []string) []string {
 		if len(a) > 1 && strings.HasPrefix(a, "-") {
 			front = append(front, a)
 			name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
-			if !hasValue && takesValue(flags, name) && i+1 < len(args) {
+			if !hasValue && takesValue(flags, name) {
+				if i+1 == len(args) {
+					// A flag missing its value ends the line: leave it
+					// last, for the flag parser to say so, rather than
+					// let it take the "--" put before the arguments.
+					return front
+				}
 				i++
 				front = append(front, args[i])
 			}

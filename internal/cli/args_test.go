@@ -32,6 +32,7 @@ func TestReorder(t *testing.T) {
 		{"hooks install --uninstall", "hooks install --uninstall"},
 		{"serve --addr 127.0.0.1:1 x", "serve --addr 127.0.0.1:1 x"},
 		{"search --unknown a", "search --unknown -- a"},
+		{"search a --kind", "search --kind"},
 		{"search", "search"},
 		{"", ""},
 	}
