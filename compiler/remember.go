@@ -61,7 +61,7 @@ func Remember(scopeDir, text string, opts MemoryOptions) (string, error) {
 	case strings.ContainsRune(text, 0):
 		return "", fmt.Errorf("%w: the text contains a NUL byte", ErrMemoryText)
 	case len(text) > MaxMemoryBytes:
-		return "", fmt.Errorf("%w: the text is %d KiB, over the %d KiB a memory may hold (write a topic instead)", ErrMemoryText, len(text)>>10, MaxMemoryBytes>>10)
+		return "", fmt.Errorf("%w: the text is over %d KiB, the most a memory may hold (write a topic instead)", ErrMemoryText, MaxMemoryBytes>>10)
 	}
 	kb := filepath.Join(scopeDir, KBDir)
 	if fi, err := os.Stat(kb); err == nil && !fi.IsDir() {
