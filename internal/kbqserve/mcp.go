@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -34,6 +35,7 @@ how this project does things or why; cite the paths it returns.`
 type tools struct {
 	live *query.Live
 	dir  string
+	root string // the repository's working tree, absolute; "" when unknown
 }
 
 type searchArgs struct {
@@ -42,12 +44,12 @@ type searchArgs struct {
 	MaxTokens int    `json:"max_tokens,omitempty" jsonschema:"fit the results' content into about this many tokens (default 8000)"`
 	Kind      string `json:"kind,omitempty" jsonschema:"only documents of this kind: context, memory, article or topic"`
 	Tag       string `json:"tag,omitempty" jsonschema:"only documents with this tag"`
-	Dir       string `json:"dir,omitempty" jsonschema:"the directory the question is about, relative to the repository root: the knowledge scopes that contain it are in force and deeper ones win (default: where the server runs)"`
+	Dir       string `json:"dir,omitempty" jsonschema:"the directory the question is about, relative to the repository root or absolute: the knowledge scopes that contain it are in force and deeper ones win (default: where the server runs)"`
 }
 
 type getArgs struct {
 	Ref string `json:"ref" jsonschema:"the document: a path from a search result, a topic key such as deploy/steps, or memory:ID"`
-	Dir string `json:"dir,omitempty" jsonschema:"resolve topic keys from this directory, relative to the repository root (default: where the server runs)"`
+	Dir string `json:"dir,omitempty" jsonschema:"resolve topic keys from this directory, relative to the repository root or absolute (default: where the server runs)"`
 }
 
 type listArgs struct {
@@ -57,7 +59,7 @@ type listArgs struct {
 }
 
 type contextArgs struct {
-	Dir string `json:"dir,omitempty" jsonschema:"the directory to assemble context for, relative to the repository root (default: where the server runs)"`
+	Dir string `json:"dir,omitempty" jsonschema:"the directory to assemble context for, relative to the repository root or absolute (default: where the server runs)"`
 }
 
 // listOutput wraps a listing: structured tool output must be an object.
@@ -115,9 +117,26 @@ the directory you will work in, and follow what it says.`,
 // errArgs marks bad tool arguments; they come back as tool errors.
 var errArgs = errors.New("invalid arguments")
 
+// dirArg turns a dir argument, relative to the repository root or absolute
+// (agents know their working directory as an absolute path), into the
+// slash-separated repository path that queries take.
 func (t *tools) dirArg(d string) (string, error) {
 	if d == "" {
 		return t.dir, nil
+	}
+	if filepath.IsAbs(d) {
+		if t.root == "" {
+			return "", fmt.Errorf("%w: dir %q is absolute, but the artifact was opened outside a repository; pass it relative to the repository root", errArgs, d)
+		}
+		abs := filepath.Clean(d)
+		if resolved, err := filepath.EvalSymlinks(abs); err == nil {
+			abs = resolved
+		}
+		rel, err := filepath.Rel(t.root, abs)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return "", fmt.Errorf("%w: dir %q is outside the repository at %s", errArgs, d, t.root)
+		}
+		d = filepath.ToSlash(rel)
 	}
 	d = strings.Trim(strings.ReplaceAll(d, "\\", "/"), "/")
 	if d == "." {
@@ -286,7 +305,12 @@ func serverTools(s *cli.Streams, indexDir string) (*tools, error) {
 	if err != nil {
 		rel = ""
 	}
-	return &tools{live: live, dir: rel}, nil
+	if root != "" {
+		if resolved, err := filepath.EvalSymlinks(root); err == nil {
+			root = resolved
+		}
+	}
+	return &tools{live: live, dir: rel, root: root}, nil
 }
 
 func newMCPCommand(s *cli.Streams) *ucli.Command {

@@ -140,6 +140,15 @@ func newHandler(t *tools, o *serveOptions, remote bool) http.Handler {
 	mux.HandleFunc("GET /context", api.context)
 	mux.HandleFunc("GET /stats", api.stats)
 	mux.HandleFunc("GET /healthz", api.healthz)
+	for _, path := range []string{"/search", "/get", "/list", "/context", "/stats", "/healthz"} {
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", "GET, HEAD")
+			writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed: %s answers GET", r.Method, path))
+		})
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("not found: no endpoint %s (the API has /search, /get, /list, /context, /stats, /healthz and /mcp)", r.URL.Path))
+	})
 	server := newMCPServer(t)
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
 		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: maxBodyBytes, SessionTimeout: 30 * time.Minute}))

@@ -206,12 +206,25 @@ func TestHTTPAPI(t *testing.T) {
 		{"/search?q=x", map[string]string{"Origin": "https://attacker.example"}, 403, "Origin"},
 		{"/search?q=deploy", map[string]string{"Origin": "http://localhost:3000"}, 200, "results"},
 		{"/search?q=deploy", map[string]string{"Origin": "http://app.example"}, 200, "results"},
-		{"/nothing", nil, 404, ""},
+		{"/nothing", nil, 404, `{"error":"not found: no endpoint /nothing`},
 	} {
 		status, body := get(t, h, tc.target, tc.header)
 		if status != tc.status || !strings.Contains(body, tc.want) {
 			t.Errorf("GET %s %v: %d %s, want %d with %q", tc.target[:min(len(tc.target), 60)], tc.header, status, body[:min(len(body), 200)], tc.status, tc.want)
 		}
+	}
+}
+
+// Every error of the API is JSON, even for a path or method it does not have.
+func TestHTTPMethodNotAllowed(t *testing.T) {
+	h := newHandler(newTools(t, testkb.Build(t, files)), &serveOptions{}, false)
+	req := httptest.NewRequest("POST", "/search?q=deploy", nil)
+	req.Host = "127.0.0.1:7419"
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != http.StatusMethodNotAllowed || rec.Header().Get("Allow") != "GET, HEAD" ||
+		!strings.Contains(rec.Body.String(), `{"error":"method POST not allowed: /search answers GET"}`) {
+		t.Errorf("POST /search: %d Allow=%q %s", rec.Code, rec.Header().Get("Allow"), rec.Body)
 	}
 }
 
@@ -276,4 +289,25 @@ func TestHotReload(t *testing.T) {
 	}
 	release()
 	release() // releasing twice is harmless
+}
+
+// Agents know their working directory as an absolute path; inside the
+// repository it means the same as the path relative to the root.
+func TestMCPAbsoluteDir(t *testing.T) {
+	tl := newTools(t, testkb.Build(t, files))
+	tl.root = "/work/repo"
+	cs := connect(t, tl)
+	res, out := call(t, cs, "knowledge_context", map[string]any{"dir": "/work/repo/services/api"})
+	if res.IsError || out["dir"] != "services/api" || !strings.Contains(out["text"].(string), "listens on 8080") {
+		t.Errorf("absolute dir inside the repository: %v %s", out, text(res))
+	}
+	res, _ = call(t, cs, "knowledge_search", map[string]any{"query": "deploy", "dir": "/work/other"})
+	if !res.IsError || !strings.Contains(text(res), "outside the repository at /work/repo") {
+		t.Errorf("absolute dir outside the repository: error=%v %s", res.IsError, text(res))
+	}
+	tl.root = ""
+	res, _ = call(t, cs, "knowledge_search", map[string]any{"query": "deploy", "dir": "/work/repo"})
+	if !res.IsError || !strings.Contains(text(res), "relative to the repository root") {
+		t.Errorf("absolute dir without a repository: error=%v %s", res.IsError, text(res))
+	}
 }
