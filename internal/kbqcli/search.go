@@ -155,9 +155,10 @@ func writeSearchText(w io.Writer, resp *query.Response, color bool) error {
 		fmt.Fprintf(&b, "%s:%s", paint(stylePath, r.Path), paint(styleLines, fmt.Sprintf("%d-%d", r.Lines[0], r.Lines[1])))
 		// The heading trail places the chunk; a chunk before any heading
 		// is placed by its document's title. A memory's title is its first
-		// words, which the snippet already shows.
+		// words, which the snippet already shows, and a context file's is
+		// its kind.
 		trail := r.Heading
-		if trail == "" && r.Kind != "memory" {
+		if trail == "" && r.Kind != "memory" && r.Kind != "context" {
 			trail = r.Title
 		}
 		if trail != "" {
