@@ -182,9 +182,9 @@ func TestScopes(t *testing.T) {
 	}
 }
 
-// BenchmarkDecodeManifest decodes the manifest of 12,000 documents, what an
-// incremental build of a repository that size reads first.
-func BenchmarkDecodeManifest(b *testing.B) {
+// largeManifest is the manifest of 12,000 documents, what an incremental
+// build of a repository that size reads and writes.
+func largeManifest() *artifact.Manifest {
 	m := sampleManifest()
 	m.Documents = nil
 	for i := range 12000 {
@@ -196,6 +196,11 @@ func BenchmarkDecodeManifest(b *testing.B) {
 			Seg:    uint64(i / 300), Doc: uint32(i % 300 * 7),
 		})
 	}
+	return m
+}
+
+func BenchmarkDecodeManifest(b *testing.B) {
+	m := largeManifest()
 	var buf bytes.Buffer
 	if err := artifact.Encode(&buf, m); err != nil {
 		b.Fatal(err)
@@ -207,4 +212,16 @@ func BenchmarkDecodeManifest(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+func BenchmarkEncodeManifest(b *testing.B) {
+	m := largeManifest()
+	var buf bytes.Buffer
+	for b.Loop() {
+		buf.Reset()
+		if err := artifact.Encode(&buf, m); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(buf.Len()))
 }
