@@ -56,11 +56,16 @@ func newEngine(snap *index.Snapshot) (*engine, error) {
 		e.segs = append(e.segs, s)
 		e.maxDoc += s.Count()
 	}
-	e.live = bitset.New(uint(e.maxDoc))
+	// Every chunk is live but the deleted ones, which are few.
+	e.live = bitset.New(uint(e.maxDoc)).FlipRange(0, uint(e.maxDoc))
 	for _, s := range e.segs {
-		for n := range s.Count() {
-			if s.deleted == nil || !s.deleted.Contains(uint32(n)) {
-				e.live.Set(uint(s.base + n))
+		if s.deleted == nil {
+			continue
+		}
+		it := s.deleted.Iterator()
+		for it.HasNext() {
+			if n := it.Next(); uint64(n) < s.Count() {
+				e.live.Clear(uint(s.base + uint64(n)))
 			}
 		}
 	}
