@@ -24,3 +24,23 @@ corpus_repo() {
 	git -C "$dir" add -A
 	git -C "$dir" commit -q -m corpus
 }
+
+# bench_setup [PKG...]: a temporary directory $work, removed on exit along
+# with the server whose pid the script puts in $server_pid, and kbc, kbq
+# and kbq-serve (and the PKGs) built from $root into $work/bin, first on
+# PATH.
+bench_setup() {
+	work=$(mktemp -d)
+	server_pid=
+	trap bench_cleanup EXIT
+	(cd "$root" && go build -o "$work/bin/" ./cmd/kbc ./cmd/kbq ./cmd/kbq-serve "$@")
+	export PATH="$work/bin:$PATH"
+}
+
+bench_cleanup() {
+	if [ -n "$server_pid" ]; then
+		kill "$server_pid" 2>/dev/null || true
+		wait "$server_pid" 2>/dev/null || true
+	fi
+	rm -rf "$work"
+}

@@ -7,19 +7,8 @@
 # Needs Go, git, Node.js and the npm registry.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-work=$(mktemp -d)
-server_pid=
-cleanup() {
-	if [ -n "$server_pid" ]; then
-		kill "$server_pid" 2>/dev/null || true
-		wait "$server_pid" 2>/dev/null || true
-	fi
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-(cd "$root" && go build -o "$work/bin/" ./cmd/kbc ./cmd/kbq ./cmd/kbq-serve)
-export PATH="$work/bin:$PATH"
+. "$root/bench/lib.sh"
+bench_setup
 mkdir -p "$work/repo/.kb"
 cd "$work/repo"
 git init -q -b main

@@ -7,19 +7,8 @@
 # runs it when node is installed.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-work=$(mktemp -d)
-server_pid=
-cleanup() {
-	if [ -n "$server_pid" ]; then
-		kill "$server_pid" 2>/dev/null || true
-		wait "$server_pid" 2>/dev/null || true
-	fi
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-(cd "$root" && go build -o "$work/bin/" ./cmd/kbc ./cmd/kbq ./cmd/kbq-serve)
-export PATH="$work/bin:$PATH"
+. "$root/bench/lib.sh"
+bench_setup
 
 repo=$work/repo
 mkdir -p "$repo/.kb/memories" "$repo/services/api/.kb"

@@ -18,18 +18,7 @@ if [ ! -f "$corpus" ]; then
 fi
 command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
 
-work=$(mktemp -d)
-server_pid=
-cleanup() {
-	if [ -n "$server_pid" ]; then
-		kill "$server_pid" 2>/dev/null || true
-		wait "$server_pid" 2>/dev/null || true
-	fi
-	rm -rf "$work"
-}
-trap cleanup EXIT
-(cd "$root" && go build -o "$work/bin/" ./cmd/kbc ./cmd/kbq ./cmd/kbq-serve ./bench/faults)
-export PATH="$work/bin:$PATH"
+bench_setup ./bench/faults
 
 repo=$work/repo
 corpus_repo "$repo" "$corpus"
