@@ -1,6 +1,7 @@
 package kbqcli
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -181,6 +182,9 @@ character) and says so on stderr. --wrap wraps the text in
 			}
 			if res.Truncated {
 				fmt.Fprintf(s.Err, "kbq: error: context is over %d KiB; truncated to fit (shorten the context files)\n", query.ContextMaxBytes>>10)
+			}
+			if len(res.Sections) == 0 {
+				fmt.Fprintf(s.Err, "kbq: no context applies to %s: add .kb/context.md (or AGENTS.md, CLAUDE.md, GEMINI.md) there or in a directory above it\n", cmp.Or(d, "the repository root"))
 			}
 			_, err = io.WriteString(s.Out, res.Text)
 			return err
