@@ -139,19 +139,29 @@ func RepoDir(root, dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	rootAbs, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		rootAbs = root
+	rel, ok := InRepo(root, abs)
+	if !ok {
+		return "", cli.Usagef("--dir %s is outside the repository at %s", dir, root)
+	}
+	return rel, nil
+}
+
+// InRepo returns the absolute path abs as a slash-separated path relative to
+// the repository root ("" for the root itself), following symbolic links on
+// both sides; false when abs is outside the repository.
+func InRepo(root, abs string) (string, bool) {
+	if resolved, err := filepath.EvalSymlinks(root); err == nil {
+		root = resolved
 	}
 	if resolved, err := filepath.EvalSymlinks(abs); err == nil {
 		abs = resolved
 	}
-	rel, err := filepath.Rel(rootAbs, abs)
+	rel, err := filepath.Rel(root, abs)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", cli.Usagef("--dir %s is outside the repository at %s", dir, root)
+		return "", false
 	}
 	if rel == "." {
-		return "", nil
+		return "", true
 	}
-	return filepath.ToSlash(rel), nil
+	return filepath.ToSlash(rel), true
 }

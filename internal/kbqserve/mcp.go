@@ -128,15 +128,11 @@ func (t *tools) dirArg(d string) (string, error) {
 		if t.root == "" {
 			return "", fmt.Errorf("%w: dir %q is absolute, but the artifact was opened outside a repository; pass it relative to the repository root", errArgs, d)
 		}
-		abs := filepath.Clean(d)
-		if resolved, err := filepath.EvalSymlinks(abs); err == nil {
-			abs = resolved
-		}
-		rel, err := filepath.Rel(t.root, abs)
-		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		rel, ok := kbqcli.InRepo(t.root, filepath.Clean(d))
+		if !ok {
 			return "", fmt.Errorf("%w: dir %q is outside the repository at %s", errArgs, d, t.root)
 		}
-		d = filepath.ToSlash(rel)
+		d = rel
 	}
 	d = strings.Trim(strings.ReplaceAll(d, "\\", "/"), "/")
 	if d == "." {
@@ -304,11 +300,6 @@ func serverTools(s *cli.Streams, indexDir string) (*tools, error) {
 	rel, err := kbqcli.RepoDir(root, cwd)
 	if err != nil {
 		rel = ""
-	}
-	if root != "" {
-		if resolved, err := filepath.EvalSymlinks(root); err == nil {
-			root = resolved
-		}
 	}
 	return &tools{live: live, dir: rel, root: root}, nil
 }
