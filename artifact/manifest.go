@@ -326,8 +326,11 @@ func (m *Manifest) checkFormat() error {
 	if m.Format != Format {
 		return fmt.Errorf("%w: format is %q, not %q", ErrCorrupt, m.Format, Format)
 	}
-	if m.FormatVersion != FormatVersion {
-		return fmt.Errorf("%w: format version %d, this program reads version %d", ErrIncompatible, m.FormatVersion, FormatVersion)
+	switch {
+	case m.FormatVersion > FormatVersion:
+		return fmt.Errorf("%w: format version %d is newer than the version %d this program reads (built by kbc %s): upgrade kbq, or rebuild it with this version's kbc build", ErrIncompatible, m.FormatVersion, FormatVersion, m.CompilerVersion)
+	case m.FormatVersion != FormatVersion:
+		return fmt.Errorf("%w: format version %d is older than the version %d this program reads: rebuild it with kbc build", ErrIncompatible, m.FormatVersion, FormatVersion)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ package cmd_test
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
@@ -13,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -74,6 +76,7 @@ func TestScripts(t *testing.T) {
 			"cmpdir":    cmpdir,
 			"validutf8": validUTF8,
 			"maxbytes":  maxBytes,
+			"exits":     exits,
 		},
 	})
 }
@@ -143,5 +146,26 @@ func maxBytes(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	if (fi.Size() <= n) == neg {
 		ts.Fatalf("%s is %d bytes; limit %d (negated: %v)", args[0], fi.Size(), n, neg)
+	}
+}
+
+// exits runs a program, keeping its stdout and stderr for the commands
+// that follow, and checks its exit code: exits N PROGRAM ARGS...
+func exits(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 || neg {
+		ts.Fatalf("usage: exits code program [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	code := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) {
+			ts.Fatalf("run %s: %v", args[1], err)
+		}
+		code = exit.ExitCode()
+	}
+	if code != want {
+		ts.Fatalf("%s exited %d, want %d", strings.Join(args[1:], " "), code, want)
 	}
 }

@@ -3,9 +3,11 @@ package compiler
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"runtime"
 	"slices"
@@ -90,6 +92,9 @@ type BuildResult struct {
 	Reused      int  // documents kept from the previous artifact
 	Skipped     int  // documents left out for errors (KeepGoing)
 	Incremental bool // the previous artifact was updated, not rebuilt
+	// FullReason says why a previous artifact was not updated but built
+	// anew ("" when it was updated, or there was none).
+	FullReason string
 }
 
 // Build validates the knowledge in src and compiles it into the artifact
@@ -116,20 +121,27 @@ func Build(ctx context.Context, src Source, opts BuildOptions) (*BuildResult, er
 	}()
 	res := &BuildResult{}
 	var listErr error
-	err := publish(opts.Out, func(dir string, prev *previous) (*artifact.Manifest, error) {
+	err := publish(opts.Out, func(dir string, prev *previous, why string) (*artifact.Manifest, bool, error) {
 		got := <-listing
 		if got.err != nil {
 			listErr = got.err
-			return nil, got.err
+			return nil, false, got.err
 		}
 		res.Diagnostics = got.l.diags
-		if prev != nil && (opts.Full || prev.m.BuildKey != buildKey(opts.Options)) {
-			prev = nil
+		switch {
+		case prev == nil:
+		case opts.Full:
+			prev, why = nil, "--full"
+		case prev.m.BuildKey != buildKey(opts.Options):
+			prev, why = nil, fmt.Sprintf("the previous artifact was built by kbc %s or with other settings (analysis, context files, size cap)", prev.m.CompilerVersion)
 		}
+		res.FullReason = why
 		ib := &indexBuild{dir: dir, opts: opts, res: res, prev: prev}
 		m, err := ib.run(ctx, got.l)
 		res.Manifest = m
-		return m, err
+		// The index in place already is this one only when it was checked
+		// and kept: a build that ignored it writes every file anew.
+		return m, ib.prev != nil && m != nil && m.Index == ib.prev.m.Index, err
 	})
 	if listErr != nil {
 		return nil, listErr
@@ -202,15 +214,37 @@ func (b *indexBuild) manifest(docs []artifact.Document, attachments []string) *a
 	if b.opts.Global != nil {
 		m.Global = artifact.Global{Included: true, Hash: hex.EncodeToString(globalHash.Sum(nil))}
 	}
-	m.Index = "index-" + contentKey(m)[:16]
 	return m
+}
+
+// indexName names the index directory of m, whose snapshot epoch holds
+// snapshot: from what it holds and where. A full build of the same source
+// gets the same name; an index with the same documents placed differently
+// (an incremental build) gets another, so a manifest never names an index
+// laid out otherwise.
+func indexName(m *artifact.Manifest, epoch uint64, snapshot []byte) string {
+	h := sha256.New()
+	io.WriteString(h, contentKey(m))
+	buf := make([]byte, 0, 64<<10)
+	for _, d := range m.Documents {
+		buf = binary.AppendUvarint(buf, d.Seg)
+		buf = binary.AppendUvarint(buf, uint64(d.Doc))
+		if len(buf) > 60<<10 {
+			h.Write(buf)
+			buf = buf[:0]
+		}
+	}
+	buf = binary.AppendUvarint(buf, epoch)
+	h.Write(buf)
+	h.Write(snapshot)
+	return "index-" + hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 // contentKey identifies what an index holds: the same documents compiled by
 // the same compiler give the same key, however they were built.
 func contentKey(m *artifact.Manifest) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s %s %s %d\n", m.BuildKey, m.Analysis, segmentType, segmentVersion)
+	fmt.Fprintf(h, "%s %s %s %d\n", m.BuildKey, m.Analysis, artifact.SegmentType, artifact.SegmentVersion)
 	for _, d := range m.Documents {
 		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00%v\n", d.Path, d.Blob, d.Scope, d.Kind, d.Topic, d.ShadowedBy)
 	}

@@ -27,11 +27,17 @@ const (
 	maxAddedSegments   = 64
 )
 
-// rebuild reports whether an index of segs segments, holding live chunks
-// and deleted ones, should be built from scratch rather than updated.
-func rebuild(segs int, live, deleted uint64) bool {
+// rebuild says why an index of segs segments, holding live chunks and
+// deleted ones, should be built from scratch rather than updated, or "".
+func rebuild(segs int, live, deleted uint64) string {
 	full := int((live + batchChunks - 1) / batchChunks) // segments of a full build
-	return float64(deleted) > maxDeletedFraction*float64(live+deleted) || segs >= full+maxAddedSegments
+	switch {
+	case float64(deleted) > maxDeletedFraction*float64(live+deleted):
+		return fmt.Sprintf("%d of %d chunks would be deleted (over %.0f%%): a full build compacts them", deleted, live+deleted, 100*maxDeletedFraction)
+	case segs >= full+maxAddedSegments:
+		return fmt.Sprintf("the index has %d segments, %d more than a full build makes: a full build merges them", segs, segs-full)
+	}
+	return ""
 }
 
 // previous is the artifact a build may update.
@@ -39,31 +45,35 @@ type previous struct {
 	m     *artifact.Manifest
 	dir   string // its index directory
 	docs  map[string]*artifact.Document
-	segs  []snapshotSegment
+	segs  []artifact.SnapshotSegment
 	epoch uint64
 	stale map[string]bool // documents this build recompiles
 }
 
-// loadPrevious reads the artifact in out, or returns nil when there is none
-// or it cannot be updated.
-func loadPrevious(out string) *previous {
+// loadPrevious reads the artifact in out and checks that its index holds
+// what its manifest says. It returns nil and the reason when there is none
+// or it cannot be updated; the reason is "" when there is no artifact.
+func loadPrevious(out string) (*previous, string) {
 	m, err := artifact.Read(out)
-	if err != nil {
-		return nil
+	switch {
+	case errors.Is(err, artifact.ErrNoArtifact):
+		return nil, ""
+	case err != nil:
+		return nil, fmt.Sprintf("the previous artifact cannot be read (%v)", err)
 	}
 	dir, err := m.IndexDir(out)
 	if err != nil {
-		return nil
+		return nil, fmt.Sprintf("the previous manifest names no index (%v)", err)
 	}
-	epoch, segs, err := readSnapshot(dir)
+	snap, err := m.CheckIndex(dir)
 	if err != nil {
-		return nil
+		return nil, fmt.Sprintf("the previous index does not match its manifest (%v)", err)
 	}
-	p := &previous{m: m, dir: dir, segs: segs, epoch: epoch, docs: make(map[string]*artifact.Document, len(m.Documents)), stale: make(map[string]bool)}
+	p := &previous{m: m, dir: dir, segs: snap.Segments, epoch: snap.Epoch, docs: make(map[string]*artifact.Document, len(m.Documents)), stale: make(map[string]bool)}
 	for i := range m.Documents {
 		p.docs[m.Documents[i].Path] = &m.Documents[i]
 	}
-	return p
+	return p, ""
 }
 
 // plan decides what this build reads: documents that are new, changed or
@@ -71,14 +81,22 @@ func loadPrevious(out string) *previous {
 // articles and context in scopes where something changed are read for the
 // checks between documents only. It reports false when a full build is
 // the better choice.
-func (p *previous) plan(l *listing, shadow map[string][]string) (todo []candidate, reindex map[string]bool, ok bool) {
+func (p *previous) plan(l *listing, shadow map[string][]string) (todo []candidate, reindex map[string]bool, why string) {
 	reindex = make(map[string]bool)
 	changedScopes := make(map[string]bool)
 	present := make(map[string]bool, len(l.docs))
 	for _, c := range l.docs {
 		present[c.path] = true
 		old := p.docs[c.path]
-		if old != nil && c.blob != "" && c.blob == old.Blob && slices.Equal(shadow[c.path], old.ShadowedBy) {
+		if old != nil && c.blob == "" {
+			// Its blob is known only once it is read (a file of the global
+			// scope, or one the working tree's stat cache does not vouch
+			// for): it is read, and recompiled if it changed, so the
+			// checks between documents of its scope need the others too.
+			changedScopes[c.loc.scope] = true
+			continue
+		}
+		if old != nil && c.blob == old.Blob && slices.Equal(shadow[c.path], old.ShadowedBy) {
 			continue
 		}
 		reindex[c.path] = true
@@ -87,8 +105,8 @@ func (p *previous) plan(l *listing, shadow map[string][]string) (todo []candidat
 	}
 	var deletedChunks uint64
 	for _, s := range p.segs {
-		if s.deleted != nil {
-			deletedChunks += s.deleted.GetCardinality()
+		if s.Deleted != nil {
+			deletedChunks += s.Deleted.GetCardinality()
 		}
 	}
 	for path, d := range p.docs {
@@ -106,16 +124,17 @@ func (p *previous) plan(l *listing, shadow map[string][]string) (todo []candidat
 			changedScopes[loc.scope] = true
 		}
 	}
-	if rebuild(len(p.segs), uint64(p.m.Counts.Chunks), deletedChunks) {
-		return nil, nil, false
+	if why := rebuild(len(p.segs), uint64(p.m.Counts.Chunks), deletedChunks); why != "" {
+		return nil, nil, why
 	}
 	for _, c := range l.docs {
 		crossChecked := c.loc.kind == artifact.KindMemory || c.loc.kind == artifact.KindArticle || c.loc.kind == artifact.KindContext
-		if reindex[c.path] || (crossChecked && changedScopes[c.loc.scope]) {
+		unknown := c.blob == "" && p.docs[c.path] != nil
+		if reindex[c.path] || unknown || (crossChecked && changedScopes[c.loc.scope]) {
 			todo = append(todo, c)
 		}
 	}
-	return todo, reindex, true
+	return todo, reindex, ""
 }
 
 // unchanged reports whether d, read for the checks only, is the document
@@ -129,32 +148,32 @@ func (p *previous) unchanged(d *document) bool {
 func (p *previous) nextSegment() uint64 {
 	next := p.epoch + 1
 	for _, s := range p.segs {
-		next = max(next, s.id+1)
+		next = max(next, s.ID+1)
 	}
 	return next
 }
 
 // link hard-links the previous segments that keep live chunks into dir and
 // returns them with their deletions, this build's included.
-func (p *previous) link(dir string, deleted map[uint64]*roaring.Bitmap) ([]snapshotSegment, error) {
-	var out []snapshotSegment
+func (p *previous) link(dir string, deleted map[uint64]*roaring.Bitmap) ([]artifact.SnapshotSegment, error) {
+	var out []artifact.SnapshotSegment
 	for _, s := range p.segs {
-		del := s.deleted
-		if extra := deleted[s.id]; extra != nil {
+		del := s.Deleted
+		if extra := deleted[s.ID]; extra != nil {
 			if del == nil {
 				del = extra.Clone()
 			} else {
 				del = roaring.Or(del, extra)
 			}
 		}
-		if p.allDeleted(s.id, del) {
+		if p.allDeleted(s.ID, del) {
 			continue
 		}
-		name := segmentName(s.id)
+		name := artifact.SegmentName(s.ID)
 		if err := linkOrCopy(filepath.Join(p.dir, name), filepath.Join(dir, name)); err != nil {
 			return nil, fmt.Errorf("reuse segment %s: %w", name, err)
 		}
-		out = append(out, snapshotSegment{id: s.id, deleted: del})
+		out = append(out, artifact.SnapshotSegment{ID: s.ID, Deleted: del})
 	}
 	return out, nil
 }

@@ -17,7 +17,7 @@ func TestRebuildPolicy(t *testing.T) {
 		{112 + 64, 229080, 10, true},
 	}
 	for _, tt := range tests {
-		if got := rebuild(tt.segs, tt.live, tt.deleted); got != tt.want {
+		if got := rebuild(tt.segs, tt.live, tt.deleted) != ""; got != tt.want {
 			t.Errorf("rebuild(%d segments, %d live, %d deleted) = %v, want %v", tt.segs, tt.live, tt.deleted, got, tt.want)
 		}
 	}

@@ -67,16 +67,19 @@ func (b *indexBuild) run(ctx context.Context, l *listing) (*artifact.Manifest, e
 
 	todo, reindex := l.docs, map[string]bool(nil)
 	if b.prev != nil {
-		var ok bool
-		todo, reindex, ok = b.prev.plan(l, shadow)
+		var why string
+		todo, reindex, why = b.prev.plan(l, shadow)
 		switch {
-		case !ok:
+		case why != "":
 			b.prev = nil // too much changed: a full build is cheaper and compacts
+			b.res.FullReason = why
 			todo = l.docs
 		case len(todo) == 0 && len(b.prev.m.Documents) == len(l.docs) && slices.Equal(b.prev.m.Attachments, l.attachmentPaths()):
 			// Nothing changed: the index stays; only the manifest is new.
 			b.res.Incremental, b.res.Reused = true, len(b.prev.m.Documents)
-			return b.manifest(b.prev.m.Documents, b.prev.m.Attachments), nil
+			m := b.manifest(b.prev.m.Documents, b.prev.m.Attachments)
+			m.Index = b.prev.m.Index
+			return m, nil
 		default:
 			b.res.Incremental = true
 			b.nextSeg = b.prev.nextSegment()
@@ -141,11 +144,13 @@ func (b *indexBuild) run(ctx context.Context, l *listing) (*artifact.Manifest, e
 	if err != nil {
 		return nil, err
 	}
-	if err := writeSnapshot(b.dir, b.nextSeg, segs); err != nil {
+	snapshot, err := writeSnapshot(b.dir, b.nextSeg, segs)
+	if err != nil {
 		return nil, err
 	}
 	b.res.Indexed = len(docs) - b.res.Reused
 	m := b.manifest(docs, l.attachmentPaths())
+	m.Index = indexName(m, b.nextSeg, snapshot)
 	if b.opts.Base != nil {
 		for _, d := range b.kept {
 			b.blobs[d.Path] = d.Blob
@@ -281,8 +286,8 @@ func (b *indexBuild) dropFailed(docs []artifact.Document, failed map[string]bool
 
 // segments lists the segments of the new index: the previous index's still
 // holding live chunks, linked into the new directory, then the new ones.
-func (b *indexBuild) segments(deleted map[uint64]*roaring.Bitmap) ([]snapshotSegment, error) {
-	var segs []snapshotSegment
+func (b *indexBuild) segments(deleted map[uint64]*roaring.Bitmap) ([]artifact.SnapshotSegment, error) {
+	var segs []artifact.SnapshotSegment
 	if b.prev != nil {
 		kept, err := b.prev.link(b.dir, deleted)
 		if err != nil {
@@ -291,7 +296,7 @@ func (b *indexBuild) segments(deleted map[uint64]*roaring.Bitmap) ([]snapshotSeg
 		segs = kept
 	}
 	for _, bt := range b.batches {
-		segs = append(segs, snapshotSegment{id: bt.seg, deleted: deleted[bt.seg]})
+		segs = append(segs, artifact.SnapshotSegment{ID: bt.seg, Deleted: deleted[bt.seg]})
 	}
 	return segs, nil
 }

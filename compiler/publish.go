@@ -18,60 +18,84 @@ var ErrOutput = errors.New("cannot write the artifact")
 const lockFile = ".lock"
 
 // publish builds a new index in a fresh directory inside the artifact
-// directory out, given the artifact already there if it can be updated, and
-// makes it current: the index directory is renamed to the
-// name its manifest gives, then the manifest replaces the old one with an
-// atomic rename. Readers see the old artifact or the new one, never a mix;
-// if build fails, or the process dies, the old artifact stays as it was.
+// directory out, given the artifact already there when it checks out (or
+// nil, and why not), and makes it current: the index directory is renamed
+// to the name its manifest gives, then the manifest replaces the old one
+// with an atomic rename. Readers see the old artifact or the new one, never
+// a mix; if build fails, or the process dies, the old artifact stays as it
+// was. build reports keep when the current index already is the new one.
 // One build at a time holds out/.lock.
-func publish(out string, build func(dir string, prev *previous) (*artifact.Manifest, error)) error {
+func publish(out string, build func(dir string, prev *previous, why string) (m *artifact.Manifest, keep bool, err error)) error {
+	if fi, err := os.Stat(out); err == nil && !fi.IsDir() {
+		return fmt.Errorf("%w: %s is a file, not a directory (remove it, or choose another directory with -o)", ErrOutput, out)
+	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
-		return fmt.Errorf("%w: %v (choose another directory with -o)", ErrOutput, err)
+		return fmt.Errorf("%w: %w (choose another directory with -o)", ErrOutput, err)
 	}
 	if err := ensureGitignore(out); err != nil {
-		return fmt.Errorf("%w: %v (choose another directory with -o)", ErrOutput, err)
+		return fmt.Errorf("%w: %w (choose another directory with -o)", ErrOutput, err)
 	}
 	unlock, err := waitLock(filepath.Join(out, lockFile), 5*time.Minute)
 	if err != nil {
-		return fmt.Errorf("%w: %v (is another kbc build stuck?)", ErrOutput, err)
+		return fmt.Errorf("%w: %w (is another kbc build stuck?)", ErrOutput, err)
 	}
 	defer unlock()
 	removeStale(out, "")
 
 	tmp, err := os.MkdirTemp(out, "tmp-index-")
 	if err != nil {
-		return fmt.Errorf("%w: %v (choose another directory with -o)", ErrOutput, err)
+		return fmt.Errorf("%w: %w (choose another directory with -o)", ErrOutput, err)
 	}
-	keep := false
+	placed := false
 	defer func() {
-		if !keep {
+		if !placed {
 			os.RemoveAll(tmp)
 		}
 	}()
-	m, err := build(tmp, loadPrevious(out))
+	prev, why := loadPrevious(out)
+	m, keep, err := build(tmp, prev, why)
 	if err != nil {
 		return err
 	}
-	final := filepath.Join(out, m.Index)
-	if prev, err := artifact.ReadHeader(out); err == nil && prev.Index == m.Index {
-		// The current index already holds these documents; keep it.
-	} else {
-		if err := os.RemoveAll(final); err != nil {
-			return fmt.Errorf("%w: %v", ErrOutput, err)
-		}
+	if !keep {
 		if err := syncDir(tmp); err != nil {
-			return fmt.Errorf("%w: %v", ErrOutput, err)
+			return fmt.Errorf("%w: %w", ErrOutput, err)
 		}
-		if err := os.Rename(tmp, final); err != nil {
-			return fmt.Errorf("%w: %v", ErrOutput, err)
+		if err := replaceDir(tmp, filepath.Join(out, m.Index)); err != nil {
+			return fmt.Errorf("%w: %w", ErrOutput, err)
 		}
-		keep = true
+		placed = true
 	}
 	if err := writeManifest(out, m); err != nil {
-		return fmt.Errorf("%w: %v", ErrOutput, err)
+		return fmt.Errorf("%w: %w", ErrOutput, err)
 	}
 	removeStale(out, m.Index)
 	return nil
+}
+
+// replaceDir renames the directory from to to. When to exists (an index of
+// the same name that did not check out, or that --full rebuilt), the two
+// are exchanged atomically where the system can, and the old one removed.
+func replaceDir(from, to string) error {
+	err := os.Rename(from, to)
+	if err == nil {
+		return nil
+	}
+	if _, serr := os.Lstat(to); serr != nil {
+		return err
+	}
+	if err := exchangeDirs(from, to); err != nil {
+		// Without an atomic exchange, move the old one aside first.
+		aside := from + "-old"
+		if err := os.Rename(to, aside); err != nil {
+			return err
+		}
+		if err := os.Rename(from, to); err != nil {
+			return err
+		}
+		return os.RemoveAll(aside)
+	}
+	return os.RemoveAll(from)
 }
 
 // writeManifest replaces out/manifest.json atomically.

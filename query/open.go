@@ -51,9 +51,10 @@ type Index struct {
 	// Manifest is the manifest without its document list; Documents loads it.
 	Manifest *artifact.Manifest
 
-	snap    *index.Snapshot
-	engine  *engine
-	ranking Ranking
+	snap     *index.Snapshot
+	snapshot *artifact.Snapshot // the snapshot file, for checking placements
+	engine   *engine
+	ranking  Ranking
 
 	docsOnce sync.Once
 	docs     []artifact.Document
@@ -83,22 +84,52 @@ func OpenWith(dir string, r Ranking) (*Index, error) {
 			lastErr = fmt.Errorf("%w: %s names index %s, which is missing", artifact.ErrCorrupt, filepath.Join(dir, artifact.ManifestFile), m.Index)
 			continue
 		}
-		snap, err := index.OpenReader(index.DefaultConfig(indexDir))
+		ix, err := openIndex(dir, indexDir, m, r)
 		if err != nil {
 			if _, serr := os.Stat(indexDir); errors.Is(serr, os.ErrNotExist) {
 				lastErr = err
 				continue
 			}
-			return nil, fmt.Errorf("%w: open index %s: %v", artifact.ErrCorrupt, indexDir, err)
+			return nil, err
 		}
-		eng, err := newEngine(snap)
-		if err != nil {
-			snap.Close()
-			return nil, fmt.Errorf("%w: open index %s: %v", artifact.ErrCorrupt, indexDir, err)
-		}
-		return &Index{Dir: dir, Manifest: m, snap: snap, engine: eng, ranking: r}, nil
+		return ix, nil
 	}
 	return nil, lastErr
+}
+
+// openIndex opens the index directory of manifest m after checking its
+// snapshot and segment files, which Bluge would otherwise map and trust,
+// and that it holds as many live chunks as the manifest counts.
+func openIndex(dir, indexDir string, m *artifact.Manifest, r Ranking) (_ *Index, err error) {
+	snapshot, err := m.CheckIndex(indexDir)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := index.OpenReader(index.DefaultConfig(indexDir))
+	if err != nil {
+		return nil, fmt.Errorf("%w: open index %s: %w", artifact.ErrCorrupt, indexDir, err)
+	}
+	defer func() {
+		// A segment that passed the checks above may still be damaged
+		// inside; Bluge's reader panics on some of those.
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: read index %s: %v", artifact.ErrCorrupt, indexDir, p)
+		}
+		if err != nil {
+			snap.Close()
+		}
+	}()
+	eng, err := newEngine(snap)
+	if err != nil {
+		return nil, fmt.Errorf("%w: open index %s: %w", artifact.ErrCorrupt, indexDir, err)
+	}
+	if len(eng.segs) != len(snapshot.Segments) {
+		return nil, fmt.Errorf("%w: index %s changed while it was opened", artifact.ErrCorrupt, indexDir)
+	}
+	if live := eng.live.Count(); live != uint(m.Counts.Chunks) {
+		return nil, fmt.Errorf("%w: the manifest counts %d chunks, its index %s holds %d", artifact.ErrCorrupt, m.Counts.Chunks, m.Index, live)
+	}
+	return &Index{Dir: dir, Manifest: m, snap: snap, engine: eng, ranking: r, snapshot: snapshot}, nil
 }
 
 // Close releases the index.
@@ -110,6 +141,19 @@ func (ix *Index) Documents() ([]artifact.Document, error) {
 		m, err := artifact.Read(ix.Dir)
 		if err != nil {
 			ix.docsErr = err
+			return
+		}
+		if m.Index != ix.Manifest.Index {
+			// A build replaced the artifact since it was opened.
+			ix.docsErr = fmt.Errorf("%w: the artifact in %s was replaced while it was read: run the command again", artifact.ErrCorrupt, ix.Dir)
+			return
+		}
+		counts := make(map[uint64]uint64, len(ix.engine.segs))
+		for i, s := range ix.snapshot.Segments {
+			counts[s.ID] = ix.engine.segs[i].Count()
+		}
+		if err := m.CheckPlacement(ix.snapshot, counts); err != nil {
+			ix.docsErr = fmt.Errorf("%w: run kbc build to rebuild it", err)
 			return
 		}
 		ix.docs = m.Documents

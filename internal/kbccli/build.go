@@ -17,6 +17,7 @@ type buildOptions struct {
 	out       string
 	keepGoing bool
 	full      bool
+	verbose   bool
 	format    string
 	stemmer   string
 	stopwords string
@@ -34,9 +35,11 @@ manifest.json in .kbq/ at the repository root (which gets a .gitignore of
 its own). Any validation error fails the build and leaves the previous
 artifact as it was, unless --keep-going, which leaves bad files out.
 
-Builds are incremental: when the previous artifact was built the same way,
-only documents whose content changed are compiled again (and their
-diagnostics reported); --full compiles everything. A full build is
+Builds are incremental: when the previous artifact was built the same way
+and its index checks out against its manifest, only documents whose content
+changed are compiled again (and their diagnostics reported). Otherwise, and
+with --full, the build starts from nothing; -v says why. An artifact whose
+manifest and index disagree is rebuilt, never updated. A full build is
 reproducible: the same commit builds the same bytes (built_at comes from
 SOURCE_DATE_EPOCH, else the commit time). Either way the new artifact
 replaces the old one atomically, and a running kbq serve picks it up.
@@ -55,7 +58,8 @@ EXAMPLES:
 		Flags: append(sourceFlags(&o.source, "default, unless CI=true"),
 			&ucli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the artifact to `DIR` (default: .kbq at the repository root)", Destination: &o.out},
 			&ucli.BoolFlag{Name: "keep-going", Aliases: []string{"k"}, Usage: "leave out files with errors instead of failing", Destination: &o.keepGoing},
-			&ucli.BoolFlag{Name: "full", Usage: "compile every document, even when the previous artifact could be updated", Destination: &o.full},
+			&ucli.BoolFlag{Name: "full", Usage: "build from nothing, whatever the previous artifact holds", Destination: &o.full},
+			&ucli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "say why a build is full rather than incremental", Destination: &o.verbose},
 			&ucli.StringFlag{Name: "stemmer", Usage: "stem English words with `NAME`: porter, porter2 or none", Value: artifact.DefaultAnalysis.Stemmer, Destination: &o.stemmer},
 			&ucli.StringFlag{Name: "stopwords", Usage: "drop the stop words of `LIST`: lucene, snowball or none", Value: artifact.DefaultAnalysis.Stopwords, Destination: &o.stopwords},
 			&ucli.StringFlag{Name: "format", Usage: "diagnostics as `FORMAT`: text, github or json", Value: "text", Destination: &o.format},
@@ -123,6 +127,9 @@ func runBuild(c *ucli.Context, s *cli.Streams, g *globalOptions, o *buildOptions
 		return err
 	}
 	m := res.Manifest
+	if o.verbose && res.FullReason != "" {
+		fmt.Fprintf(s.Err, "kbc: full build: %s\n", res.FullReason)
+	}
 	fmt.Fprintf(s.Err, "kbc: built %s: %d %s, %d %s", displayPath(out), m.Counts.Documents,
 		plural(m.Counts.Documents, "document", "documents"), m.Counts.Chunks, plural(m.Counts.Chunks, "chunk", "chunks"))
 	if res.Incremental {

@@ -115,10 +115,8 @@ func ExplainOpenError(dir string, err error) error {
 	switch {
 	case errors.Is(err, artifact.ErrNoArtifact):
 		return fmt.Errorf("%w: %s has no manifest.json: build the artifact with `kbc build`, or point at one with --index DIR", artifact.ErrNoArtifact, dir)
-	case errors.Is(err, artifact.ErrIncompatible):
-		return fmt.Errorf("%v: rebuild it with the kbc of this kbq (%s), or use the kbq that matches the kbc that built it", err, Version)
 	case errors.Is(err, artifact.ErrCorrupt):
-		return fmt.Errorf("%v: rebuild it with `kbc build`", err)
+		return fmt.Errorf("%w: rebuild it with `kbc build`", err)
 	}
 	return err
 }
