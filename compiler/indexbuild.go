@@ -77,9 +77,10 @@ func (b *indexBuild) run(ctx context.Context, l *listing) (*artifact.Manifest, e
 		case len(todo) == 0 && len(b.prev.m.Documents) == len(l.docs) && slices.Equal(b.prev.m.Attachments, l.attachmentPaths()):
 			// Nothing changed: the index stays; only the manifest is new.
 			b.res.Incremental, b.res.Reused = true, len(b.prev.m.Documents)
+			b.kept = b.prev.m.Documents
 			m := b.manifest(b.prev.m.Documents, b.prev.m.Attachments)
 			m.Index = b.prev.m.Index
-			return m, nil
+			return m, b.markDirty(m, l)
 		default:
 			b.res.Incremental = true
 			b.nextSeg = b.prev.nextSegment()
@@ -151,20 +152,29 @@ func (b *indexBuild) run(ctx context.Context, l *listing) (*artifact.Manifest, e
 	b.res.Indexed = len(docs) - b.res.Reused
 	m := b.manifest(docs, l.attachmentPaths())
 	m.Index = indexName(m, b.nextSeg, snapshot)
-	if b.opts.Base != nil {
-		for _, d := range b.kept {
+	return m, b.markDirty(m, l)
+}
+
+// markDirty records in m whether the knowledge read differs from the base
+// commit's, and the time of a dirty build.
+func (b *indexBuild) markDirty(m *artifact.Manifest, l *listing) error {
+	if b.opts.Base == nil {
+		return nil
+	}
+	for _, d := range b.kept {
+		if _, read := b.blobs[d.Path]; !read {
 			b.blobs[d.Path] = d.Blob
 		}
-		dirty, err := b.dirty(l)
-		if err != nil {
-			return nil, err
-		}
-		m.Source.Dirty = dirty
-		if dirty && !b.opts.DirtyBuiltAt.IsZero() {
-			m.BuiltAt = b.opts.DirtyBuiltAt.UTC()
-		}
 	}
-	return m, nil
+	dirty, err := b.dirty(l)
+	if err != nil {
+		return err
+	}
+	m.Source.Dirty = dirty
+	if dirty && !b.opts.DirtyBuiltAt.IsZero() {
+		m.BuiltAt = b.opts.DirtyBuiltAt.UTC()
+	}
+	return nil
 }
 
 // add queues a document for the current segment.
