@@ -240,13 +240,39 @@ func Slug(text string) string {
 var latinFold = strings.NewReplacer("ø", "o", "Ø", "O", "ß", "ss", "æ", "ae", "Æ", "AE", "œ", "oe", "Œ", "OE",
 	"ł", "l", "Ł", "L", "đ", "d", "Đ", "D", "þ", "th", "Þ", "TH", "ð", "d", "ı", "i")
 
+// ScopeDir returns the directory of the deepest scope containing dir: the
+// nearest directory at or above dir, up to root, that holds a .kb/
+// directory; root when none does. Writes made from dir go there.
+func ScopeDir(root, dir string) string {
+	rel, err := filepath.Rel(root, dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return root
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		if fi, err := os.Lstat(filepath.Join(d, KBDir)); err == nil && fi.IsDir() {
+			return d
+		}
+		if d == root || filepath.Dir(d) == d {
+			return root
+		}
+	}
+}
+
 // Forget removes the memory ref names: a path to a file inside a
-// .kb/memories/ directory, or an id of the memories of scopeDir. It returns
-// the removed file's path.
-func Forget(scopeDir, ref string) (string, error) {
+// .kb/memories/ directory, or an id of the memories of the scope rooted at
+// scopeDir. An id that scope lacks is refused, naming the file of an
+// enclosing scope (up to root) that has it, so that a memory is never
+// removed from another scope by mistake. It returns the removed file's
+// path.
+func Forget(root, scopeDir, ref string) (string, error) {
 	if id, err := strconv.Atoi(ref); err == nil {
 		dir := filepath.Join(scopeDir, KBDir, "memories")
 		path, err := findMemory(dir, id)
+		if errors.Is(err, ErrNoMemory) {
+			if other := enclosingMemory(root, scopeDir, id); other != "" {
+				return "", fmt.Errorf("%w: no memory has id %d in %s; the enclosing scope's %s has it: forget it by that path, or with --dir", ErrNoMemory, id, dir, other)
+			}
+		}
 		if err != nil {
 			return "", err
 		}
@@ -274,7 +300,23 @@ func Forget(scopeDir, ref string) (string, error) {
 	return abs, os.Remove(abs)
 }
 
-// findMemory returns the file of memory id in dir.
+// enclosingMemory returns the file of memory id in the nearest scope above
+// scopeDir, up to root, that has one, or "".
+func enclosingMemory(root, scopeDir string, id int) string {
+	for d := scopeDir; d != root && filepath.Dir(d) != d; {
+		d = filepath.Dir(d)
+		if path, err := findMemory(filepath.Join(d, KBDir, "memories"), id); err == nil {
+			return path
+		}
+		if rel, err := filepath.Rel(root, d); err != nil || strings.HasPrefix(rel, "..") {
+			return ""
+		}
+	}
+	return ""
+}
+
+// findMemory returns the file of memory id in dir. Two files with the id
+// are an error naming both.
 func findMemory(dir string, id int) (string, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
@@ -283,7 +325,7 @@ func findMemory(dir string, id int) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var byName string
+	var byName, byID string
 	for _, e := range entries {
 		name := e.Name()
 		if e.IsDir() || !isMarkdown(name) {
@@ -297,7 +339,10 @@ func findMemory(dir string, id int) (string, error) {
 		fm := splitFrontmatter(src, false, func(int, int, string) {})
 		if m := memoryIDRE.FindSubmatch(src.text[:fm.body]); m != nil {
 			if n, _ := strconv.Atoi(string(m[1])); n == id {
-				return filepath.Join(dir, name), nil
+				if byID != "" {
+					return "", fmt.Errorf("%w: memory id %d is used by both %s and %s: forget one of them by path", ErrNotMemory, id, byID, filepath.Join(dir, name))
+				}
+				byID = filepath.Join(dir, name)
 			}
 			continue
 		}
@@ -306,6 +351,9 @@ func findMemory(dir string, id int) (string, error) {
 				byName = filepath.Join(dir, name)
 			}
 		}
+	}
+	if byID != "" {
+		return byID, nil
 	}
 	if byName != "" {
 		return byName, nil

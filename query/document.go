@@ -179,6 +179,9 @@ func (ix *Index) List(req ListRequest) ([]Listed, error) {
 	if err != nil {
 		return nil, err
 	}
+	if _, err := ix.selectedScopes(req.Scopes, Parsed{}); err != nil {
+		return nil, err
+	}
 	out := []Listed{}
 	for _, d := range docs {
 		if len(req.Kinds) > 0 && !slices.Contains(req.Kinds, d.Kind) {

@@ -18,6 +18,8 @@ var (
 	ErrNoResults = errors.New("no results")
 	// ErrNotFound means a document does not exist.
 	ErrNotFound = errors.New("not found")
+	// ErrUnknownScope means a request names a scope the artifact lacks.
+	ErrUnknownScope = errors.New("unknown scope")
 )
 
 // Ranking parameters. Chosen by measurement; docs/benchmarks.md has the

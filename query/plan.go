@@ -195,10 +195,7 @@ func facetNode(term string) node {
 
 // scopeNode matches a scope and, for directory scopes, the scopes below.
 func scopeNode(scope string) node {
-	scope = strings.TrimSuffix(scope, "/")
-	if scope == "." || scope == "" {
-		scope = artifact.ScopeProject
-	}
+	scope = normalizeScope(scope)
 	ns := anyNode{facetNode(artifact.FacetScope(scope))}
 	if dir, ok := artifact.ScopeDir(scope); ok && dir != "" {
 		ns = append(ns, expandNode{fields: []string{artifact.FieldFacet}, prefix: artifact.FacetScope(scope) + "/"})

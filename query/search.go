@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -65,6 +66,9 @@ type Response struct {
 	Results []Result `json:"results"`
 	// Trimmed is set when results were dropped or cut to fit MaxTokens.
 	Trimmed bool `json:"-"`
+	// Elsewhere, when nothing matched in the scopes in force, counts the
+	// chunks that match in other scopes.
+	Elsewhere int `json:"-"`
 }
 
 // Defaults of a Request.
@@ -87,13 +91,18 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 			return nil, fmt.Errorf("unknown kind %q (want one of %s)", k, strings.Join(artifact.Kinds, ", "))
 		}
 	}
+	parsed := Parse(req.Query)
+	selected, err := ix.selectedScopes(req.Scopes, parsed)
+	if err != nil {
+		return nil, err
+	}
 	an := artifact.NewAnalyzer(ix.Manifest.Analysis)
-	plan := ix.plan(Parse(req.Query), an)
+	plan := ix.plan(parsed, an)
 	if plan.root == nil {
 		return &Response{Query: req.Query, Results: []Result{}}, nil
 	}
 	root := plan.root
-	if must, mustNot := ix.filters(req); len(must)+len(mustNot) > 0 {
+	if must, mustNot := ix.filters(req, selected); len(must)+len(mustNot) > 0 {
 		root = boolNode{must: append([]node{root}, must...), mustNot: mustNot}
 	}
 	ev := ix.engine.newEval(ix.ranking, ix.Manifest.Fields, ix.Manifest.Counts.Chunks)
@@ -126,12 +135,67 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 	if resp.Results == nil {
 		resp.Results = []Result{}
 	}
+	if total == 0 && !req.AllScopes && !selected {
+		// Say when other scopes would have answered.
+		all := plan.root
+		if must, mustNot := ix.filters(Request{Kinds: req.Kinds, Tags: req.Tags, AllScopes: true}, false); len(must)+len(mustNot) > 0 {
+			all = boolNode{must: append([]node{plan.root}, must...), mustNot: mustNot}
+		}
+		ev := ix.engine.newEval(ix.ranking, ix.Manifest.Fields, ix.Manifest.Counts.Chunks)
+		if m, err := all.match(ev, false); err == nil {
+			resp.Elsewhere = int(m.Count())
+		}
+	}
 	return resp, nil
+}
+
+// selectedScopes checks the scopes a request names, by --scope or scope:
+// in the query, against the artifact's, and reports whether it names any:
+// a query that selects scopes searches them from anywhere.
+func (ix *Index) selectedScopes(scopes []string, p Parsed) (bool, error) {
+	for _, c := range p.Clauses {
+		if c.Kind == Filter && c.Field == "scope" && c.Occur == Must {
+			scopes = append(scopes, c.Text)
+		}
+	}
+	for _, s := range scopes {
+		if !ix.knownScope(s) {
+			known := slices.Sorted(maps.Keys(ix.Manifest.Counts.ByScope))
+			return false, fmt.Errorf("%w: %q is not a scope of this artifact; its scopes are %s", ErrUnknownScope, s, strings.Join(known, ", "))
+		}
+	}
+	return len(scopes) > 0, nil
+}
+
+// knownScope reports whether scope, or a scope below it, holds documents.
+func (ix *Index) knownScope(scope string) bool {
+	scope = normalizeScope(scope)
+	for s := range ix.Manifest.Counts.ByScope {
+		if s == scope {
+			return true
+		}
+		if dir, ok := artifact.ScopeDir(scope); ok && dir != "" && strings.HasPrefix(s, scope+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// normalizeScope accepts "." and "" for the project scope, and a trailing
+// slash.
+func normalizeScope(scope string) string {
+	scope = strings.TrimSuffix(strings.TrimPrefix(scope, "./"), "/")
+	if scope == "." || scope == "" {
+		return artifact.ScopeProject
+	}
+	return scope
 }
 
 // filters returns the constraints of the request's flags and of scope
 // precedence: nodes every result must match, and nodes none may match.
-func (ix *Index) filters(req Request) (must, mustNot []node) {
+// When the request selects scopes, they are searched wherever it is made
+// from, without the precedence of the scopes in force there.
+func (ix *Index) filters(req Request, selected bool) (must, mustNot []node) {
 	add := func(values []string, term func(string) node) {
 		if len(values) == 0 {
 			return
@@ -145,7 +209,7 @@ func (ix *Index) filters(req Request) (must, mustNot []node) {
 	add(req.Kinds, func(v string) node { return facetNode(artifact.FacetKind(v)) })
 	add(req.Tags, func(v string) node { return facetNode(artifact.FacetTag(v)) })
 	add(req.Scopes, scopeNode)
-	if req.AllScopes {
+	if req.AllScopes || selected {
 		return must, nil
 	}
 	// Filters that cannot exclude anything are left out.

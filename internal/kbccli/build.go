@@ -168,6 +168,28 @@ func displayPath(p string) string {
 	return p
 }
 
+// displayRepoPath shows p, a path inside the repository at root, relative
+// to the working directory, as git does (../.kb/x.md); else as it is.
+func displayRepoPath(root, p string) string {
+	wd, err := filepath.Abs(".")
+	if err != nil {
+		return p
+	}
+	if resolved, err := filepath.EvalSymlinks(wd); err == nil {
+		wd = resolved
+	}
+	if resolved, err := filepath.EvalSymlinks(root); err == nil {
+		root = resolved
+	}
+	if inRoot, err := filepath.Rel(root, wd); err != nil || startsWithDotDot(inRoot) || inRoot == ".." {
+		return displayPath(p)
+	}
+	if rel, err := filepath.Rel(wd, p); err == nil {
+		return rel
+	}
+	return p
+}
+
 func startsWithDotDot(p string) bool {
 	return len(p) >= 3 && p[:3] == ".."+string(filepath.Separator)
 }

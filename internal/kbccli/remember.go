@@ -30,8 +30,10 @@ func newRememberCommand(s *cli.Streams, g *globalOptions) *ucli.Command {
 		Description: `Writes D/.kb/memories/NNN-slug.md with the text and frontmatter: id (one
 more than the largest id there, so hand-made files never collide), created
 (now, RFC 3339 with zone), tags, and source (user-told unless --source).
-Prints the new file's path. D is the repository root unless --dir; "-" reads
-the text from stdin. Concurrent remembers never share an id or a file, and a
+Prints the new file's path. Without --dir the memory goes into the deepest
+existing scope containing the current directory (the nearest .kb/ at or
+above it, else the repository root's); --dir D names D's own scope and
+creates D/.kb/ if needed. "-" reads the text from stdin. Concurrent remembers never share an id or a file, and a
 failure leaves nothing behind.
 
 EXAMPLES:
@@ -42,7 +44,7 @@ EXAMPLES:
 ` + exitCodesHelp,
 		Flags: []ucli.Flag{
 			&ucli.StringSliceFlag{Name: "tags", Usage: "tag the memory with `TAGS` (comma-separated or repeated)"},
-			&ucli.StringFlag{Name: "dir", Usage: "write into `D`/.kb/memories (default: the repository root)", Destination: &o.dir},
+			&ucli.StringFlag{Name: "dir", Usage: "write into `D`/.kb/memories (default: the deepest scope containing the current directory)", Destination: &o.dir},
 			&ucli.StringFlag{Name: "source", Usage: "record where the memory came from: `S` such as user-told or extracted", Destination: &o.source},
 			&ucli.BoolFlag{Name: "stage", Usage: "add the new file to git's index", Destination: &o.stage},
 		},
@@ -82,7 +84,7 @@ func runRemember(c *ucli.Context, s *cli.Streams, g *globalOptions, o *rememberO
 			return fmt.Errorf("%w (the memory is written at %s)", err, path)
 		}
 	}
-	fmt.Fprintln(s.Out, displayPath(path))
+	fmt.Fprintln(s.Out, displayRepoPath(repo.Root(), path))
 	return nil
 }
 
@@ -96,8 +98,19 @@ func openScopeDir(g *globalOptions, dir string) (*gitsource.Repo, string, error)
 	if repo.Root() == "" {
 		return nil, "", cli.Usagef("a bare repository has no working tree to write memories in")
 	}
+	root, err := filepath.EvalSymlinks(repo.Root())
+	if err != nil {
+		return nil, "", err
+	}
 	if dir == "" {
-		return repo, repo.Root(), nil
+		wd, err := filepath.Abs(g.workDir())
+		if err != nil {
+			return nil, "", err
+		}
+		if resolved, err := filepath.EvalSymlinks(wd); err == nil {
+			wd = resolved
+		}
+		return repo, compiler.ScopeDir(root, wd), nil
 	}
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(g.workDir(), dir)
@@ -106,7 +119,6 @@ func openScopeDir(g *globalOptions, dir string) (*gitsource.Repo, string, error)
 	if err != nil {
 		return nil, "", err
 	}
-	root, _ := filepath.EvalSymlinks(repo.Root())
 	resolved, err := filepath.EvalSymlinks(abs)
 	if err != nil {
 		return nil, "", cli.Usagef("--dir %s: %v", dir, err)
@@ -127,15 +139,17 @@ func newForgetCommand(s *cli.Streams, g *globalOptions) *ucli.Command {
 		Name:      "forget",
 		Usage:     "remove a memory",
 		UsageText: "kbc forget ID|PATH [--dir D]",
-		Description: `Removes a memory, by id (of the memories in D/.kb/memories, the repository
-root unless --dir) or by path, and takes it out of git's index if it is
-there, so that the next commit deletes it. Refuses anything that is not in
-a .kb/memories/ directory.
+		Description: `Removes a memory, by path (relative to the current directory) or by id,
+and takes it out of git's index if it is there, so that the next commit
+deletes it. An id is looked up in the deepest scope containing the current
+directory (the nearest .kb/ at or above it), or in D/.kb/memories with
+--dir D; an id only an enclosing scope has is refused, naming its file.
+Refuses anything that is not in a .kb/memories/ directory.
 
 ` + exitCodesHelp + `
    (1 also when no memory has that id or path)`,
 		Flags: []ucli.Flag{
-			&ucli.StringFlag{Name: "dir", Usage: "forget a memory of `D`/.kb/memories (default: the repository root)", Destination: &dir},
+			&ucli.StringFlag{Name: "dir", Usage: "forget a memory of `D`/.kb/memories (default: the deepest scope containing the current directory)", Destination: &dir},
 		},
 		Action: func(c *ucli.Context) error {
 			if c.NArg() != 1 {
@@ -149,7 +163,11 @@ a .kb/memories/ directory.
 			if !isNumber(ref) && !filepath.IsAbs(ref) {
 				ref = filepath.Join(g.workDir(), ref)
 			}
-			path, err := compiler.Forget(scope, ref)
+			root, err := filepath.EvalSymlinks(repo.Root())
+			if err != nil {
+				return err
+			}
+			path, err := compiler.Forget(root, scope, ref)
 			switch {
 			case errors.Is(err, compiler.ErrNoMemory):
 				fmt.Fprintf(s.Err, "kbc: %v\n", err)
@@ -166,7 +184,7 @@ a .kb/memories/ directory.
 					return err
 				}
 			}
-			fmt.Fprintf(s.Out, "%s\n", displayPath(path))
+			fmt.Fprintf(s.Out, "%s\n", displayRepoPath(root, path))
 			return nil
 		},
 	}

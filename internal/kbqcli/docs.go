@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -23,11 +24,12 @@ func newGetCommand(s *cli.Streams) *ucli.Command {
 		Name:      "get",
 		Usage:     "print a whole document",
 		UsageText: "kbq get TOPIC|PATH|memory:ID [--dir D] [--json]",
-		Description: `Prints a document as written, frontmatter included. Name it by its path
-(services/api/.kb/deploy.md), its topic (deploy/steps: the path inside
-.kb/ without .md) or, for memories, memory:ID. When several scopes hold the
-topic or id, the one in force from --dir (default: the current directory)
-wins, the deepest first.
+		Description: `Prints a document as written, frontmatter included. Name it by its path,
+relative to the current directory as git's are, or absolute
+(.kb/deploy.md), by its topic (deploy/steps: the path inside .kb/ without
+.md) or, for memories, memory:ID. When several scopes hold the topic or id,
+the one in force from --dir (default: the current directory) wins, the
+deepest first.
 
 ` + ExitCodesHelp,
 		Flags: []ucli.Flag{
@@ -48,10 +50,13 @@ wins, the deepest first.
 			if err != nil {
 				return err
 			}
-			doc, err := ix.Get(c.Context, c.Args().First(), d)
+			ref, err := documentRef(ix, c.Args().First())
 			if err != nil {
-				fmt.Fprintf(s.Err, "kbq: %v\n", err)
-				return cli.ErrFailure
+				return err
+			}
+			doc, err := ix.Get(c.Context, ref, d)
+			if err != nil {
+				return err
 			}
 			if asJSON {
 				return WriteJSON(s.Out, doc)
@@ -108,6 +113,42 @@ source, in path order.
 			return nil
 		},
 	}
+}
+
+// documentRef turns a path typed on the command line (one ending in .md,
+// or starting with ./ or ../, or absolute) into the repository path it
+// names, relative to the current directory as git's paths are. Topic keys
+// and memory:ID pass unchanged.
+func documentRef(ix *Opened, ref string) (string, error) {
+	looksLikePath := filepath.IsAbs(ref) || strings.HasPrefix(ref, "./") || strings.HasPrefix(ref, "../") ||
+		strings.EqualFold(filepath.Ext(ref), ".md")
+	if !looksLikePath || strings.HasPrefix(ref, "memory:") || ix.RepoRoot == "" {
+		return ref, nil
+	}
+	abs, err := filepath.Abs(ref)
+	if err != nil {
+		return "", err
+	}
+	rel, ok := InRepo(ix.RepoRoot, abs)
+	if !ok {
+		return "", cli.Usagef("%s is outside the repository at %s", ref, ix.RepoRoot)
+	}
+	docs, err := ix.Documents()
+	if err != nil {
+		return "", err
+	}
+	for _, d := range docs {
+		if d.Path == rel {
+			return rel, nil
+		}
+	}
+	hint := "kbq list shows them"
+	for _, d := range docs {
+		if d.Path == filepath.ToSlash(filepath.Clean(ref)) {
+			hint = "paths are relative to the current directory; from the repository root this is " + d.Path
+		}
+	}
+	return "", fmt.Errorf("%w: %s (%s) is not a document of the artifact (%s)", query.ErrNotFound, ref, rel, hint)
 }
 
 func writeList(w io.Writer, docs []query.Listed) error {

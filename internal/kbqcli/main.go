@@ -71,7 +71,7 @@ func exitCode(err error) (int, bool) {
 	case errors.Is(err, query.ErrNoResults), errors.Is(err, query.ErrNotFound):
 		return cli.ExitFailure, true
 	case errors.Is(err, artifact.ErrNoArtifact), errors.Is(err, artifact.ErrCorrupt),
-		errors.Is(err, artifact.ErrIncompatible):
+		errors.Is(err, artifact.ErrIncompatible), errors.Is(err, query.ErrUnknownScope):
 		return cli.ExitError, true
 	}
 	return 0, false
@@ -162,4 +162,11 @@ func InRepo(root, abs string) (string, bool) {
 		return "", true
 	}
 	return filepath.ToSlash(rel), true
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -45,7 +45,10 @@ QUERY SYNTAX:
 
 SCOPES: --dir (default: the current directory) decides which .kb/ scopes
 are in force: global, project, and the directory scopes containing it. For
-the same topic the deepest one wins. --all-scopes searches everything.
+the same topic the deepest one wins. --scope S (or scope:S in the query)
+searches scope S and the scopes below it from anywhere; --all-scopes
+searches everything. When nothing in force matches but other scopes do,
+kbq says how many on stderr.
 
 OUTPUT: human text by default (colour on a terminal, never with NO_COLOR),
 --md for agents (whole chunks), --json with path, topic, kind, scope,
@@ -118,6 +121,10 @@ func runSearch(c *ucli.Context, s *cli.Streams, o *searchOptions) error {
 	}
 	if len(resp.Results) == 0 {
 		fmt.Fprintf(s.Err, "kbq: no results for %q\n", q)
+		if resp.Elsewhere > 0 {
+			fmt.Fprintf(s.Err, "kbq: %d %s in scopes not in force here: search them with --all-scopes, or name one with --scope\n",
+				resp.Elsewhere, plural(resp.Elsewhere, "chunk matches", "chunks match"))
+		}
 		return cli.ErrFailure
 	}
 	return nil

@@ -45,6 +45,9 @@ type searchArgs struct {
 	Kind      string `json:"kind,omitempty" jsonschema:"only documents of this kind: context, memory, article or topic"`
 	Tag       string `json:"tag,omitempty" jsonschema:"only documents with this tag"`
 	Dir       string `json:"dir,omitempty" jsonschema:"the directory the question is about, relative to the repository root or absolute: the knowledge scopes that contain it are in force and deeper ones win (default: where the server runs)"`
+	Scope     string `json:"scope,omitempty" jsonschema:"only documents of this scope and below, from wherever the question is asked: global, project or a directory such as services/api"`
+	AllScopes bool   `json:"all_scopes,omitempty" jsonschema:"search every scope, not only those in force for dir, without shadowing"`
+	Chunks    bool   `json:"chunks,omitempty" jsonschema:"return every matching chunk, not only each document's best"`
 }
 
 type getArgs struct {
@@ -165,12 +168,15 @@ func (t *tools) searchRequest(in searchArgs) (query.Request, error) {
 	if err != nil {
 		return query.Request{}, err
 	}
-	req := query.Request{Query: q, N: in.N, MaxTokens: in.MaxTokens, Dir: dir}
+	req := query.Request{Query: q, N: in.N, MaxTokens: in.MaxTokens, Dir: dir, AllScopes: in.AllScopes, Chunks: in.Chunks}
 	if in.Kind != "" {
 		req.Kinds = []string{in.Kind}
 	}
 	if in.Tag != "" {
 		req.Tags = []string{in.Tag}
+	}
+	if in.Scope != "" {
+		req.Scopes = []string{in.Scope}
 	}
 	return req, nil
 }

@@ -216,7 +216,7 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 // an unusable artifact 503.
 func fail(w http.ResponseWriter, err error) {
 	switch {
-	case errors.Is(err, errArgs):
+	case errors.Is(err, errArgs), errors.Is(err, query.ErrUnknownScope):
 		writeError(w, http.StatusBadRequest, err.Error())
 	case errors.Is(err, query.ErrNotFound):
 		writeError(w, http.StatusNotFound, err.Error())
@@ -244,7 +244,8 @@ func boolParam(q url.Values, name string) bool {
 
 func (a *httpAPI) search(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	in := searchArgs{Query: q.Get("q"), Kind: q.Get("kind"), Tag: q.Get("tag"), Dir: q.Get("dir")}
+	in := searchArgs{Query: q.Get("q"), Kind: q.Get("kind"), Tag: q.Get("tag"), Dir: q.Get("dir"), Scope: q.Get("scope"),
+		Chunks: boolParam(q, "chunks"), AllScopes: boolParam(q, "all_scopes")}
 	var err error
 	if in.N, err = intParam(q, "n"); err != nil {
 		fail(w, err)
@@ -257,16 +258,11 @@ func (a *httpAPI) search(w http.ResponseWriter, r *http.Request) {
 	if in.N == 0 {
 		in.N = query.DefaultN
 	}
-	// The HTTP API also takes the CLI's scope, chunks and all_scopes.
 	req, err := a.t.searchRequest(in)
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	if s := q.Get("scope"); s != "" {
-		req.Scopes = []string{s}
-	}
-	req.Chunks, req.AllScopes = boolParam(q, "chunks"), boolParam(q, "all_scopes")
 	ix, release, err := a.t.live.Acquire()
 	if err != nil {
 		fail(w, err)

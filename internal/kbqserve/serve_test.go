@@ -115,6 +115,20 @@ func TestMCPTools(t *testing.T) {
 		t.Errorf("search from services/api found %v first", got)
 	}
 
+	// scope, all_scopes and chunks, as kbq search takes them.
+	res, out = call(t, cs, "knowledge_search", map[string]any{"query": "helm", "scope": "services/api"})
+	if got, _ := out["results"].([]any); res.IsError || len(got) != 1 || got[0].(map[string]any)["path"] != "services/api/.kb/deploy.md" {
+		t.Errorf("search with scope from the root: %v %s", out, text(res))
+	}
+	res, out = call(t, cs, "knowledge_search", map[string]any{"query": "deploying", "all_scopes": true, "chunks": true, "kind": "topic", "n": 10})
+	if got, _ := out["results"].([]any); res.IsError || len(got) != 2 {
+		t.Errorf("search with all_scopes: %v %s", out, text(res))
+	}
+	res, _ = call(t, cs, "knowledge_search", map[string]any{"query": "helm", "scope": "nosuch"})
+	if !res.IsError || !strings.Contains(text(res), `"nosuch" is not a scope of this artifact; its scopes are project, services/api`) {
+		t.Errorf("unknown scope: %s", text(res))
+	}
+
 	res, out = call(t, cs, "knowledge_get", map[string]any{"ref": "memory:1"})
 	if res.IsError || !strings.Contains(text(res), "Retry the billing API") || out["kind"] != "memory" {
 		t.Errorf("get: %v %s", out, text(res))
@@ -189,6 +203,9 @@ func TestHTTPAPI(t *testing.T) {
 		{"/search?q=rollback&n=1", nil, 200, `"path":".kb/deploy.md"`},
 		{"/search?q=deploy&dir=services/api&n=1", nil, 200, `"path":"services/api/.kb/deploy.md"`},
 		{"/search?q=deploy&kind=memory", nil, 200, `"results":[]`},
+		{"/search?q=helm&scope=services/api", nil, 200, `"path":"services/api/.kb/deploy.md"`},
+		{"/search?q=helm&all_scopes=true&chunks=true", nil, 200, `"path":"services/api/.kb/deploy.md"`},
+		{"/search?q=helm&scope=nosuch", nil, 400, "its scopes are project, services/api"},
 		{"/search?q=", nil, 400, "query is empty"},
 		{"/search?q=x&n=abc", nil, 400, "is not a number"},
 		{"/search?q=" + strings.Repeat("x", 5000), nil, 400, "over 4096"},
