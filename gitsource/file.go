@@ -22,6 +22,10 @@ var (
 	ErrUnsupported = errors.New("unsupported repository feature")
 	// ErrTooLarge means a file is over the size cap passed to Read.
 	ErrTooLarge = errors.New("file too large")
+	// ErrDamaged means an object the source needs is missing from the
+	// repository or cannot be decoded; the message names it and the path
+	// that needs it.
+	ErrDamaged = errors.New("damaged repository")
 )
 
 // Kind is what a tree entry is.

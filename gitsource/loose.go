@@ -34,21 +34,18 @@ func (r *Repo) readLoose(h plumbing.Hash, path string, max int64) ([]byte, bool,
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, true, fmt.Errorf("read blob %s of %s: %w", hex, path, err)
+		return nil, true, err
 	}
 	defer f.Close()
 	compressed, err := io.ReadAll(f)
 	if err != nil {
-		return nil, true, fmt.Errorf("read blob %s of %s: %w", hex, path, err)
-	}
-	data, err := inflateBlob(compressed, path, max)
-	if errors.Is(err, ErrTooLarge) {
 		return nil, true, err
 	}
-	if err != nil {
-		return nil, true, fmt.Errorf("read blob %s of %s: %w", hex, path, err)
+	data, err := inflateBlob(compressed, path, max)
+	if err != nil && !errors.Is(err, ErrTooLarge) {
+		return nil, true, fmt.Errorf("loose object: %w", err)
 	}
-	return data, true, nil
+	return data, true, err
 }
 
 // inflateBlob decodes a loose object, "blob SIZE\x00" and the content,

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-billy/v5"
@@ -24,6 +25,10 @@ type Repo struct {
 	git    *git.Repository
 	root   string           // absolute working tree root; "" when bare
 	gitDir billy.Filesystem // the repository directory, common dir resolved
+	// objects is held while go-git reads objects, which it is not safe to
+	// do concurrently, and while it forgets its list of packs (retry.go).
+	// Loose objects, most of what a build reads, are read without it.
+	objects sync.Mutex
 }
 
 // readOnlySafeExtensions are repository extensions that change nothing about

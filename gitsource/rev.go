@@ -18,9 +18,15 @@ func (r *Repo) Rev(rev string) (Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	tree, err := commit.Tree()
+	var tree *object.Tree
+	err = r.readObject(commit.TreeHash, "tree", "commit "+commit.Hash.String(), func() error {
+		return r.locked(func() (err error) {
+			tree, err = commit.Tree()
+			return err
+		})
+	})
 	if err != nil {
-		return nil, fmt.Errorf("read tree of %s: %w", commit.Hash, err)
+		return nil, err
 	}
 	return &revSnapshot{repo: r, tree: tree, info: Info{
 		Mode: "rev", Rev: rev, Commit: commit.Hash.String(), Tree: tree.Hash.String(),
@@ -35,13 +41,53 @@ func (r *Repo) commit(rev string) (*object.Commit, error) {
 				return nil, fmt.Errorf("HEAD: %w: the repository has no commits yet (commit first, or build with --staged or --worktree)", ErrUnknownRevision)
 			}
 		}
+		// A name that resolves to a hash whose object cannot be read is a
+		// damaged repository, not an unknown revision.
+		if target := r.refTarget(rev); !target.IsZero() {
+			if _, oerr := r.objectOf(target, rev); oerr != nil {
+				return nil, oerr
+			}
+		}
 		return nil, fmt.Errorf("%q: %w (give a branch, tag or commit that exists: git log --oneline shows them)", rev, ErrUnknownRevision)
 	}
-	commit, err := r.git.CommitObject(*h)
+	obj, err := r.objectOf(*h, rev)
 	if err != nil {
-		return nil, fmt.Errorf("%q names %s, which is not a commit: %w", rev, h, ErrUnknownRevision)
+		return nil, err
+	}
+	if obj.Type() != plumbing.CommitObject {
+		return nil, fmt.Errorf("%q names %s, which is a %s, not a commit: %w", rev, h, obj.Type(), ErrUnknownRevision)
+	}
+	commit, err := object.DecodeCommit(r.git.Storer, obj)
+	if err != nil {
+		return nil, fmt.Errorf("%w: commit %s (%s) cannot be decoded: %w (git fsck shows what is damaged)", ErrDamaged, h, rev, err)
 	}
 	return commit, nil
+}
+
+// objectOf reads the object h that rev names.
+func (r *Repo) objectOf(h plumbing.Hash, rev string) (plumbing.EncodedObject, error) {
+	var obj plumbing.EncodedObject
+	err := r.readObject(h, "commit", rev, func() error {
+		return r.locked(func() (err error) {
+			obj, err = r.git.Storer.EncodedObject(plumbing.AnyObject, h)
+			return err
+		})
+	})
+	return obj, err
+}
+
+// refTarget returns the hash rev names as a reference or a full hash,
+// without reading any object, or the zero hash.
+func (r *Repo) refTarget(rev string) plumbing.Hash {
+	if plumbing.IsHash(rev) {
+		return plumbing.NewHash(rev)
+	}
+	for _, name := range []string{rev, "refs/" + rev, "refs/heads/" + rev, "refs/tags/" + rev, "refs/remotes/" + rev} {
+		if ref, err := r.git.Reference(plumbing.ReferenceName(name), true); err == nil {
+			return ref.Hash()
+		}
+	}
+	return plumbing.ZeroHash
 }
 
 type revSnapshot struct {
@@ -66,9 +112,15 @@ func (s *revSnapshot) walk(tree *object.Tree, prefix string, yield func(File, er
 		var kind Kind
 		switch e.Mode {
 		case filemode.Dir:
-			sub, err := object.GetTree(s.repo.git.Storer, e.Hash)
+			var sub *object.Tree
+			err := s.repo.readObject(e.Hash, "tree", path, func() error {
+				return s.repo.locked(func() (err error) {
+					sub, err = object.GetTree(s.repo.git.Storer, e.Hash)
+					return err
+				})
+			})
 			if err != nil {
-				yield(File{}, fmt.Errorf("read tree %s of %s: %w", e.Hash, path, err))
+				yield(File{}, err)
 				return false
 			}
 			if !s.walk(sub, path+"/", yield) {
@@ -105,36 +157,51 @@ type objectSizer interface {
 // readBlob reads a blob from the object store, checking its size first.
 func (r *Repo) readBlob(f File, max int64) ([]byte, error) {
 	h := plumbing.NewHash(f.Blob)
-	if data, ok, err := r.readLoose(h, f.Path, max); ok {
+	var data []byte
+	err := r.readObject(h, "blob", f.Path, func() error {
+		var err error
+		data, err = r.readBlobOnce(h, f.Path, max)
+		return err
+	})
+	return data, err
+}
+
+func (r *Repo) readBlobOnce(h plumbing.Hash, path string, max int64) (data []byte, err error) {
+	if data, ok, err := r.readLoose(h, path, max); ok {
 		return data, err
 	}
+	err = r.locked(func() error {
+		data, err = r.readPacked(h, path, max)
+		return err
+	})
+	return data, err
+}
+
+// readPacked reads a blob through go-git: from a pack, or a loose object
+// that appeared since readLoose looked.
+func (r *Repo) readPacked(h plumbing.Hash, path string, max int64) ([]byte, error) {
 	if sizer, ok := r.git.Storer.(objectSizer); ok {
 		size, err := sizer.EncodedObjectSize(h)
 		if err != nil {
-			return nil, fmt.Errorf("read blob %s of %s: %w", f.Blob, f.Path, err)
+			return nil, err
 		}
 		if size > max {
-			return nil, tooLarge(f.Path, size, max)
+			return nil, tooLarge(path, size, max)
 		}
 	}
 	blob, err := r.git.BlobObject(h)
 	if err != nil {
-		return nil, fmt.Errorf("read blob %s of %s: %w", f.Blob, f.Path, err)
+		return nil, err
 	}
 	if blob.Size > max {
-		return nil, tooLarge(f.Path, blob.Size, max)
+		return nil, tooLarge(path, blob.Size, max)
 	}
 	rd, err := blob.Reader()
 	if err != nil {
-		return nil, fmt.Errorf("read blob %s of %s: %w", f.Blob, f.Path, err)
+		return nil, err
 	}
 	defer rd.Close()
-	data := make([]byte, 0, blob.Size)
-	data, err = readAllInto(data, rd)
-	if err != nil {
-		return nil, fmt.Errorf("read blob %s of %s: %w", f.Blob, f.Path, err)
-	}
-	return data, nil
+	return readAllInto(make([]byte, 0, blob.Size), rd)
 }
 
 func readAllInto(b []byte, r io.Reader) ([]byte, error) {

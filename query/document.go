@@ -110,19 +110,21 @@ func (ix *Index) load(ctx context.Context, meta artifact.Document) (*Document, e
 	var front string
 	for doc, ok := chunks.NextSet(0); ok; doc, ok = chunks.NextSet(doc + 1) {
 		var p piece
+		var perr error
 		err := ix.engine.visitStored(uint64(doc), func(field string, value []byte) bool {
 			switch field {
 			case artifact.FieldBody:
 				p.body = string(value)
 			case artifact.FieldSpan:
-				a, b, _ := strings.Cut(string(value), "-")
-				p.start, _ = strconv.Atoi(a)
-				p.end, _ = strconv.Atoi(b)
+				p.start, p.end, perr = parseRange(field, value)
 			case artifact.FieldFrontmatter:
 				front = string(value)
 			}
-			return true
+			return perr == nil
 		})
+		if err == nil {
+			err = perr
+		}
 		if err != nil {
 			return nil, fmt.Errorf("read %s: %w", meta.Path, err)
 		}

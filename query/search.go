@@ -249,6 +249,7 @@ func (ix *Index) scopesInForce(dir string) []string {
 type hit struct {
 	Result
 	body []byte
+	err  error // a stored field that did not parse
 }
 
 // hits reads the stored fields of scored chunks.
@@ -259,6 +260,9 @@ func (ix *Index) hits(docs []scoredDoc) ([]hit, error) {
 		h.Score = d.score
 		if err := ix.engine.visitStored(d.doc, h.visit); err != nil {
 			return nil, fmt.Errorf("read stored fields: %w", err)
+		}
+		if h.err != nil {
+			return nil, fmt.Errorf("read stored fields of %s: %w", h.Path, h.err)
 		}
 		h.Content = string(h.body)
 	}
@@ -288,17 +292,36 @@ func (h *hit) visit(field string, value []byte) bool {
 	case artifact.FieldDisplayTitle:
 		h.Title = string(value)
 	case artifact.FieldLines:
-		a, b, _ := strings.Cut(string(value), "-")
-		h.Lines[0], _ = strconv.Atoi(a)
-		h.Lines[1], _ = strconv.Atoi(b)
+		h.Lines[0], h.Lines[1], h.err = parseRange(field, value)
 	case artifact.FieldChunk:
-		h.chunk, _ = strconv.Atoi(string(value))
+		h.chunk, h.err = parseStored(field, value, strconv.Atoi)
 	case artifact.FieldImportance:
-		h.importance, _ = strconv.ParseFloat(string(value), 64)
+		h.importance, h.err = parseStored(field, value, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) })
 		h.importance = min(max(h.importance, 0), 1)
 		h.importance -= 0.5 // centred: documents without importance are neutral
 	}
-	return true
+	return h.err == nil
+}
+
+// parseStored parses a stored field's value; a value that does not parse
+// is a corrupt artifact, never a zero.
+func parseStored[T any](field string, value []byte, parse func(string) (T, error)) (T, error) {
+	v, err := parse(string(value))
+	if err != nil {
+		return v, fmt.Errorf("%w: stored field %s holds %q", artifact.ErrCorrupt, field, value)
+	}
+	return v, nil
+}
+
+// parseRange parses a stored "start-end" range.
+func parseRange(field string, value []byte) (int, int, error) {
+	a, b, ok := strings.Cut(string(value), "-")
+	start, err1 := strconv.Atoi(a)
+	end, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || end < start {
+		return 0, 0, fmt.Errorf("%w: stored field %s holds %q, not start-end", artifact.ErrCorrupt, field, value)
+	}
+	return start, end, nil
 }
 
 type ranked struct {

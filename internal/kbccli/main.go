@@ -61,10 +61,12 @@ versioned, reproducible search artifact (.kbq/) that kbq serves.
 // exitCode maps the errors of kbc's commands to exit codes.
 func exitCode(err error) (int, bool) {
 	switch {
-	case errors.Is(err, compiler.ErrInvalid):
+	case errors.Is(err, compiler.ErrInvalid), errors.Is(err, compiler.ErrNoMemory):
 		return cli.ExitFailure, true
+	case errors.Is(err, compiler.ErrMemoryText), errors.Is(err, compiler.ErrNotMemory):
+		return cli.ExitError, true
 	case errors.Is(err, gitsource.ErrNotRepository), errors.Is(err, gitsource.ErrUnknownRevision),
-		errors.Is(err, compiler.ErrOutput):
+		errors.Is(err, gitsource.ErrDamaged), errors.Is(err, compiler.ErrOutput):
 		return cli.ExitError, true
 	}
 	return 0, false

@@ -1,7 +1,6 @@
 package kbccli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -73,9 +72,6 @@ func runRemember(c *ucli.Context, s *cli.Streams, g *globalOptions, o *rememberO
 		tags = append(tags, strings.Split(t, ",")...)
 	}
 	path, err := compiler.Remember(scope, text, compiler.MemoryOptions{Tags: tags, Source: o.source, LockDir: repo.GitDir()})
-	if errors.Is(err, compiler.ErrMemoryText) {
-		return cli.Usagef("%v", err)
-	}
 	if err != nil {
 		return err
 	}
@@ -168,13 +164,7 @@ Refuses anything that is not in a .kb/memories/ directory.
 				return err
 			}
 			path, err := compiler.Forget(root, scope, ref)
-			switch {
-			case errors.Is(err, compiler.ErrNoMemory):
-				fmt.Fprintf(s.Err, "kbc: %v\n", err)
-				return cli.ErrFailure
-			case errors.Is(err, compiler.ErrNotMemory):
-				return cli.Usagef("%v", err)
-			case err != nil:
+			if err != nil {
 				return err
 			}
 			if tracked, err := repo.Tracked(path); err != nil {

@@ -21,7 +21,6 @@ import (
 
 type evalOptions struct {
 	index   string
-	evals   string
 	beir    bool
 	docID   string
 	minNDCG float64

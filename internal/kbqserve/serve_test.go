@@ -111,7 +111,7 @@ func TestMCPTools(t *testing.T) {
 	}
 
 	res, out = call(t, cs, "knowledge_search", map[string]any{"query": "deploy", "dir": "services/api"})
-	if got := out["results"].([]any)[0].(map[string]any)["path"]; got != "services/api/.kb/deploy.md" {
+	if got := out["results"].([]any)[0].(map[string]any)["path"]; res.IsError || got != "services/api/.kb/deploy.md" {
 		t.Errorf("search from services/api found %v first", got)
 	}
 
