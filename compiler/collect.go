@@ -55,8 +55,12 @@ func collect(src Source, global *Global, contextFiles []string) (*listing, error
 		}
 		loc, ok := classify(f.Path, contextFiles)
 		if !ok {
-			if path.Base(f.Path) == KBDir && !f.Kind.IsFile() {
+			switch {
+			case path.Base(f.Path) != KBDir:
+			case !f.Kind.IsFile():
 				l.skip(f.Path, fmt.Sprintf("%s is a %s; kbc never follows links or enters submodules, so it is skipped", f.Path, f.Kind))
+			default:
+				l.skip(f.Path, fmt.Sprintf("%s is a file, not a directory, so it holds no knowledge (make it a directory of markdown files)", f.Path))
 			}
 			continue
 		}

@@ -46,7 +46,8 @@ func (ix *Index) Get(ctx context.Context, ref, dir string) (*Document, error) {
 func resolve(docs []artifact.Document, ref, dir string) (artifact.Document, error) {
 	ref = strings.TrimSpace(ref)
 	var candidates []artifact.Document
-	if idText, ok := strings.CutPrefix(ref, "memory:"); ok {
+	idText, memory := strings.CutPrefix(ref, "memory:")
+	if memory {
 		id, err := strconv.Atoi(idText)
 		if err != nil || id < 1 {
 			return artifact.Document{}, fmt.Errorf("%w: %q is not memory:ID with a number ID", ErrNotFound, ref)
@@ -70,11 +71,14 @@ func resolve(docs []artifact.Document, ref, dir string) (artifact.Document, erro
 			}
 		}
 	}
-	switch len(candidates) {
-	case 0:
+	switch {
+	case len(candidates) == 0:
 		return artifact.Document{}, fmt.Errorf("%w: no document is %q (kbq list shows them)", ErrNotFound, ref)
-	case 1:
+	case len(candidates) == 1 && !memory:
 		return candidates[0], nil
+	}
+	if memory {
+		return resolveMemory(docs, candidates, ref, dir)
 	}
 	// The deepest scope in force from dir shadows the others.
 	var best *artifact.Document
@@ -91,6 +95,35 @@ func resolve(docs []artifact.Document, ref, dir string) (artifact.Document, erro
 		paths = append(paths, d.Path)
 	}
 	return artifact.Document{}, fmt.Errorf("%w: %q is ambiguous from here; give a path: %s", ErrNotFound, ref, strings.Join(paths, ", "))
+}
+
+// resolveMemory picks the memory of the scope of dir, the deepest scope
+// containing it, among candidates. A memory that only an enclosing scope
+// has is refused with its path, as kbc forget refuses it: ids are per
+// scope, and memory:1 in one scope is not memory:1 in another.
+func resolveMemory(docs, candidates []artifact.Document, ref, dir string) (artifact.Document, error) {
+	here := ""
+	for _, d := range docs {
+		if d.Scope != artifact.ScopeGlobal && artifact.ScopeContains(d.Scope, dir) && (here == "" || artifact.ScopeDepth(d.Scope) > artifact.ScopeDepth(here)) {
+			here = d.Scope
+		}
+	}
+	if here == "" && len(candidates) == 1 {
+		return candidates[0], nil
+	}
+	var enclosing []string
+	for _, d := range candidates {
+		if d.Scope == here {
+			return d, nil
+		}
+		if artifact.ScopeContains(d.Scope, dir) {
+			enclosing = append(enclosing, d.Path)
+		}
+	}
+	if len(enclosing) > 0 {
+		return artifact.Document{}, fmt.Errorf("%w: scope %s has no %s; the enclosing scope's %s has it: get it by that path", ErrNotFound, here, ref, strings.Join(enclosing, ", "))
+	}
+	return artifact.Document{}, fmt.Errorf("%w: scope %s has no %s (kbq list --kind memory shows the memories)", ErrNotFound, here, ref)
 }
 
 // load reassembles a document from its chunks: the first holds the

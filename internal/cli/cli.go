@@ -80,7 +80,7 @@ func NewApp(name, usage string, s *Streams, commands []*ucli.Command) *ucli.App 
 		Suggest:         true,
 		ExitErrHandler:  func(*ucli.Context, error) {},
 		OnUsageError: func(_ *ucli.Context, err error, _ bool) error {
-			return fmt.Errorf("%w: %v", ErrUsage, err)
+			return fmt.Errorf("%w: %w", ErrUsage, err)
 		},
 	}
 	for _, c := range commands {
@@ -91,7 +91,7 @@ func NewApp(name, usage string, s *Streams, commands []*ucli.Command) *ucli.App 
 
 func setUsageErrors(c *ucli.Command) {
 	c.OnUsageError = func(_ *ucli.Context, err error, _ bool) error {
-		return fmt.Errorf("%w: %v", ErrUsage, err)
+		return fmt.Errorf("%w: %w", ErrUsage, err)
 	}
 	for _, sub := range c.Subcommands {
 		setUsageErrors(sub)
