@@ -79,8 +79,8 @@ func loadPrevious(out string) (*previous, string) {
 // plan decides what this build reads: documents that are new, changed or
 // differently shadowed are recompiled (reindex); unchanged memories,
 // articles and context in scopes where something changed are read for the
-// checks between documents only. It reports false when a full build is
-// the better choice.
+// checks between documents only. It says why when a full build is the
+// better choice, and returns "" otherwise.
 func (p *previous) plan(l *listing, shadow map[string][]string) (todo []candidate, reindex map[string]bool, why string) {
 	reindex = make(map[string]bool)
 	changedScopes := make(map[string]bool)

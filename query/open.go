@@ -53,10 +53,9 @@ type Index struct {
 	// Manifest is the manifest without its document list; Documents loads it.
 	Manifest *artifact.Manifest
 
-	snap     *index.Snapshot
-	snapshot *artifact.Snapshot // the snapshot file, for checking placements
-	engine   *engine
-	ranking  Ranking
+	snap    *index.Snapshot
+	engine  *engine
+	ranking Ranking
 
 	docsOnce sync.Once
 	docs     []artifact.Document
@@ -99,23 +98,19 @@ func OpenWith(dir string, r Ranking) (*Index, error) {
 	return nil, lastErr
 }
 
-// openIndex opens the index directory of manifest m after checking its
-// snapshot and segment files, which Bluge would otherwise map and trust,
-// and that it holds as many live chunks as the manifest counts.
+// openIndex opens the index directory of manifest m and checks that it
+// holds as many live chunks as the manifest counts. Bluge's reader checks
+// each segment's footer as it maps it; when it fails, or panics on a
+// damaged segment, artifact.CheckIndex names what is wrong. Checking
+// before opening cost 0.8 ms of a 5 ms open at 45 segments.
 func openIndex(dir, indexDir string, m *artifact.Manifest, r Ranking) (_ *Index, err error) {
-	snapshot, err := m.CheckIndex(indexDir)
-	if err != nil {
-		return nil, err
-	}
 	snap, err := index.OpenReader(index.DefaultConfig(indexDir))
 	if err != nil {
-		return nil, fmt.Errorf("%w: open index %s: %w", artifact.ErrCorrupt, indexDir, err)
+		return nil, explainIndex(m, indexDir, err)
 	}
 	defer func() {
-		// A segment that passed the checks above may still be damaged
-		// inside; Bluge's reader panics on some of those.
 		if p := recover(); p != nil {
-			err = fmt.Errorf("%w: read index %s: %v", artifact.ErrCorrupt, indexDir, p)
+			err = explainIndex(m, indexDir, fmt.Errorf("%v", p))
 		}
 		if err != nil {
 			snap.Close()
@@ -123,15 +118,21 @@ func openIndex(dir, indexDir string, m *artifact.Manifest, r Ranking) (_ *Index,
 	}()
 	eng, err := newEngine(snap)
 	if err != nil {
-		return nil, fmt.Errorf("%w: open index %s: %w", artifact.ErrCorrupt, indexDir, err)
-	}
-	if len(eng.segs) != len(snapshot.Segments) {
-		return nil, fmt.Errorf("%w: index %s changed while it was opened", artifact.ErrCorrupt, indexDir)
+		return nil, explainIndex(m, indexDir, err)
 	}
 	if live := eng.live.Count(); live != uint(m.Counts.Chunks) {
 		return nil, fmt.Errorf("%w: the manifest counts %d chunks, its index %s holds %d", artifact.ErrCorrupt, m.Counts.Chunks, m.Index, live)
 	}
-	return &Index{Dir: dir, Manifest: m, snap: snap, engine: eng, ranking: r, snapshot: snapshot}, nil
+	return &Index{Dir: dir, Manifest: m, snap: snap, engine: eng, ranking: r}, nil
+}
+
+// explainIndex turns a failure to open an index into a corrupt-artifact
+// error that names the missing or damaged file, when the checks find it.
+func explainIndex(m *artifact.Manifest, indexDir string, err error) error {
+	if _, cerr := m.CheckIndex(indexDir); cerr != nil {
+		return cerr
+	}
+	return fmt.Errorf("%w: open index %s: %w", artifact.ErrCorrupt, indexDir, err)
 }
 
 // Close releases the index.
@@ -150,11 +151,25 @@ func (ix *Index) Documents() ([]artifact.Document, error) {
 			ix.docsErr = fmt.Errorf("%w: the artifact in %s was replaced while it was read: run the command again", artifact.ErrCorrupt, ix.Dir)
 			return
 		}
+		indexDir, err := m.IndexDir(ix.Dir)
+		if err != nil {
+			ix.docsErr = err
+			return
+		}
+		snapshot, err := artifact.ReadSnapshot(indexDir)
+		if err != nil {
+			ix.docsErr = err
+			return
+		}
+		if len(snapshot.Segments) != len(ix.engine.segs) {
+			ix.docsErr = fmt.Errorf("%w: index %s changed while it was read: run the command again", artifact.ErrCorrupt, indexDir)
+			return
+		}
 		counts := make(map[uint64]uint64, len(ix.engine.segs))
-		for i, s := range ix.snapshot.Segments {
+		for i, s := range snapshot.Segments {
 			counts[s.ID] = ix.engine.segs[i].Count()
 		}
-		if err := m.CheckPlacement(ix.snapshot, counts); err != nil {
+		if err := m.CheckPlacement(snapshot, counts); err != nil {
 			ix.docsErr = fmt.Errorf("%w: run kbc build to rebuild it", err)
 			return
 		}
