@@ -139,6 +139,9 @@ func Build(ctx context.Context, src Source, opts BuildOptions) (*BuildResult, er
 		ib := &indexBuild{dir: dir, opts: opts, res: res, prev: prev}
 		m, err := ib.run(ctx, got.l)
 		res.Manifest = m
+		if err == nil {
+			err = recordWorktree(opts.Out, src, got.l, m, opts.ContextFiles)
+		}
 		// The index in place already is this one only when it was checked
 		// and kept: a build that ignored it writes every file anew.
 		return m, ib.prev != nil && m != nil && m.Index == ib.prev.m.Index, err

@@ -66,6 +66,19 @@ type File struct {
 	// only learns it by reading the file (HashBlob computes it then).
 	Blob string
 	Kind Kind
+	// Size and Mod (Unix nanoseconds) are what a directory snapshot saw on
+	// disk when it listed the file, so that a later reader can tell whether
+	// it changed since; zero in snapshots of git objects.
+	Size int64
+	Mod  int64
+}
+
+// DirStamp is a directory's modification time (Unix nanoseconds) as a
+// directory snapshot saw it just before listing it: a file added or removed
+// since changes it.
+type DirStamp struct {
+	Path string // slash-separated, relative to the snapshot's root; "" is the root
+	Mod  int64
 }
 
 // Snapshot is a set of files at one moment: a commit's tree, git's index or

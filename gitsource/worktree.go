@@ -52,12 +52,21 @@ type dirSnapshot struct {
 	skipHidden bool
 	cache      *statCache
 	info       Info
+	dirs       []DirStamp
 }
+
+// Dirs returns the directories the last iteration of Files listed, with
+// their modification times from before they were read.
+func (s *dirSnapshot) Dirs() []DirStamp { return s.dirs }
+
+// Root returns the directory the snapshot lists.
+func (s *dirSnapshot) Root() string { return s.root }
 
 func (s *dirSnapshot) Info() Info { return s.info }
 
 func (s *dirSnapshot) Files() iter.Seq2[File, error] {
 	return func(yield func(File, error) bool) {
+		s.dirs = s.dirs[:0]
 		s.walk("", s.base, yield)
 	}
 }
@@ -79,6 +88,9 @@ func (s *dirSnapshot) walk(rel string, patterns []gitignore.Pattern, yield func(
 		patterns = append(patterns[:len(patterns):len(patterns)], ps...)
 	}
 	matcher := gitignore.NewMatcher(patterns)
+	if fi, err := os.Stat(dir); err == nil {
+		s.dirs = append(s.dirs, DirStamp{Path: rel, Mod: fi.ModTime().UnixNano()})
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		yield(File{}, fmt.Errorf("read directory %s: %w", dir, err))
@@ -121,6 +133,7 @@ func (s *dirSnapshot) walk(rel string, patterns []gitignore.Pattern, yield func(
 				f.Kind = Executable
 			}
 			f.Blob = s.cache.lookup(p, info)
+			f.Size, f.Mod = info.Size(), info.ModTime().UnixNano()
 			if !yield(f, nil) {
 				return false
 			}

@@ -261,18 +261,52 @@ func HeadCommit(root string) string {
 	return ""
 }
 
-// StaleNotice returns a one-line notice when the artifact was built from a
-// commit other than the repository's HEAD, or "".
-func (ix *Index) StaleNotice(repoRoot string) string {
+// Freshness says whether an artifact is behind what it was built from.
+type Freshness struct {
+	// Notice explains in one line what is behind and what to run; "" when
+	// the artifact is current, or when nothing can be told.
+	Notice string
+	// Changed lists the knowledge files that changed in the working tree
+	// since a build from it, at most maxChanged; More says there were others.
+	Changed []string
+	More    bool
+}
+
+const maxChanged = 10
+
+// Freshness compares the artifact with the repository at repoRoot: a build
+// from the working tree with the files on disk now (a stat call per
+// knowledge file, and a hash of those whose stat data changed), and any
+// other build with the commit HEAD names now.
+func (ix *Index) Freshness(repoRoot string) Freshness {
 	src := ix.Manifest.Source
-	if repoRoot == "" || src.Commit == "" {
-		return ""
+	if repoRoot == "" {
+		return Freshness{}
+	}
+	if src.Mode == "worktree" {
+		w, err := artifact.ReadWorktree(ix.Dir, artifact.MaxCheckedFiles)
+		if err != nil || w.Index != ix.Manifest.Index {
+			return Freshness{}
+		}
+		changed, more := w.Changed(repoRoot, maxChanged)
+		if len(changed) == 0 {
+			return Freshness{}
+		}
+		list := strings.Join(changed, ", ")
+		if more {
+			list += ", …"
+		}
+		return Freshness{Changed: changed, More: more,
+			Notice: fmt.Sprintf("knowledge changed since the artifact was built from the working tree (%s): run kbc build, or keep kbc watch running", list)}
+	}
+	if src.Commit == "" {
+		return Freshness{}
 	}
 	head := HeadCommit(repoRoot)
 	if head == "" || head == src.Commit {
-		return ""
+		return Freshness{}
 	}
-	return fmt.Sprintf("the artifact was built from commit %s but HEAD is %s: run kbc build to refresh it", short(src.Commit), short(head))
+	return Freshness{Notice: fmt.Sprintf("the artifact was built from commit %s but HEAD is %s: run kbc build to refresh it", short(src.Commit), short(head))}
 }
 
 func short(hash string) string {

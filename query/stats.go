@@ -22,6 +22,11 @@ type Stats struct {
 	AgeSeconds      int64           `json:"age_seconds"`
 	Global          bool            `json:"global"`
 	Dir             string          `json:"dir"`
+	// Stale is true when the artifact is behind what it was built from:
+	// knowledge files changed since a build from the working tree (Changed
+	// lists them, up to ten), or HEAD moved since a build from a commit.
+	Stale   bool     `json:"stale"`
+	Changed []string `json:"changed,omitempty"`
 }
 
 // Stats reports counts, size, version and age of the artifact.

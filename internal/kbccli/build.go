@@ -1,7 +1,9 @@
 package kbccli
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"time"
 
@@ -32,7 +34,16 @@ func newBuildCommand(s *cli.Streams, g *globalOptions) *ucli.Command {
 		Description: `Reads the knowledge of the repository containing the current directory,
 validates every file, and compiles the search artifact: a Bluge index and
 manifest.json in .kbq/ at the repository root (which gets a .gitignore of
-its own). Any validation error fails the build and leaves the previous
+its own).
+
+What it reads: locally, the working tree (what the files say now, committed
+or not), so that kbq finds every edit; in CI (CI=true), the commit at HEAD,
+so that the artifact is the commit's and reproducible. --rev, --staged and
+--worktree choose explicitly. kbc remember and kbc forget refresh the
+artifact from the working tree themselves, and kbc watch keeps it in step
+as files change. kbq stats says which source an artifact holds.
+
+Any validation error fails the build and leaves the previous
 artifact as it was, unless --keep-going, which leaves bad files out.
 
 Builds are incremental: when the previous artifact was built the same way
@@ -49,8 +60,8 @@ is included in local builds and left out when CI=true, so that CI
 artifacts never depend on a home directory.
 
 EXAMPLES:
-   kbc build                      compile HEAD
-   kbc build --worktree           compile uncommitted edits too
+   kbc build                      compile the working tree (HEAD when CI=true)
+   kbc build --rev HEAD           compile the last commit only
    kbc build --rev v1.2 -o /tmp/kb
    kbc build --format github      annotate problems in a GitHub Actions run
 
@@ -77,29 +88,52 @@ func runBuild(c *ucli.Context, s *cli.Streams, g *globalOptions, o *buildOptions
 	if err := checkFormat(o.format); err != nil {
 		return err
 	}
-	start := time.Now()
-	src, err := openSource(c, s, g.workDir(), &o.source)
+	analysis := artifact.Analysis{Stemmer: o.stemmer, Stopwords: o.stopwords}
+	if !analysis.Valid() {
+		return cli.Usagef("--stemmer %q or --stopwords %q: want porter, porter2 or none, and lucene, snowball or none", o.stemmer, o.stopwords)
+	}
+	o.source.fromContext(c)
+	src, err := openSource(s, g.workDir(), &o.source)
 	if err != nil {
 		return err
 	}
-	out := o.out
+	_, err = compile(c.Context, s, src, compileSettings{
+		out: o.out, analysis: analysis, keepGoing: o.keepGoing, full: o.full, verbose: o.verbose,
+		format: o.format, diagnostics: s.Out,
+	})
+	return err
+}
+
+// compileSettings are what a build needs besides its source.
+type compileSettings struct {
+	out       string // "" for .kbq at the repository root
+	analysis  artifact.Analysis
+	keepGoing bool
+	full      bool
+	verbose   bool
+	// format and diagnostics say how and where diagnostics are written.
+	format      string
+	diagnostics io.Writer
+}
+
+// compile builds src into the artifact directory, writes the diagnostics,
+// and reports the result on stderr.
+func compile(ctx context.Context, s *cli.Streams, src *source, set compileSettings) (*compiler.BuildResult, error) {
+	start := time.Now()
+	out := set.out
 	if out == "" {
 		if src.repo.Root() == "" {
-			return cli.Usagef("a bare repository has no root to put .kbq/ in: give -o DIR")
+			return nil, cli.Usagef("a bare repository has no root to put .kbq/ in: give -o DIR")
 		}
 		out = filepath.Join(src.repo.Root(), artifact.DefaultDir)
 	}
 	builtAt, err := src.builtAt(s)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	analysis := artifact.Analysis{Stemmer: o.stemmer, Stopwords: o.stopwords}
-	if !analysis.Valid() {
-		return cli.Usagef("--stemmer %q or --stopwords %q: want porter, porter2 or none, and lucene, snowball or none", o.stemmer, o.stopwords)
-	}
-	src.options.Analysis = analysis
+	src.options.Analysis = set.analysis
 	opts := compiler.BuildOptions{
-		Options: src.options, Out: out, Source: src.info, BuiltAt: builtAt, KeepGoing: o.keepGoing, Full: o.full,
+		Options: src.options, Out: out, Source: src.info, BuiltAt: builtAt, KeepGoing: set.keepGoing, Full: set.full,
 	}
 	if src.info.Mode != "rev" && src.info.Commit != "" {
 		if base, err := src.repo.Rev("HEAD"); err == nil {
@@ -111,26 +145,26 @@ func runBuild(c *ucli.Context, s *cli.Streams, g *globalOptions, o *buildOptions
 	}
 	progress := cli.NewProgress(s, "compiling")
 	opts.Progress = progress.Update
-	res, err := compiler.Build(c.Context, src.snapshot, opts)
+	res, err := compiler.Build(ctx, src.snapshot, opts)
 	progress.Done()
 	if res != nil {
-		if werr := compiler.WriteDiagnostics(s.Out, o.format, res.Diagnostics); werr != nil {
-			return werr
+		if werr := compiler.WriteDiagnostics(set.diagnostics, set.format, res.Diagnostics); werr != nil {
+			return nil, werr
 		}
 	}
 	if err != nil {
 		if res != nil && res.Diagnostics.Errors() > 0 {
 			fmt.Fprintf(s.Err, "kbc: %d %s; nothing was built (fix them, or leave the files out with --keep-going)\n",
 				res.Diagnostics.Errors(), plural(res.Diagnostics.Errors(), "error", "errors"))
-			return cli.ErrFailure
+			return nil, cli.ErrFailure
 		}
-		return err
+		return nil, err
 	}
 	m := res.Manifest
-	if o.verbose && res.FullReason != "" {
+	if set.verbose && res.FullReason != "" {
 		fmt.Fprintf(s.Err, "kbc: full build: %s\n", res.FullReason)
 	}
-	fmt.Fprintf(s.Err, "kbc: built %s: %d %s, %d %s", displayPath(out), m.Counts.Documents,
+	fmt.Fprintf(s.Err, "kbc: built %s from %s: %d %s, %d %s", displayPath(out), sourceName(m.Source), m.Counts.Documents,
 		plural(m.Counts.Documents, "document", "documents"), m.Counts.Chunks, plural(m.Counts.Chunks, "chunk", "chunks"))
 	if res.Incremental {
 		fmt.Fprintf(s.Err, " (%d compiled, %d reused)", res.Indexed, res.Reused)
@@ -139,7 +173,21 @@ func runBuild(c *ucli.Context, s *cli.Streams, g *globalOptions, o *buildOptions
 		fmt.Fprintf(s.Err, ", %d skipped", res.Skipped)
 	}
 	fmt.Fprintf(s.Err, " in %.2fs\n", time.Since(start).Seconds())
-	return nil
+	return res, nil
+}
+
+// sourceName says in a few words what a build read.
+func sourceName(src artifact.Source) string {
+	switch src.Mode {
+	case "worktree":
+		return "the working tree"
+	case "staged":
+		return "git's index"
+	}
+	if src.Rev != "" {
+		return src.Rev
+	}
+	return "HEAD"
 }
 
 func checkFormat(format string) error {

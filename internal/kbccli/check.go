@@ -39,8 +39,8 @@ is what the pre-commit hook runs; it honours GIT_INDEX_FILE, which git sets
 during "git commit -a".
 
 EXAMPLES:
-   kbc check                          everything committed at HEAD
-   kbc check --worktree .kb/memories  your uncommitted memories
+   kbc check                          the working tree (HEAD when CI=true)
+   kbc check .kb/memories             your memories as they are on disk
    kbc check --staged                 what you are about to commit
    kbc check --format github          annotations for GitHub Actions
    kbc check --format json            a JSON array for tools
@@ -61,7 +61,8 @@ func runCheck(c *ucli.Context, s *cli.Streams, g *globalOptions, o *checkOptions
 	if o.all && !o.source.staged {
 		return cli.Usagef("--all only applies to --staged")
 	}
-	src, err := openSource(c, s, g.workDir(), &o.source)
+	o.source.fromContext(c)
+	src, err := openSource(s, g.workDir(), &o.source)
 	if err != nil {
 		return err
 	}

@@ -15,10 +15,13 @@ import (
 )
 
 type rememberOptions struct {
-	dir    string
-	source string
-	stage  bool
+	dir       string
+	source    string
+	stage     bool
+	noRefresh bool
 }
+
+const noRefreshUsage = "leave the artifact as it is (by default it is refreshed from the working tree, so that the next search sees the change)"
 
 func newRememberCommand(s *cli.Streams, g *globalOptions) *ucli.Command {
 	o := &rememberOptions{}
@@ -29,7 +32,10 @@ func newRememberCommand(s *cli.Streams, g *globalOptions) *ucli.Command {
 		Description: `Writes D/.kb/memories/NNN-slug.md with the text and frontmatter: id (one
 more than the largest id there, so hand-made files never collide), created
 (now, RFC 3339 with zone), tags, and source (user-told unless --source).
-Prints the new file's path. Without --dir the memory goes into the deepest
+Prints the new file's path, then refreshes the artifact (.kbq/) from the
+working tree, incrementally, so that the next kbq search finds the memory.
+The file is not committed: it shows up in the pull request for a person to
+review. Without --dir the memory goes into the deepest
 existing scope containing the current directory (the nearest .kb/ at or
 above it, else the repository root's); --dir D names D's own scope and
 creates D/.kb/ if needed. "-" reads the text from stdin. Concurrent remembers never share an id or a file, and a
@@ -46,6 +52,7 @@ EXAMPLES:
 			&ucli.StringFlag{Name: "dir", Usage: "write into `D`/.kb/memories (default: the deepest scope containing the current directory)", Destination: &o.dir},
 			&ucli.StringFlag{Name: "source", Usage: "record where the memory came from: `S` such as user-told or extracted", Destination: &o.source},
 			&ucli.BoolFlag{Name: "stage", Usage: "add the new file to git's index", Destination: &o.stage},
+			&ucli.BoolFlag{Name: "no-refresh", Usage: noRefreshUsage, Destination: &o.noRefresh},
 		},
 		Action: func(c *ucli.Context) error { return runRemember(c, s, g, o) },
 	}
@@ -81,6 +88,9 @@ func runRemember(c *ucli.Context, s *cli.Streams, g *globalOptions, o *rememberO
 		}
 	}
 	fmt.Fprintln(s.Out, displayRepoPath(repo.Root(), path))
+	if !o.noRefresh {
+		refreshArtifact(c.Context, s, repo)
+	}
 	return nil
 }
 
@@ -130,14 +140,18 @@ func openScopeDir(g *globalOptions, dir string) (*gitsource.Repo, string, error)
 }
 
 func newForgetCommand(s *cli.Streams, g *globalOptions) *ucli.Command {
-	var dir string
+	var (
+		dir       string
+		noRefresh bool
+	)
 	return &ucli.Command{
 		Name:      "forget",
 		Usage:     "remove a memory",
 		UsageText: "kbc forget ID|PATH [--dir D]",
 		Description: `Removes a memory, by path (relative to the current directory) or by id,
 and takes it out of git's index if it is there, so that the next commit
-deletes it. An id is looked up in the deepest scope containing the current
+deletes it. Then refreshes the artifact from the working tree, so that the
+next kbq search no longer finds it. An id is looked up in the deepest scope containing the current
 directory (the nearest .kb/ at or above it), or in D/.kb/memories with
 --dir D; an id only an enclosing scope has is refused, naming its file.
 Refuses anything that is not in a .kb/memories/ directory.
@@ -146,6 +160,7 @@ Refuses anything that is not in a .kb/memories/ directory.
    (1 also when no memory has that id or path)`,
 		Flags: []ucli.Flag{
 			&ucli.StringFlag{Name: "dir", Usage: "forget a memory of `D`/.kb/memories (default: the deepest scope containing the current directory)", Destination: &dir},
+			&ucli.BoolFlag{Name: "no-refresh", Usage: noRefreshUsage, Destination: &noRefresh},
 		},
 		Action: func(c *ucli.Context) error {
 			if c.NArg() != 1 {
@@ -175,6 +190,9 @@ Refuses anything that is not in a .kb/memories/ directory.
 				}
 			}
 			fmt.Fprintf(s.Out, "%s\n", displayRepoPath(root, path))
+			if !noRefresh {
+				refreshArtifact(c.Context, s, repo)
+			}
 			return nil
 		},
 	}

@@ -19,6 +19,7 @@ import (
 // sourceOptions choose what a build or check reads.
 type sourceOptions struct {
 	rev          string
+	revSet       bool // --rev was given, even as HEAD
 	staged       bool
 	worktree     bool
 	global       bool
@@ -30,9 +31,9 @@ type sourceOptions struct {
 
 func sourceFlags(o *sourceOptions, globalDefault string) []ucli.Flag {
 	return []ucli.Flag{
-		&ucli.StringFlag{Name: "rev", Usage: "read the committed tree of `REV` (branch, tag, commit, HEAD~1)", Value: "HEAD", Destination: &o.rev},
+		&ucli.StringFlag{Name: "rev", Usage: "read the committed tree of `REV` (branch, tag, commit, HEAD~1); the default when CI=true is HEAD", Destination: &o.rev},
 		&ucli.BoolFlag{Name: "staged", Usage: "read git's index: what the next commit will hold (pre-commit hooks)", Destination: &o.staged},
-		&ucli.BoolFlag{Name: "worktree", Usage: "read the working tree, honouring .gitignore (local authoring)", Destination: &o.worktree},
+		&ucli.BoolFlag{Name: "worktree", Usage: "read the working tree, honouring .gitignore (the default, unless CI=true)", Destination: &o.worktree},
 		&ucli.BoolFlag{Name: "global", Usage: "include the global scope (" + globalDefault + ")", Destination: &o.global},
 		&ucli.BoolFlag{Name: "no-global", Usage: "leave the global scope out (the default when CI=true)", Destination: &o.noGlobal},
 		&ucli.StringSliceFlag{Name: "context-files", Usage: "agent context file `NAMES` picked up outside .kb/", Value: ucli.NewStringSlice(compiler.DefaultContextFiles...)},
@@ -49,12 +50,20 @@ type source struct {
 	info     artifact.Source
 }
 
-// openSource opens the repository containing dir and the snapshot o asks
-// for.
-func openSource(c *ucli.Context, s *cli.Streams, dir string, o *sourceOptions) (*source, error) {
+// fromContext completes o with what only the parsed command line knows.
+func (o *sourceOptions) fromContext(c *ucli.Context) {
 	o.contextFiles = c.StringSlice("context-files")
+	o.revSet = c.IsSet("rev")
+}
+
+// openSource opens the repository containing dir and the snapshot o asks
+// for. Without a choice, a local build reads the working tree, so that what
+// kbq finds is what the files say; in CI (CI=true) it reads HEAD, so that
+// the artifact is the commit's and reproducible. A bare repository has no
+// working tree and is read at HEAD.
+func openSource(s *cli.Streams, dir string, o *sourceOptions) (*source, error) {
 	modes := 0
-	for _, set := range []bool{c.IsSet("rev"), o.staged, o.worktree} {
+	for _, set := range []bool{o.revSet, o.staged, o.worktree} {
 		if set {
 			modes++
 		}
@@ -77,10 +86,14 @@ func openSource(c *ucli.Context, s *cli.Streams, dir string, o *sourceOptions) (
 	switch {
 	case o.staged:
 		src.snapshot, err = repo.Staged()
-	case o.worktree:
+	case o.worktree, modes == 0 && !inCI(s) && repo.Root() != "":
 		src.snapshot, err = repo.Worktree()
 	default:
-		src.snapshot, err = repo.Rev(o.rev)
+		rev := o.rev
+		if rev == "" {
+			rev = "HEAD"
+		}
+		src.snapshot, err = repo.Rev(rev)
 	}
 	if err != nil {
 		return nil, err
@@ -98,6 +111,12 @@ func openSource(c *ucli.Context, s *cli.Streams, dir string, o *sourceOptions) (
 	return src, nil
 }
 
+// inCI reports whether kbc runs in continuous integration, where builds
+// read commits and leave the home directory out.
+func inCI(s *cli.Streams) bool {
+	return strings.EqualFold(s.Getenv("CI"), "true")
+}
+
 // includeGlobal decides whether the global scope is compiled in: by flag,
 // else not in CI (CI=true), so that CI artifacts never depend on a home
 // directory, else yes.
@@ -108,7 +127,7 @@ func includeGlobal(s *cli.Streams, o *sourceOptions) bool {
 	case o.noGlobal:
 		return false
 	}
-	return !strings.EqualFold(s.Getenv("CI"), "true")
+	return !inCI(s)
 }
 
 // globalDir is $KBQ_HOME/knowledge, else $XDG_CONFIG_HOME/kbq/knowledge,

@@ -240,8 +240,11 @@ func newStatsCommand(s *cli.Streams) *ucli.Command {
 		Name:      "stats",
 		Usage:     "describe the artifact",
 		UsageText: "kbq stats [--json]",
-		Description: `Counts by kind and scope, artifact size, format version, source commit
-and age.
+		Description: `Counts by kind and scope, artifact size, format version, source (the
+working tree, git's index or a commit, and whether the knowledge differed
+from HEAD's: dirty), age, and whether the artifact is stale: knowledge
+files changed on disk since a build from the working tree, or HEAD moved
+since a build from a commit.
 
 ` + ExitCodesHelp,
 		Flags: []ucli.Flag{
@@ -261,6 +264,7 @@ and age.
 			if err != nil {
 				return err
 			}
+			st.Stale, st.Changed = ix.Fresh.Notice != "", ix.Fresh.Changed
 			if asJSON {
 				return WriteJSON(s.Out, st)
 			}
@@ -291,6 +295,12 @@ func writeStats(w io.Writer, st *query.Stats) error {
 		src += " (dirty)"
 	}
 	fmt.Fprintf(tw, "source\t%s\n", src)
+	switch {
+	case len(st.Changed) > 0:
+		fmt.Fprintf(tw, "stale\t%s changed since\n", strings.Join(st.Changed, ", "))
+	case st.Stale:
+		fmt.Fprintf(tw, "stale\tHEAD moved since\n")
+	}
 	fmt.Fprintf(tw, "built\t%s (%s ago)\n", st.BuiltAt.Format(time.RFC3339), (time.Duration(st.AgeSeconds) * time.Second).String())
 	fmt.Fprintf(tw, "global scope\t%v\n", st.Global)
 	return tw.Flush()

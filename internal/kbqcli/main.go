@@ -87,6 +87,9 @@ func IndexFlag(dst *string) ucli.Flag {
 type Opened struct {
 	*query.Index
 	RepoRoot string
+	// Fresh says whether the artifact is behind the repository; zero when
+	// it was named by --index or $KBQ_INDEX.
+	Fresh query.Freshness
 }
 
 // Open finds and opens the artifact, printing a stale-artifact notice.
@@ -103,10 +106,14 @@ func Open(s *cli.Streams, indexDir string) (*Opened, error) {
 	if err != nil {
 		return nil, ExplainOpenError(dir, err)
 	}
-	if notice := ix.StaleNotice(root); notice != "" && root != "" && indexDir == "" && s.Getenv("KBQ_INDEX") == "" {
-		fmt.Fprintf(s.Err, "kbq: note: %s\n", notice)
+	o := &Opened{Index: ix, RepoRoot: root}
+	if root != "" && indexDir == "" && s.Getenv("KBQ_INDEX") == "" {
+		o.Fresh = ix.Freshness(root)
+		if o.Fresh.Notice != "" {
+			fmt.Fprintf(s.Err, "kbq: note: %s\n", o.Fresh.Notice)
+		}
 	}
-	return &Opened{Index: ix, RepoRoot: root}, nil
+	return o, nil
 }
 
 // ExplainOpenError says what to run for each way an artifact can be

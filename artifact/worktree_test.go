@@ -1,0 +1,114 @@
+package artifact
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// record stamps the files and directories below root as a build would.
+func record(t *testing.T, root string, files []string, dirs []string) *Worktree {
+	t.Helper()
+	w := &Worktree{Index: "index-1", ContextFiles: []string{"AGENTS.md"}}
+	for _, p := range files {
+		abs := filepath.Join(root, p)
+		fi, err := os.Stat(abs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := os.ReadFile(abs)
+		w.Files = append(w.Files, FileStamp{Path: p, Size: fi.Size(), Mod: fi.ModTime().UnixNano(), Blob: BlobHash(data)})
+	}
+	for _, d := range dirs {
+		abs := filepath.Join(root, d)
+		fi, err := os.Stat(abs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Dirs = append(w.Dirs, DirStamp{Path: d, Mod: fi.ModTime().UnixNano(), Entries: HashEntries(w.KnowledgeEntries(abs, d))})
+	}
+	return w
+}
+
+func write(t *testing.T, name, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// roundTrip writes w into an artifact directory and reads it back.
+func roundTrip(t *testing.T, w *Worktree, maxFiles int) *Worktree {
+	t.Helper()
+	var b bytes.Buffer
+	if err := EncodeWorktree(&b, w); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, WorktreeFile), b.String())
+	got, err := ReadWorktree(dir, maxFiles)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func TestWorktreeChanged(t *testing.T) {
+	root := t.TempDir()
+	write(t, filepath.Join(root, ".kb/a.md"), "alpha\n")
+	write(t, filepath.Join(root, ".kb/memories/001-x.md"), "x\n")
+	write(t, filepath.Join(root, "main.go"), "package main\n")
+	w := roundTrip(t, record(t, root, []string{".kb/a.md", ".kb/memories/001-x.md"}, []string{"", ".kb", ".kb/memories"}), 100)
+	if w.Index != "index-1" || len(w.Files) != 2 || len(w.Dirs) != 3 || w.FilesOmitted {
+		t.Fatalf("round trip lost something: %+v", w)
+	}
+	check := func(want ...string) {
+		t.Helper()
+		got, _ := w.Changed(root, 0)
+		if !slices.Equal(got, want) {
+			t.Fatalf("Changed = %q, want %q", got, want)
+		}
+	}
+	check()
+
+	// Touched, or rewritten with the same bytes: not a change. Hidden files
+	// and files that are not knowledge: not a change either.
+	later := time.Now().Add(2 * time.Second)
+	os.Chtimes(filepath.Join(root, ".kb/a.md"), later, later)
+	write(t, filepath.Join(root, ".kb/.a.md.swp"), "swap")
+	write(t, filepath.Join(root, "other.go"), "package main\n")
+	check()
+
+	write(t, filepath.Join(root, ".kb/a.md"), "alpha edited\n")
+	write(t, filepath.Join(root, ".kb/memories/002-y.md"), "y\n")
+	write(t, filepath.Join(root, "AGENTS.md"), "rules\n")
+	write(t, filepath.Join(root, ".kb/deploy/steps.md"), "steps\n")
+	os.Remove(filepath.Join(root, ".kb/memories/001-x.md"))
+	check(".kb/a.md", ".kb/deploy/", ".kb/memories/001-x.md", ".kb/memories/002-y.md", "AGENTS.md")
+	if got, more := w.Changed(root, 2); len(got) != 2 || !more {
+		t.Fatalf("Changed with a limit of 2 = %q, %v", got, more)
+	}
+
+	// Above the file limit only directories are compared.
+	w = roundTrip(t, w, 1)
+	if !w.FilesOmitted || len(w.Files) != 0 || len(w.Dirs) != 3 {
+		t.Fatalf("files not omitted: %+v", w)
+	}
+	check("./", ".kb/", ".kb/memories/")
+}
+
+func TestReadWorktreeCorrupt(t *testing.T) {
+	for _, text := range []string{"", "nonsense\n", "kbq-worktree 1 index-1\n", "kbq-worktree 1 index-1 1\nf x\n", "kbq-worktree 1 index-1 0\nd 12 zz a\n"} {
+		dir := t.TempDir()
+		write(t, filepath.Join(dir, WorktreeFile), text)
+		if _, err := ReadWorktree(dir, 10); err == nil {
+			t.Errorf("ReadWorktree(%q) succeeded", text)
+		}
+	}
+}

@@ -1,0 +1,83 @@
+package compiler
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/gitsource"
+)
+
+// dirLister is a snapshot of files on disk that knows the directories it
+// listed.
+type dirLister interface {
+	Root() string
+	Dirs() []gitsource.DirStamp
+}
+
+// recordWorktree writes, beside the manifest about to be published, what a
+// build from the working tree saw of each knowledge file and of the
+// directories that hold knowledge, so that kbq can say when the artifact
+// is behind the files; it removes an old record after any other build. It
+// runs before the manifest is replaced: a record naming another index than
+// the manifest's is ignored, so a build that dies in between leaves
+// nothing misleading.
+func recordWorktree(out string, src Source, l *listing, m *artifact.Manifest, contextFiles []string) error {
+	name := filepath.Join(out, artifact.WorktreeFile)
+	lister, ok := src.(dirLister)
+	if !ok || m.Source.Mode != "worktree" {
+		if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%w: %w", ErrOutput, err)
+		}
+		return nil
+	}
+	blobs := make(map[string]string, len(m.Documents))
+	for _, d := range m.Documents {
+		blobs[d.Path] = d.Blob
+	}
+	w := &artifact.Worktree{Index: m.Index, ContextFiles: contextFiles}
+	holders := map[string]bool{"": true} // directories that hold a scope or a context file
+	for _, c := range l.docs {
+		if strings.HasPrefix(c.path, artifact.GlobalPathPrefix) || c.file.Mod == 0 {
+			continue
+		}
+		w.Files = append(w.Files, artifact.FileStamp{Path: c.path, Size: c.file.Size, Mod: c.file.Mod, Blob: blobs[c.path]})
+		if kb := strings.Index("/"+c.path, "/"+KBDir+"/"); kb >= 0 {
+			holders[strings.TrimSuffix(c.path[:max(kb-1, 0)], "/")] = true
+		} else {
+			holders[dirOf(c.path)] = true
+		}
+	}
+	root := lister.Root()
+	for _, d := range lister.Dirs() {
+		if holders[d.Path] || slices.Contains(strings.Split(d.Path, "/"), KBDir) {
+			entries := w.KnowledgeEntries(filepath.Join(root, filepath.FromSlash(d.Path)), d.Path)
+			w.Dirs = append(w.Dirs, artifact.DirStamp{Path: d.Path, Mod: d.Mod, Entries: artifact.HashEntries(entries)})
+		}
+	}
+	tmp := name + ".tmp"
+	if err := writeFileSync(tmp, func(wr io.Writer) error { return artifact.EncodeWorktree(wr, w) }); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("%w: %w", ErrOutput, err)
+	}
+	if err := os.Rename(tmp, name); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("%w: %w", ErrOutput, err)
+	}
+	return nil
+}
+
+// dirOf is the directory of a slash-separated path, "" at the root.
+func dirOf(p string) string {
+	d := path.Dir(p)
+	if d == "." {
+		return ""
+	}
+	return d
+}
