@@ -3,6 +3,7 @@ package query
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -37,6 +38,15 @@ type fileStamp struct {
 	mod  time.Time
 	size int64
 	ino  uint64
+}
+
+// NewLive serves the artifact in dir, which need not exist yet: until it
+// does, Acquire fails saying what to run, and Reload (or Watch) takes it
+// into service as soon as a build publishes it.
+func NewLive(dir string, r Ranking) *Live {
+	l := &Live{dir: dir, ranking: r}
+	l.Reload()
+	return l
 }
 
 // OpenLive opens the artifact in dir and keeps it current.
@@ -105,6 +115,14 @@ func (l *Live) Reload() error {
 }
 
 func (l *Live) failed(err error) error {
+	switch {
+	case errors.Is(err, os.ErrNotExist) && !errors.Is(err, artifact.ErrNoArtifact):
+		err = fmt.Errorf("%w: %s has no manifest.json yet: build the artifact with `kbc build` (it is used as soon as it appears)", artifact.ErrNoArtifact, l.dir)
+	case errors.Is(err, artifact.ErrNoArtifact):
+		err = fmt.Errorf("%w: build the artifact with `kbc build` (it is used as soon as it appears)", err)
+	case errors.Is(err, artifact.ErrCorrupt), errors.Is(err, artifact.ErrIncompatible):
+		err = fmt.Errorf("%w: rebuild it with `kbc build` (it is used as soon as it appears)", err)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.current == nil {

@@ -36,6 +36,9 @@ type tools struct {
 	live *query.Live
 	dir  string
 	root string // the repository's working tree, absolute; "" when unknown
+	// unavailable, when set, is why no artifact can be served at all (no
+	// repository and no --index); every tool call returns it.
+	unavailable error
 }
 
 type searchArgs struct {
@@ -186,7 +189,7 @@ func (t *tools) search(ctx context.Context, _ *mcp.CallToolRequest, in searchArg
 	if err != nil {
 		return nil, nil, err
 	}
-	ix, release, err := t.live.Acquire()
+	ix, release, err := t.acquire()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -208,7 +211,7 @@ func (t *tools) get(ctx context.Context, _ *mcp.CallToolRequest, in getArgs) (*m
 	if err != nil {
 		return nil, nil, err
 	}
-	ix, release, err := t.live.Acquire()
+	ix, release, err := t.acquire()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -234,7 +237,7 @@ func (t *tools) list(_ context.Context, _ *mcp.CallToolRequest, in listArgs) (*m
 	if in.Scope != "" {
 		req.Scopes = []string{in.Scope}
 	}
-	ix, release, err := t.live.Acquire()
+	ix, release, err := t.acquire()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -268,7 +271,7 @@ func (t *tools) context(ctx context.Context, _ *mcp.CallToolRequest, in contextA
 }
 
 func (t *tools) assemble(ctx context.Context, dir string, wrap bool) (*contextOutput, error) {
-	ix, release, err := t.live.Acquire()
+	ix, release, err := t.acquire()
 	if err != nil {
 		return nil, err
 	}
@@ -289,25 +292,41 @@ func textResult(text string) *mcp.CallToolResult {
 }
 
 // serverTools opens the live artifact for the servers, with queries made
-// from the current directory by default.
-func serverTools(s *cli.Streams, indexDir string) (*tools, error) {
-	ix, err := kbqcli.Open(s, indexDir)
-	if err != nil {
-		return nil, err
-	}
-	dir := ix.Dir
-	root := ix.RepoRoot
-	ix.Close()
-	live, err := query.OpenLive(dir, query.DefaultRanking())
-	if err != nil {
-		return nil, kbqcli.ExplainOpenError(dir, err)
-	}
+// from the current directory by default. The artifact need not exist: the
+// servers start anyway, their tools say what to run, and a build that
+// appears later is taken into service.
+func serverTools(s *cli.Streams, indexDir string) *tools {
 	cwd, _ := os.Getwd()
+	dir, root, err := query.Locate(indexDir, s.Getenv("KBQ_INDEX"), cwd)
+	if err != nil {
+		return &tools{unavailable: err}
+	}
 	rel, err := kbqcli.RepoDir(root, cwd)
 	if err != nil {
 		rel = ""
 	}
-	return &tools{live: live, dir: rel, root: root}, nil
+	return &tools{live: query.NewLive(dir, query.DefaultRanking()), dir: rel, root: root}
+}
+
+// acquire returns the current index and its release function.
+func (t *tools) acquire() (*query.Index, func(), error) {
+	if t.unavailable != nil {
+		return nil, nil, t.unavailable
+	}
+	return t.live.Acquire()
+}
+
+// watch keeps the artifact current until ctx ends, reporting on stderr.
+func (t *tools) watch(ctx context.Context, s *cli.Streams, name string) {
+	if t.live != nil {
+		go t.live.Watch(ctx, reloadInterval, func(err error) { fmt.Fprintf(s.Err, "%s: %v\n", name, err) })
+	}
+}
+
+func (t *tools) close() {
+	if t.live != nil {
+		t.live.Close()
+	}
 }
 
 func newMCPCommand(s *cli.Streams) *ucli.Command {
@@ -334,20 +353,24 @@ Register it with an agent, for instance:
 			if c.Args().Present() {
 				return cli.Usagef("kbq mcp takes no arguments")
 			}
-			t, err := serverTools(s, index)
-			if err != nil {
-				return err
-			}
-			defer t.live.Close()
+			t := serverTools(s, index)
+			defer t.close()
 			ctx, cancel := context.WithCancel(c.Context)
 			defer cancel()
-			go t.live.Watch(ctx, reloadInterval, func(err error) { fmt.Fprintf(s.Err, "kbq mcp: %v\n", err) })
-			transport := &mcp.IOTransport{Reader: readCloser{s.In}, Writer: writeCloser{s.Out}}
-			err = newMCPServer(t).Run(ctx, transport)
+			t.watch(ctx, s, "kbq mcp")
+			err := newMCPServer(t).Run(ctx, StdioTransport(s.In, s.Out))
 			if errors.Is(err, context.Canceled) {
 				return nil
 			}
 			return err
 		},
 	}
+}
+
+// servedDir names the artifact directory served, for messages.
+func (t *tools) servedDir() string {
+	if t.live == nil {
+		return "no artifact"
+	}
+	return t.live.Dir()
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -89,11 +88,8 @@ func runServe(ctx context.Context, s *cli.Streams, o *serveOptions) error {
 	if !isLoopbackHost(host) && !o.allowRemote {
 		return cli.Usagef("--addr %s is reachable from other machines; kbq serve listens on loopback unless --allow-remote", o.addr)
 	}
-	t, err := serverTools(s, o.index)
-	if err != nil {
-		return err
-	}
-	defer t.live.Close()
+	t := serverTools(s, o.index)
+	defer t.close()
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.addr, err)
@@ -103,7 +99,7 @@ func runServe(ctx context.Context, s *cli.Streams, o *serveOptions) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	go t.live.Watch(ctx, reloadInterval, func(err error) { fmt.Fprintf(s.Err, "kbq serve: %v\n", err) })
+	t.watch(ctx, s, "kbq serve")
 
 	srv := &http.Server{
 		Handler:           newHandler(t, o, !isLoopbackHost(host)),
@@ -113,7 +109,12 @@ func runServe(ctx context.Context, s *cli.Streams, o *serveOptions) error {
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    maxHeaderBytes,
 	}
-	fmt.Fprintf(s.Err, "kbq serve: serving %s on http://%s\n", t.live.Dir(), ln.Addr())
+	if _, release, err := t.acquire(); err != nil {
+		fmt.Fprintf(s.Err, "kbq serve: %v\n", err)
+	} else {
+		release()
+	}
+	fmt.Fprintf(s.Err, "kbq serve: serving %s on http://%s\n", t.servedDir(), ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -263,7 +264,7 @@ func (a *httpAPI) search(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	ix, release, err := a.t.live.Acquire()
+	ix, release, err := a.t.acquire()
 	if err != nil {
 		fail(w, err)
 		return
@@ -319,7 +320,7 @@ func (a *httpAPI) context(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *httpAPI) stats(w http.ResponseWriter, r *http.Request) {
-	ix, release, err := a.t.live.Acquire()
+	ix, release, err := a.t.acquire()
 	if err != nil {
 		fail(w, err)
 		return
@@ -334,7 +335,7 @@ func (a *httpAPI) stats(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *httpAPI) healthz(w http.ResponseWriter, r *http.Request) {
-	ix, release, err := a.t.live.Acquire()
+	ix, release, err := a.t.acquire()
 	if err != nil {
 		writeJSONStatus(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "error": err.Error()})
 		return
@@ -345,13 +346,3 @@ func (a *httpAPI) healthz(w http.ResponseWriter, r *http.Request) {
 		"status": "ok", "documents": m.Counts.Documents, "commit": m.Source.Commit, "built_at": m.BuiltAt,
 	})
 }
-
-// readCloser and writeCloser give stdio the Close methods the MCP
-// transport wants, without closing the process's streams.
-type readCloser struct{ io.Reader }
-
-func (readCloser) Close() error { return nil }
-
-type writeCloser struct{ io.Writer }
-
-func (writeCloser) Close() error { return nil }
