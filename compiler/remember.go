@@ -44,6 +44,9 @@ type MemoryOptions struct {
 	// LockDir is where concurrent remembers take turns (the git directory);
 	// when empty, a lock file in the system's temporary directory.
 	LockDir string
+	// Root, when set, is the repository's working tree: no directory
+	// between it and the memories directory may be a symbolic link.
+	Root string
 }
 
 // Remember writes text as a new memory of the scope rooted at scopeDir,
@@ -68,6 +71,11 @@ func Remember(scopeDir, text string, opts MemoryOptions) (string, error) {
 		return "", fmt.Errorf("%w: %s is a file, not a directory", ErrMemoryText, kb)
 	}
 	dir := filepath.Join(kb, "memories")
+	if opts.Root != "" {
+		if err := noLinks(opts.Root, dir, ErrMemoryText); err != nil {
+			return "", err
+		}
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("create %s: %w", dir, err)
 	}

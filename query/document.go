@@ -20,6 +20,9 @@ type Document struct {
 	Tags   []string `json:"tags"`
 	Source string   `json:"source,omitempty"`
 	ID     int      `json:"id,omitempty"`
+	// Blob is the git blob hash of the file compiled: what a writer names
+	// to replace the file it read (kbc mcp's knowledge_write).
+	Blob string `json:"blob,omitempty"`
 	// Content is the document as written, frontmatter included (with line
 	// endings normalized to LF and any byte order mark removed).
 	Content string `json:"content"`
@@ -186,7 +189,7 @@ func (ix *Index) load(ctx context.Context, meta artifact.Document) (*Document, e
 	}
 	return &Document{
 		Path: meta.Path, Topic: meta.Topic, Kind: meta.Kind, Scope: meta.Scope, Title: meta.Title,
-		Tags: tags, Source: meta.Source, ID: meta.ID,
+		Tags: tags, Source: meta.Source, ID: meta.ID, Blob: meta.Blob,
 		Content: front + body.String(), Body: body.String(),
 	}, nil
 }

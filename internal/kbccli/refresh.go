@@ -17,13 +17,17 @@ import (
 // out (saying so) rather than refusing. A failure is a warning: the write
 // it follows has happened and stays.
 func refreshArtifact(ctx context.Context, s *cli.Streams, repo *gitsource.Repo) {
-	if err := refresh(ctx, s, repo); err != nil {
+	if err := refresh(ctx, s, repo, ""); err != nil {
 		fmt.Fprintf(s.Err, "kbc: warning: the artifact was not refreshed (%v); run kbc build\n", err)
 	}
 }
 
-func refresh(ctx context.Context, s *cli.Streams, repo *gitsource.Repo) error {
-	out := filepath.Join(repo.Root(), artifact.DefaultDir)
+// refresh rebuilds the artifact in out ("" for .kbq at the repository
+// root) from the working tree.
+func refresh(ctx context.Context, s *cli.Streams, repo *gitsource.Repo, out string) error {
+	if out == "" {
+		out = filepath.Join(repo.Root(), artifact.DefaultDir)
+	}
 	o := sourceOptions{worktree: true, maxSize: "5MiB"}
 	analysis := artifact.DefaultAnalysis
 	if prev, err := artifact.ReadHeader(out); err == nil {

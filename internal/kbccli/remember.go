@@ -78,7 +78,7 @@ func runRemember(c *ucli.Context, s *cli.Streams, g *globalOptions, o *rememberO
 	for _, t := range c.StringSlice("tags") {
 		tags = append(tags, strings.Split(t, ",")...)
 	}
-	path, err := compiler.Remember(scope, text, compiler.MemoryOptions{Tags: tags, Source: o.source, LockDir: repo.GitDir()})
+	path, err := compiler.Remember(scope, text, compiler.MemoryOptions{Tags: tags, Source: o.source, LockDir: repo.GitDir(), Root: repoRoot(repo)})
 	if err != nil {
 		return err
 	}
@@ -196,6 +196,15 @@ Refuses anything that is not in a .kb/memories/ directory.
 			return nil
 		},
 	}
+}
+
+// repoRoot is the working tree's root with symbolic links resolved, as
+// scope directories are.
+func repoRoot(repo *gitsource.Repo) string {
+	if root, err := filepath.EvalSymlinks(repo.Root()); err == nil {
+		return root
+	}
+	return repo.Root()
 }
 
 func isNumber(s string) bool {

@@ -78,9 +78,13 @@ type contextOutput = kbqcli.ContextJSON
 
 // newMCPServer returns an MCP server with the read-only knowledge tools.
 func newMCPServer(t *tools) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "kbq", Title: "kbq knowledge", Version: kbqcli.Version},
-		&mcp.ServerOptions{Instructions: mcpInstructions})
-	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(bool)}
+	return newMCPServerWith(t, "kbq", mcpInstructions)
+}
+
+func newMCPServerWith(t *tools, name, instructions string) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: name, Title: "kbq knowledge", Version: kbqcli.Version},
+		&mcp.ServerOptions{Instructions: instructions})
+	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(bool)}
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "knowledge_search",
 		Title:       "Search project knowledge",
@@ -98,7 +102,8 @@ are ranked sections with their path, heading trail and text, best first.`,
 		Annotations: readOnly,
 		Description: `Read a whole document of the knowledge base, frontmatter included. Call it
 when a search result is relevant and you need the rest of that document, or
-when the user names a topic (deploy/steps) or a memory (memory:12).`,
+when the user names a topic (deploy/steps) or a memory (memory:12). The
+result's blob identifies the version read.`,
 	}, t.get)
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "knowledge_list",
@@ -353,16 +358,7 @@ Register it with an agent, for instance:
 			if c.Args().Present() {
 				return cli.Usagef("kbq mcp takes no arguments")
 			}
-			t := serverTools(s, index)
-			defer t.close()
-			ctx, cancel := context.WithCancel(c.Context)
-			defer cancel()
-			t.watch(ctx, s, "kbq mcp")
-			err := newMCPServer(t).Run(ctx, StdioTransport(s.In, s.Out))
-			if errors.Is(err, context.Canceled) {
-				return nil
-			}
-			return err
+			return NewServer(s, index, "kbq", mcpInstructions).ServeStdio(c.Context, s, "kbq mcp")
 		},
 	}
 }

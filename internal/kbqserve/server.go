@@ -1,0 +1,63 @@
+package kbqserve
+
+import (
+	"context"
+	"errors"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/kbqdev/kbq/internal/cli"
+)
+
+// Server is the MCP server over the knowledge artifact with its read
+// tools; kbc adds its write tools to it (kbc mcp), so that the writing
+// server lives with the compiler and kbq stays read-only.
+type Server struct {
+	*mcp.Server
+	t *tools
+}
+
+// NewServer returns a server with the read tools over the artifact that
+// indexDir names, else $KBQ_INDEX, else the repository's .kbq/. The
+// artifact need not exist yet.
+func NewServer(s *cli.Streams, indexDir, name, instructions string) *Server {
+	t := serverTools(s, indexDir)
+	return &Server{Server: newMCPServerWith(t, name, instructions), t: t}
+}
+
+// Reload takes a newly built artifact into service at once, so that the
+// call after a write sees it.
+func (srv *Server) Reload() {
+	if srv.t.live != nil {
+		srv.t.live.Reload()
+	}
+}
+
+// ArtifactDir is the artifact directory served, "" when there is none.
+func (srv *Server) ArtifactDir() string {
+	if srv.t.live == nil {
+		return ""
+	}
+	return srv.t.live.Dir()
+}
+
+// DirArg turns a dir argument of a tool call (relative to the repository
+// root, or absolute inside it) into a slash-separated repository path.
+func (srv *Server) DirArg(d string) (string, error) { return srv.t.dirArg(d) }
+
+// IsArgError reports whether err is about a tool call's arguments.
+func IsArgError(err error) bool { return errors.Is(err, errArgs) }
+
+// ServeStdio runs the server on stdin and stdout until stdin ends, keeping
+// the artifact current; name prefixes messages on stderr.
+func (srv *Server) ServeStdio(ctx context.Context, s *cli.Streams, name string) error {
+	defer srv.t.close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	srv.t.watch(ctx, s, name)
+	err := srv.Run(ctx, StdioTransport(s.In, s.Out))
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
