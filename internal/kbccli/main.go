@@ -45,7 +45,7 @@ topics), AGENTS.md, CLAUDE.md and GEMINI.md files, and the personal global
 scope. It validates their frontmatter like a compiler and compiles a
 versioned, reproducible search artifact (.kbq/) that kbq serves.
 
-   kbc build              compile HEAD into .kbq/
+   kbc build              compile the working tree into .kbq/ (HEAD when CI=true)
    kbc check --staged     validate what the next commit will hold
    kbc remember "TEXT"    write a memory
    kbc hooks install      check every commit's knowledge
