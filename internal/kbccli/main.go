@@ -37,6 +37,7 @@ func Main(args []string, s *cli.Streams) int {
 		newDiffCommand(s, g),
 		newHooksCommand(s, g),
 		newMCPCommand(s, g),
+		newWatchCommand(s, g),
 	})
 	app.Version = compiler.Version + " (artifact format " + strconv.Itoa(artifact.FormatVersion) + ")"
 	app.Description = `kbc reads the markdown knowledge of a git repository straight from git

@@ -1,0 +1,219 @@
+package kbccli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/gitsource"
+	"github.com/kbqdev/kbq/internal/cli"
+)
+
+type watchOptions struct {
+	source   sourceOptions
+	out      string
+	debounce time.Duration
+}
+
+func newWatchCommand(s *cli.Streams, g *globalOptions) *ucli.Command {
+	o := &watchOptions{}
+	flags := sourceFlags(&o.source, "default, unless CI=true")
+	// A watch follows the working tree; the other sources do not change.
+	kept := flags[:0]
+	for _, f := range flags {
+		if n := f.Names()[0]; n != "rev" && n != "staged" && n != "worktree" {
+			kept = append(kept, f)
+		}
+	}
+	return &ucli.Command{
+		Name:      "watch",
+		Usage:     "keep the artifact in step with the working tree as files change",
+		UsageText: "kbc watch [-o DIR] [--debounce 100ms] [--global | --no-global]",
+		Description: `Builds the artifact from the working tree, then watches the repository's
+directories (those git does not ignore) and rebuilds, incrementally, each
+time files change: a burst of saves is taken as one change once it has been
+quiet for --debounce. Diagnostics of the files that changed are printed as
+they are compiled; a file with errors is left out (as with kbc build
+--keep-going) until it is fixed, and the watch goes on. A running kbq
+serve or kbq mcp picks up each new artifact. Stop it with Ctrl-C.
+
+` + exitCodesHelp,
+		Flags: append(kept,
+			&ucli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the artifact to `DIR` (default: .kbq at the repository root)", Destination: &o.out},
+			&ucli.DurationFlag{Name: "debounce", Usage: "wait until files have been quiet for `D` before rebuilding", Value: 100 * time.Millisecond, Destination: &o.debounce},
+		),
+		Action: func(c *ucli.Context) error {
+			if c.Args().Present() {
+				return cli.Usagef("kbc watch takes no arguments")
+			}
+			o.source.fromContext(c)
+			o.source.worktree = true
+			ctx, stop := signal.NotifyContext(c.Context, syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			return runWatch(ctx, s, g, o)
+		},
+	}
+}
+
+// runWatch builds, then rebuilds on every settled change, until ctx ends.
+func runWatch(ctx context.Context, s *cli.Streams, g *globalOptions, o *watchOptions) error {
+	if o.debounce <= 0 {
+		return cli.Usagef("--debounce must be positive")
+	}
+	repo, err := gitsource.Open(g.workDir())
+	if err != nil {
+		return err
+	}
+	if repo.Root() == "" {
+		return cli.Usagef("a bare repository has no working tree to watch")
+	}
+	out := o.out
+	if out == "" {
+		out = filepath.Join(repo.Root(), artifact.DefaultDir)
+	}
+	out, _ = filepath.Abs(out)
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("watch: %w", err)
+	}
+	defer w.Close()
+	ww := &watcher{s: s, w: w, out: out, watched: make(map[string]bool), gitDir: filepath.Join(repo.Root(), ".git")}
+
+	analysis := artifact.DefaultAnalysis
+	if prev, err := artifact.ReadHeader(out); err == nil {
+		analysis = prev.Analysis
+	}
+	build := func() {
+		src, err := openSource(s, repo.Root(), &o.source)
+		if err != nil {
+			fmt.Fprintf(s.Err, "kbc watch: %v\n", err)
+			return
+		}
+		if _, err := compile(ctx, s, src, compileSettings{
+			out: out, analysis: analysis, keepGoing: true, format: "text", diagnostics: s.Out,
+		}); err != nil && ctx.Err() == nil {
+			fmt.Fprintf(s.Err, "kbc watch: %v (still watching)\n", err)
+		}
+		// The walk of this build lists the directories git does not ignore:
+		// watch the new ones.
+		if l, ok := src.snapshot.(interface {
+			Root() string
+			Dirs() []gitsource.DirStamp
+		}); ok {
+			for _, d := range l.Dirs() {
+				ww.add(filepath.Join(l.Root(), filepath.FromSlash(d.Path)))
+			}
+		}
+		if gl := src.options.Global; gl != nil {
+			filepath.WalkDir(gl.Dir, func(p string, d fs.DirEntry, err error) error {
+				if err == nil && d.IsDir() {
+					ww.add(p)
+				}
+				return nil
+			})
+		}
+	}
+	build()
+	fmt.Fprintf(s.Err, "kbc watch: watching %d directories of %s; Ctrl-C stops\n", len(ww.watched), repo.Root())
+
+	var (
+		timer   *time.Timer
+		fire    <-chan time.Time
+		first   time.Time
+		changed string
+	)
+	for {
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(s.Err, "kbc watch: stopped")
+			return nil
+		case err, ok := <-w.Errors:
+			if !ok {
+				return nil
+			}
+			fmt.Fprintf(s.Err, "kbc watch: %v\n", err)
+		case ev, ok := <-w.Events:
+			if !ok {
+				return nil
+			}
+			if !ww.relevant(ev) {
+				continue
+			}
+			changed = ev.Name
+			now := time.Now()
+			if timer == nil {
+				first = now
+				timer = time.NewTimer(o.debounce)
+				fire = timer.C
+				continue
+			}
+			// Keep waiting for quiet, but never longer than a second in all.
+			if now.Sub(first) < time.Second {
+				timer.Reset(o.debounce)
+			}
+		case <-fire:
+			timer, fire = nil, nil
+			if rel, err := filepath.Rel(repo.Root(), changed); err == nil {
+				changed = rel
+			}
+			fmt.Fprintf(s.Err, "kbc watch: %s changed\n", filepath.ToSlash(changed))
+			build()
+		}
+	}
+}
+
+// watcher adds directories to the notifier once each.
+type watcher struct {
+	s       *cli.Streams
+	w       *fsnotify.Watcher
+	out     string
+	gitDir  string
+	watched map[string]bool
+	full    bool // the system's limit on watches was reached
+}
+
+func (ww *watcher) add(dir string) {
+	if ww.watched[dir] || ww.full {
+		return
+	}
+	if err := ww.w.Add(dir); err != nil {
+		if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EMFILE) {
+			ww.full = true
+			fmt.Fprintf(ww.s.Err, "kbc watch: warning: the system's limit on watched directories is reached after %d; changes in the others are missed (raise fs.inotify.max_user_watches)\n", len(ww.watched))
+			return
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintf(ww.s.Err, "kbc watch: %v\n", err)
+		}
+		return
+	}
+	ww.watched[dir] = true
+}
+
+// relevant reports whether an event may change the knowledge: not the
+// artifact's own writes, git's, or a change of permissions alone.
+func (ww *watcher) relevant(ev fsnotify.Event) bool {
+	if ev.Op == fsnotify.Chmod {
+		return false
+	}
+	for _, dir := range []string{ww.out, ww.gitDir} {
+		if ev.Name == dir || strings.HasPrefix(ev.Name, dir+string(filepath.Separator)) {
+			return false
+		}
+	}
+	if ev.Op.Has(fsnotify.Remove) || ev.Op.Has(fsnotify.Rename) {
+		delete(ww.watched, ev.Name)
+	}
+	return true
+}
