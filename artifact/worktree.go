@@ -99,21 +99,21 @@ func EncodeWorktree(wr io.Writer, w *Worktree) error {
 // files out (FilesOmitted) when there are more than maxFiles. A missing
 // record is os.ErrNotExist; one that does not parse is ErrCorrupt.
 func ReadWorktree(dir string, maxFiles int) (*Worktree, error) {
-	data, err := os.ReadFile(filepath.Join(dir, WorktreeFile))
+	f, err := os.Open(filepath.Join(dir, WorktreeFile))
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
 	w := &Worktree{}
 	bad := func(line int) error {
 		return fmt.Errorf("%w: %s line %d does not parse", ErrCorrupt, filepath.Join(dir, WorktreeFile), line)
 	}
-	for n := 1; len(data) > 0; n++ {
-		line := data
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			data = nil
-		}
+	// Read line by line: without the files, reading stops where they start,
+	// and a large knowledge base's record is mostly files.
+	lines := bufio.NewScanner(f)
+	lines.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for n := 1; lines.Scan(); n++ {
+		line := lines.Bytes()
 		if n == 1 {
 			head, ok := bytes.CutPrefix(line, []byte(worktreeHeader+" "))
 			index, files, ok2 := strings.Cut(string(head), " ")
@@ -164,6 +164,9 @@ func ReadWorktree(dir string, maxFiles int) (*Worktree, error) {
 		default:
 			return nil, bad(n)
 		}
+	}
+	if err := lines.Err(); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrCorrupt, filepath.Join(dir, WorktreeFile), err)
 	}
 	if w.Index == "" {
 		return nil, bad(1)

@@ -112,3 +112,20 @@ func TestReadWorktreeCorrupt(t *testing.T) {
 		}
 	}
 }
+
+// A directory recorded without a hash (it changed while the build listed
+// it) is looked at: files the record does not know are reported, and
+// nothing else is.
+func TestWorktreeUnhashedDir(t *testing.T) {
+	root := t.TempDir()
+	write(t, filepath.Join(root, ".kb/a.md"), "alpha\n")
+	w := record(t, root, []string{".kb/a.md"}, []string{".kb"})
+	w.Dirs[0].Entries, w.Dirs[0].Mod = 0, 1
+	if got, _ := w.Changed(root, 0); len(got) != 0 {
+		t.Fatalf("Changed = %q, want nothing", got)
+	}
+	write(t, filepath.Join(root, ".kb/b.md"), "bravo\n")
+	if got, _ := w.Changed(root, 0); !slices.Equal(got, []string{".kb/b.md"}) {
+		t.Fatalf("Changed = %q, want .kb/b.md", got)
+	}
+}

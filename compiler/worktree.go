@@ -57,8 +57,15 @@ func recordWorktree(out string, src Source, l *listing, m *artifact.Manifest, co
 	root := lister.Root()
 	for _, d := range lister.Dirs() {
 		if holders[d.Path] || slices.Contains(strings.Split(d.Path, "/"), KBDir) {
-			entries := w.KnowledgeEntries(filepath.Join(root, filepath.FromSlash(d.Path)), d.Path)
-			w.Dirs = append(w.Dirs, artifact.DirStamp{Path: d.Path, Mod: d.Mod, Entries: artifact.HashEntries(entries)})
+			abs := filepath.Join(root, filepath.FromSlash(d.Path))
+			stamp := artifact.DirStamp{Path: d.Path, Mod: d.Mod, Entries: artifact.HashEntries(w.KnowledgeEntries(abs, d.Path))}
+			// The entries are listed after the walk: when the directory
+			// changed since the walk stamped it, they may hold a file the
+			// build never read, so no hash is recorded and kbq looks.
+			if fi, err := os.Lstat(abs); err != nil || fi.ModTime().UnixNano() != d.Mod {
+				stamp.Entries = 0
+			}
+			w.Dirs = append(w.Dirs, stamp)
 		}
 	}
 	tmp := name + ".tmp"

@@ -3,6 +3,7 @@ package kbccli
 
 import (
 	"errors"
+	"path/filepath"
 	"runtime/debug"
 	"strconv"
 
@@ -72,6 +73,19 @@ func exitCode(err error) (int, bool) {
 		return cli.ExitError, true
 	}
 	return 0, false
+}
+
+// resolvedWorkDir is the working directory, absolute, with symbolic links
+// resolved as scope directories are.
+func (g *globalOptions) resolvedWorkDir() (string, error) {
+	wd, err := filepath.Abs(g.workDir())
+	if err != nil {
+		return "", err
+	}
+	if resolved, err := filepath.EvalSymlinks(wd); err == nil {
+		wd = resolved
+	}
+	return wd, nil
 }
 
 func (g *globalOptions) workDir() string {

@@ -125,15 +125,16 @@ func (w *writer) scopeFor(dir string) (string, error) {
 		return "", err
 	}
 	abs := filepath.Join(w.root, filepath.FromSlash(rel))
-	if err := noLinksTo(w.root, abs); err != nil {
+	if err := noLinksTo(abs); err != nil {
 		return "", err
 	}
 	return abs, nil
 }
 
-// noLinksTo refuses a scope directory reached through a symbolic link or
-// that is not a directory.
-func noLinksTo(root, dir string) error {
+// noLinksTo refuses a directory that does not exist or is reached through
+// a symbolic link. dir is inside the resolved root, so any difference
+// after resolving is a link.
+func noLinksTo(dir string) error {
 	resolved, err := filepath.EvalSymlinks(dir)
 	if err != nil {
 		return fmt.Errorf("%w: dir %s: %v", errToolArgs, dir, err)
@@ -179,7 +180,7 @@ func (w *writer) forget(ctx context.Context, _ *mcp.CallToolRequest, in forgetAr
 			return nil, nil, err
 		}
 		ref = filepath.Join(w.root, filepath.FromSlash(rel))
-		if err := noLinksTo(w.root, filepath.Dir(ref)); err != nil {
+		if err := noLinksTo(filepath.Dir(ref)); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -300,12 +301,9 @@ kbq mcp instead.
 			if repo.Root() == "" {
 				return cli.Usagef("a bare repository has no working tree to write knowledge in")
 			}
-			here, err := filepath.Abs(g.workDir())
+			here, err := g.resolvedWorkDir()
 			if err != nil {
 				return err
-			}
-			if resolved, err := filepath.EvalSymlinks(here); err == nil {
-				here = resolved
 			}
 			srv := kbqserve.NewServer(s, index, "kbc", writerInstructions)
 			w := &writer{srv: srv, repo: repo, root: repoRoot(repo), here: here, s: s, stage: stage}

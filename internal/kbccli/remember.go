@@ -109,12 +109,9 @@ func openScopeDir(g *globalOptions, dir string) (*gitsource.Repo, string, error)
 		return nil, "", err
 	}
 	if dir == "" {
-		wd, err := filepath.Abs(g.workDir())
+		wd, err := g.resolvedWorkDir()
 		if err != nil {
 			return nil, "", err
-		}
-		if resolved, err := filepath.EvalSymlinks(wd); err == nil {
-			wd = resolved
 		}
 		return repo, compiler.ScopeDir(root, wd), nil
 	}

@@ -94,37 +94,34 @@ func runWatch(ctx context.Context, s *cli.Streams, g *globalOptions, o *watchOpt
 	if prev, err := artifact.ReadHeader(out); err == nil {
 		analysis = prev.Analysis
 	}
-	build := func() {
+	// build compiles the working tree and watches the directories its walk
+	// found (those git does not ignore), returning how many were new: a
+	// file written into a new directory before its watch was added is
+	// missed by the watch, so the caller builds once more.
+	build := func() int {
 		src, err := openSource(s, repo.Root(), &o.source)
 		if err != nil {
 			fmt.Fprintf(s.Err, "kbc watch: %v\n", err)
-			return
+			return 0
 		}
 		if _, err := compile(ctx, s, src, compileSettings{
 			out: out, analysis: analysis, keepGoing: true, format: "text", diagnostics: s.Out,
 		}); err != nil && ctx.Err() == nil {
 			fmt.Fprintf(s.Err, "kbc watch: %v (still watching)\n", err)
 		}
-		// The walk of this build lists the directories git does not ignore:
-		// watch the new ones.
-		if l, ok := src.snapshot.(interface {
-			Root() string
-			Dirs() []gitsource.DirStamp
-		}); ok {
-			for _, d := range l.Dirs() {
-				ww.add(filepath.Join(l.Root(), filepath.FromSlash(d.Path)))
+		return ww.addFrom(src)
+	}
+	// Watch first, then build, so that no change falls between the two.
+	if src, err := openSource(s, repo.Root(), &o.source); err == nil {
+		for _, err := range src.snapshot.Files() {
+			if err != nil {
+				break
 			}
 		}
-		if gl := src.options.Global; gl != nil {
-			filepath.WalkDir(gl.Dir, func(p string, d fs.DirEntry, err error) error {
-				if err == nil && d.IsDir() {
-					ww.add(p)
-				}
-				return nil
-			})
-		}
+		ww.addFrom(src)
 	}
-	build()
+	for build() > 0 && ctx.Err() == nil {
+	}
 	fmt.Fprintf(s.Err, "kbc watch: watching %d directories of %s; Ctrl-C stops\n", len(ww.watched), repo.Root())
 
 	var (
@@ -168,7 +165,12 @@ func runWatch(ctx context.Context, s *cli.Streams, g *globalOptions, o *watchOpt
 				changed = rel
 			}
 			fmt.Fprintf(s.Err, "kbc watch: %s changed\n", filepath.ToSlash(changed))
-			build()
+			if build() > 0 {
+				// New directories are watched now; build once more for
+				// what was written into them before.
+				first, timer = time.Now(), time.NewTimer(o.debounce)
+				fire = timer.C
+			}
 		}
 	}
 }
@@ -181,6 +183,29 @@ type watcher struct {
 	gitDir  string
 	watched map[string]bool
 	full    bool // the system's limit on watches was reached
+}
+
+// addFrom watches the directories the last walk of src listed, and the
+// global scope's, returning how many were not watched before.
+func (ww *watcher) addFrom(src *source) int {
+	before := len(ww.watched)
+	if l, ok := src.snapshot.(interface {
+		Root() string
+		Dirs() []gitsource.DirStamp
+	}); ok {
+		for _, d := range l.Dirs() {
+			ww.add(filepath.Join(l.Root(), filepath.FromSlash(d.Path)))
+		}
+	}
+	if gl := src.options.Global; gl != nil {
+		filepath.WalkDir(gl.Dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				ww.add(p)
+			}
+			return nil
+		})
+	}
+	return len(ww.watched) - before
 }
 
 func (ww *watcher) add(dir string) {

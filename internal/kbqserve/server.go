@@ -45,9 +45,6 @@ func (srv *Server) ArtifactDir() string {
 // root, or absolute inside it) into a slash-separated repository path.
 func (srv *Server) DirArg(d string) (string, error) { return srv.t.dirArg(d) }
 
-// IsArgError reports whether err is about a tool call's arguments.
-func IsArgError(err error) bool { return errors.Is(err, errArgs) }
-
 // ServeStdio runs the server on stdin and stdout until stdin ends, keeping
 // the artifact current; name prefixes messages on stderr.
 func (srv *Server) ServeStdio(ctx context.Context, s *cli.Streams, name string) error {
@@ -55,7 +52,7 @@ func (srv *Server) ServeStdio(ctx context.Context, s *cli.Streams, name string) 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	srv.t.watch(ctx, s, name)
-	err := srv.Run(ctx, StdioTransport(s.In, s.Out))
+	err := srv.Run(ctx, stdioTransport(s.In, s.Out))
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}

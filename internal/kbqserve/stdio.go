@@ -16,7 +16,7 @@ import (
 // maxLineBytes bounds one inbound JSON-RPC message on stdio.
 const maxLineBytes = 16 << 20
 
-// StdioTransport is the MCP transport on a process's stdin and stdout. A
+// stdioTransport is the MCP transport on a process's stdin and stdout. A
 // line that is not JSON gets a JSON-RPC parse error and one that is not a
 // JSON-RPC message an invalid-request error, and the session goes on: the
 // SDK's own transport ends the session on either, and an agent's one bad
@@ -24,7 +24,7 @@ const maxLineBytes = 16 << 20
 //
 // When stdin ends, the requests already read are answered before the
 // session closes, so that requests piped in from a file get their replies.
-func StdioTransport(in io.Reader, out io.Writer) mcp.Transport {
+func stdioTransport(in io.Reader, out io.Writer) mcp.Transport {
 	fl := newInflight()
 	w := &lockedWriter{w: out, inflight: fl}
 	return &mcp.IOTransport{

@@ -43,7 +43,7 @@ func TestStdioBadLines(t *testing.T) {
 	live := query.NewLive(t.TempDir(), query.DefaultRanking())
 	t.Cleanup(func() { live.Close() })
 	done := make(chan error, 1)
-	go func() { done <- newMCPServer(&tools{live: live}).Run(ctx, StdioTransport(inR, outW)) }()
+	go func() { done <- newMCPServer(&tools{live: live}).Run(ctx, stdioTransport(inR, outW)) }()
 
 	replies := bufio.NewScanner(outR)
 	send := func(line string) map[string]any {
