@@ -65,7 +65,7 @@ type DirStamp struct {
 // milliseconds), only the directories are compared, which tells added,
 // removed and renamed files (and editors that save by renaming) but not
 // files edited in place.
-const MaxCheckedFiles = 2000
+const MaxCheckedFiles = 500
 
 // EncodeWorktree writes w as lines: a header with the index and the number
 // of files, the context file names, then "d MOD ENTRIES PATH" for each

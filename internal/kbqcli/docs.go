@@ -264,7 +264,8 @@ since a build from a commit.
 			if err != nil {
 				return err
 			}
-			st.Stale, st.Changed = ix.Fresh.Notice != "", ix.Fresh.Changed
+			fresh := ix.Fresh()
+			st.Stale, st.Changed = fresh.Notice != "", fresh.Changed
 			if asJSON {
 				return WriteJSON(s.Out, st)
 			}

@@ -87,12 +87,37 @@ func IndexFlag(dst *string) ucli.Flag {
 type Opened struct {
 	*query.Index
 	RepoRoot string
-	// Fresh says whether the artifact is behind the repository; zero when
-	// it was named by --index or $KBQ_INDEX.
-	Fresh query.Freshness
+
+	s       *cli.Streams
+	checked chan query.Freshness // nil when there is nothing to check
+	fresh   *query.Freshness
 }
 
-// Open finds and opens the artifact, printing a stale-artifact notice.
+// Fresh says whether the artifact is behind the repository; zero when it
+// was named by --index or $KBQ_INDEX. The comparison runs beside the
+// command's own work from Open on (it is a stat call per knowledge file);
+// Fresh waits for it.
+func (o *Opened) Fresh() query.Freshness {
+	if o.fresh == nil {
+		f := query.Freshness{}
+		if o.checked != nil {
+			f = <-o.checked
+		}
+		o.fresh = &f
+	}
+	return *o.fresh
+}
+
+// Close prints the stale-artifact notice, if any, and closes the index.
+func (o *Opened) Close() error {
+	if n := o.Fresh().Notice; n != "" {
+		fmt.Fprintf(o.s.Err, "kbq: note: %s\n", n)
+	}
+	return o.Index.Close()
+}
+
+// Open finds and opens the artifact, and starts comparing it with the
+// repository; Close prints a stale-artifact notice.
 func Open(s *cli.Streams, indexDir string) (*Opened, error) {
 	cwd, err := os.Getwd()
 	if err != nil {
@@ -106,12 +131,10 @@ func Open(s *cli.Streams, indexDir string) (*Opened, error) {
 	if err != nil {
 		return nil, ExplainOpenError(dir, err)
 	}
-	o := &Opened{Index: ix, RepoRoot: root}
+	o := &Opened{Index: ix, RepoRoot: root, s: s}
 	if root != "" && indexDir == "" && s.Getenv("KBQ_INDEX") == "" {
-		o.Fresh = ix.Freshness(root)
-		if o.Fresh.Notice != "" {
-			fmt.Fprintf(s.Err, "kbq: note: %s\n", o.Fresh.Notice)
-		}
+		o.checked = make(chan query.Freshness, 1)
+		go func() { o.checked <- ix.Freshness(root) }()
 	}
 	return o, nil
 }
