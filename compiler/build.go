@@ -109,19 +109,22 @@ func Build(ctx context.Context, src Source, opts BuildOptions) (*BuildResult, er
 	opts.defaults()
 	// Listing the source and reading the previous artifact, which publish
 	// does, are independent: on a large repository each takes a third of
-	// an incremental build, so they run side by side.
+	// an incremental build, so they run side by side, once the build holds
+	// the artifact's lock.
 	type listed struct {
 		l   *listing
 		err error
 	}
 	listing := make(chan listed, 1)
-	go func() {
-		l, err := collect(src, opts.Global, opts.ContextFiles)
-		listing <- listed{l, err}
-	}()
+	list := func() {
+		go func() {
+			l, err := collect(src, opts.Global, opts.ContextFiles)
+			listing <- listed{l, err}
+		}()
+	}
 	res := &BuildResult{}
 	var listErr error
-	err := publish(opts.Out, func(dir string, prev *previous, why string) (*artifact.Manifest, bool, error) {
+	err := publish(opts.Out, list, func(dir string, prev *previous, why string) (*artifact.Manifest, bool, error) {
 		got := <-listing
 		if got.err != nil {
 			listErr = got.err

@@ -12,7 +12,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/blugelabs/bluge/index/lock"
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/gitsource"
@@ -208,5 +210,50 @@ func TestTextDiagnosticQuotesControlCharacters(t *testing.T) {
 		".kb/日本 a,b.md:1:1: warning: empty file\n"
 	if buf.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", buf.String(), want)
+	}
+}
+
+// watchedSource records whether a build has listed it.
+type watchedSource struct {
+	files  testkb.Files
+	listed atomic.Bool
+}
+
+func (s *watchedSource) Files() iter.Seq2[gitsource.File, error] {
+	s.listed.Store(true)
+	return s.files.Files()
+}
+
+func (s *watchedSource) Read(f gitsource.File, max int64) ([]byte, error) {
+	return s.files.Read(f, max)
+}
+
+// A build reads its source only once it holds the artifact's lock: two
+// builds of a working tree that changes between them (two agents
+// remembering at once) must publish the later view last, whichever started
+// first.
+func TestBuildListsAfterTakingTheLock(t *testing.T) {
+	dir := t.TempDir()
+	testkb.BuildInto(t, dir, sampleFiles(2), nil)
+	held, err := lock.OpenExclusive(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &watchedSource{files: sampleFiles(3)}
+	done := make(chan error, 1)
+	go func() {
+		_, err := compiler.Build(context.Background(), src, compiler.BuildOptions{Out: dir, BuiltAt: testkb.BuiltAt})
+		done <- err
+	}()
+	time.Sleep(200 * time.Millisecond)
+	if src.listed.Load() {
+		t.Error("the build listed its source before it held the lock")
+	}
+	held.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if !src.listed.Load() {
+		t.Error("the build never listed its source")
 	}
 }

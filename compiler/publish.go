@@ -25,7 +25,12 @@ const lockFile = ".lock"
 // a mix; if build fails, or the process dies, the old artifact stays as it
 // was. build reports keep when the current index already is the new one.
 // One build at a time holds out/.lock.
-func publish(out string, build func(dir string, prev *previous, why string) (m *artifact.Manifest, keep bool, err error)) error {
+//
+// locked runs as soon as the lock is held, before the previous artifact is
+// read: a source that can change (a working tree) must be read after it, or
+// a build that waited for the lock could publish an older view of the tree
+// over a newer one.
+func publish(out string, locked func(), build func(dir string, prev *previous, why string) (m *artifact.Manifest, keep bool, err error)) error {
 	if fi, err := os.Stat(out); err == nil && !fi.IsDir() {
 		return fmt.Errorf("%w: %s is a file, not a directory (remove it, or choose another directory with -o)", ErrOutput, out)
 	}
@@ -40,6 +45,7 @@ func publish(out string, build func(dir string, prev *previous, why string) (m *
 		return fmt.Errorf("%w: %w (is another kbc build stuck?)", ErrOutput, err)
 	}
 	defer unlock()
+	locked()
 	removeStale(out, "")
 
 	tmp, err := os.MkdirTemp(out, "tmp-index-")
