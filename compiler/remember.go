@@ -6,11 +6,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -77,7 +79,7 @@ func Remember(scopeDir, text string, opts MemoryOptions) (string, error) {
 		}
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("create %s: %w", dir, err)
+		return "", writeFailed("write memory", kb, err)
 	}
 	if opts.Source == "" {
 		opts.Source = "user-told"
@@ -108,19 +110,19 @@ func Remember(scopeDir, text string, opts MemoryOptions) (string, error) {
 	}
 	tmp, err := os.CreateTemp(dir, ".remember-*")
 	if err != nil {
-		return "", fmt.Errorf("write memory: %w", err)
+		return "", writeFailed("write memory", dir, err)
 	}
 	defer os.Remove(tmp.Name())
 	if _, err := tmp.Write(content); err != nil {
 		tmp.Close()
-		return "", fmt.Errorf("write memory: %w", err)
+		return "", writeFailed("write memory", dir, err)
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
-		return "", fmt.Errorf("write memory: %w", err)
+		return "", writeFailed("write memory", dir, err)
 	}
 	if err := tmp.Close(); err != nil {
-		return "", fmt.Errorf("write memory: %w", err)
+		return "", writeFailed("write memory", dir, err)
 	}
 	slug := Slug(text)
 	for range 1000 {
@@ -132,7 +134,7 @@ func Remember(scopeDir, text string, opts MemoryOptions) (string, error) {
 			return name, nil
 		}
 		if !errors.Is(err, os.ErrExist) {
-			return "", fmt.Errorf("write memory: %w", err)
+			return "", writeFailed("write memory", dir, err)
 		}
 		// A file someone made by hand has the name; take the next id.
 		id++
@@ -140,7 +142,7 @@ func Remember(scopeDir, text string, opts MemoryOptions) (string, error) {
 			return "", err
 		}
 		if err := os.WriteFile(tmp.Name(), content, 0o644); err != nil {
-			return "", fmt.Errorf("write memory: %w", err)
+			return "", writeFailed("write memory", dir, err)
 		}
 	}
 	return "", fmt.Errorf("write memory: no free id in %s", dir)
@@ -284,7 +286,7 @@ func Forget(root, scopeDir, ref string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		return path, os.Remove(path)
+		return path, removeMemory(path)
 	}
 	abs, err := filepath.Abs(ref)
 	if err != nil {
@@ -305,7 +307,27 @@ func Forget(root, scopeDir, ref string) (string, error) {
 	if !fi.Mode().IsRegular() {
 		return "", fmt.Errorf("%w: %s is not a regular file", ErrNotMemory, ref)
 	}
-	return abs, os.Remove(abs)
+	return abs, removeMemory(abs)
+}
+
+func removeMemory(path string) error {
+	if err := os.Remove(path); err != nil {
+		return writeFailed("forget", filepath.Dir(path), err)
+	}
+	return nil
+}
+
+// writeFailed explains a failed write into dir: a directory that cannot be
+// written is named, with what to do, rather than a temporary file in it.
+func writeFailed(what, dir string, err error) error {
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+		reason := err
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			reason = pe.Err
+		}
+		return fmt.Errorf("%s: %s is not writable (%w): make it writable, or work in a clone you can change", what, dir, reason)
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 // enclosingMemory returns the file of memory id in the nearest scope above

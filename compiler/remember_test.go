@@ -1,12 +1,15 @@
 package compiler
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -86,5 +89,27 @@ func TestSlug(t *testing.T) {
 		if got := Slug(text); got != want {
 			t.Errorf("Slug(%q) = %q, want %q", text, got, want)
 		}
+	}
+}
+
+// A write the file system refuses names the directory and what to do, not
+// the temporary file it was writing, whether the refusal is a permission
+// or a read-only mount (which root meets too).
+func TestWriteFailed(t *testing.T) {
+	dir := filepath.Join("repo", ".kb", "memories")
+	for _, errno := range []syscall.Errno{syscall.EACCES, syscall.EROFS} {
+		cause := &fs.PathError{Op: "open", Path: filepath.Join(dir, ".remember-123"), Err: errno}
+		err := writeFailed("write memory", dir, cause)
+		want := "write memory: " + dir + " is not writable (" + errno.Error() + "): make it writable, or work in a clone you can change"
+		if err.Error() != want {
+			t.Errorf("got %q\nwant %q", err, want)
+		}
+		if !errors.Is(err, errno) {
+			t.Errorf("%v does not wrap %v", err, errno)
+		}
+	}
+	other := errors.New("disk on fire")
+	if err := writeFailed("write memory", dir, other); !errors.Is(err, other) || strings.Contains(err.Error(), "not writable") {
+		t.Errorf("other errors pass through: %v", err)
 	}
 }

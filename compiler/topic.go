@@ -95,7 +95,7 @@ func WriteTopic(root, scopeDir, key, content string, opts TopicOptions) (string,
 		return "", false, err
 	}
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		return "", false, fmt.Errorf("write topic: %w", err)
+		return "", false, writeFailed("write topic", filepath.Dir(name), err)
 	}
 	if err := noLinks(root, filepath.Dir(name), ErrTopic); err != nil { // created by someone else meanwhile
 		return "", false, err
@@ -106,9 +106,13 @@ func WriteTopic(root, scopeDir, key, content string, opts TopicOptions) (string,
 	}
 	defer unlock()
 	replaced := false
+	shown := name // as the messages show it: relative to the repository
+	if rel, err := filepath.Rel(root, name); err == nil {
+		shown = filepath.ToSlash(rel)
+	}
 	switch old, err := os.Lstat(name); {
 	case err == nil && !old.Mode().IsRegular():
-		return "", false, fmt.Errorf("%w: %s is not a regular file", ErrTopic, name)
+		return "", false, fmt.Errorf("%w: %s is not a regular file", ErrTopic, shown)
 	case err == nil:
 		cur, err := os.ReadFile(name)
 		if err != nil {
@@ -117,20 +121,20 @@ func WriteTopic(root, scopeDir, key, content string, opts TopicOptions) (string,
 		blob := gitsource.HashBlob(cur)
 		switch {
 		case opts.Blob == "":
-			return "", false, fmt.Errorf("%w: %s exists (blob %s): read it first (knowledge_get returns its blob) and pass that blob to replace it", ErrStale, name, blob)
+			return "", false, fmt.Errorf("%w: %s exists (blob %s): read it first (knowledge_get returns its blob) and pass that blob to replace it", ErrStale, shown, blob)
 		case opts.Blob != blob:
-			return "", false, fmt.Errorf("%w: %s is now blob %s, not the %s you read: read it again, and merge your change into what it says now", ErrStale, name, blob, opts.Blob)
+			return "", false, fmt.Errorf("%w: %s is now blob %s, not the %s you read: read it again, and merge your change into what it says now", ErrStale, shown, blob, opts.Blob)
 		}
 		replaced = true
 	case errors.Is(err, os.ErrNotExist):
 		if opts.Blob != "" {
-			return "", false, fmt.Errorf("%w: %s no longer exists; write it again without a blob to create it", ErrStale, name)
+			return "", false, fmt.Errorf("%w: %s no longer exists; write it again without a blob to create it", ErrStale, shown)
 		}
 	default:
 		return "", false, fmt.Errorf("write topic: %w", err)
 	}
 	if err := writeAtomic(name, data); err != nil {
-		return "", false, fmt.Errorf("write topic: %w", err)
+		return "", false, writeFailed("write topic", filepath.Dir(name), err)
 	}
 	return name, replaced, nil
 }

@@ -175,7 +175,7 @@ func (w *writer) forget(ctx context.Context, _ *mcp.CallToolRequest, in forgetAr
 		return nil, nil, err
 	}
 	if !isNumber(ref) {
-		rel, err := w.srv.DirArg(ref)
+		rel, err := w.srv.PathArg("memory", ref)
 		if err != nil {
 			return nil, nil, err
 		}

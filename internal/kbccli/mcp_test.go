@@ -180,7 +180,7 @@ func TestMCPWriteReadOnly(t *testing.T) {
 	cs := writerSession(t, root, false)
 	os.Chmod(filepath.Join(root, ".kb"), 0o555)
 	t.Cleanup(func() { os.Chmod(filepath.Join(root, ".kb"), 0o755) })
-	if text, _, isErr := callTool(t, cs, "knowledge_remember", map[string]any{"text": "a fact"}); !isErr || !strings.Contains(text, "permission denied") {
+	if text, _, isErr := callTool(t, cs, "knowledge_remember", map[string]any{"text": "a fact"}); !isErr || !strings.Contains(text, ".kb is not writable (permission denied)") {
 		t.Fatalf("remember in a read-only tree: %v %q", isErr, text)
 	}
 }

@@ -135,13 +135,20 @@ func (t *tools) dirArg(d string) (string, error) {
 	if d == "" {
 		return t.dir, nil
 	}
+	return t.pathArg("dir", d)
+}
+
+// pathArg turns the path argument called name, relative to the repository
+// root or absolute, into a slash-separated repository path, refusing one
+// that leaves the repository.
+func (t *tools) pathArg(name, d string) (string, error) {
 	if filepath.IsAbs(d) {
 		if t.root == "" {
-			return "", fmt.Errorf("%w: dir %q is absolute, but the artifact was opened outside a repository; pass it relative to the repository root", errArgs, d)
+			return "", fmt.Errorf("%w: %s %q is absolute, but the artifact was opened outside a repository; pass it relative to the repository root", errArgs, name, d)
 		}
 		rel, ok := kbqcli.InRepo(t.root, filepath.Clean(d))
 		if !ok {
-			return "", fmt.Errorf("%w: dir %q is outside the repository at %s", errArgs, d, t.root)
+			return "", fmt.Errorf("%w: %s %q is outside the repository at %s", errArgs, name, d, t.root)
 		}
 		d = rel
 	}
@@ -151,7 +158,7 @@ func (t *tools) dirArg(d string) (string, error) {
 	}
 	for _, part := range strings.Split(d, "/") {
 		if part == ".." {
-			return "", fmt.Errorf("%w: dir %q leaves the repository", errArgs, d)
+			return "", fmt.Errorf("%w: %s %q leaves the repository", errArgs, name, d)
 		}
 	}
 	return d, nil

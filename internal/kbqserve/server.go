@@ -45,6 +45,9 @@ func (srv *Server) ArtifactDir() string {
 // root, or absolute inside it) into a slash-separated repository path.
 func (srv *Server) DirArg(d string) (string, error) { return srv.t.dirArg(d) }
 
+// PathArg is DirArg for the path argument called name, which has no default.
+func (srv *Server) PathArg(name, p string) (string, error) { return srv.t.pathArg(name, p) }
+
 // ServeStdio runs the server on stdin and stdout until stdin ends, keeping
 // the artifact current; name prefixes messages on stderr.
 func (srv *Server) ServeStdio(ctx context.Context, s *cli.Streams, name string) error {
