@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/kbqdev/kbq/artifact"
@@ -166,10 +167,13 @@ func truncateUTF8(s string, n int) string {
 	return s[:n]
 }
 
-var reminderTag = regexp.MustCompile(`(?i)<(\s*/?\s*system-reminder)`)
+// reminderTag is compiled on first use, not at every start of kbq.
+var reminderTag = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)<(\s*/?\s*system-reminder)`)
+})
 
 // neutralizeReminders escapes system-reminder tags inside the knowledge, so
 // that a document cannot close the wrapper and speak outside it.
 func neutralizeReminders(s string) string {
-	return reminderTag.ReplaceAllString(s, "&lt;$1")
+	return reminderTag().ReplaceAllString(s, "&lt;$1")
 }
