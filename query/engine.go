@@ -201,10 +201,13 @@ func (n expandNode) expand(e *engine) ([]string, error) {
 
 // textNode matches a term in any of the text fields, scored with BM25F
 // (see bm25.go): weights holds each field's boost.
+// A query that repeats a term counts it times times, as that many clauses
+// of it would.
 type textNode struct {
 	term    string
 	fields  []string
 	weights []float64
+	times   float64
 }
 
 func newTextNode(term string, fields []string, r Ranking) textNode {
@@ -212,7 +215,7 @@ func newTextNode(term string, fields []string, r Ranking) textNode {
 	for i, f := range fields {
 		w[i] = r.boost(f)
 	}
-	return textNode{term: term, fields: fields, weights: w}
+	return textNode{term: term, fields: fields, weights: w, times: 1}
 }
 
 func (n textNode) match(ev *eval, scored bool) (*bitset.BitSet, error) {
@@ -258,7 +261,7 @@ func (n textNode) match(ev *eval, scored bool) (*bitset.BitSet, error) {
 		}
 	}
 	if scored {
-		idf := IDF(uint64(out.Count()), ev.chunks)
+		idf := n.times * IDF(uint64(out.Count()), ev.chunks)
 		for i, ok := out.NextSet(0); ok; i, ok = out.NextSet(i + 1) {
 			if tf := ev.tf[i]; tf > 0 {
 				ev.scores[i] += idf * saturate(tf, k1)

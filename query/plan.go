@@ -43,6 +43,7 @@ func (ix *Index) plan(p Parsed, an *artifact.Analyzer) *plan {
 	if len(b.should)+len(b.must)+len(b.mustNot)+len(filters) == 0 && len(pl.notPhrases) == 0 {
 		return pl
 	}
+	b.should = collapseRepeats(b.should)
 	var root node = b
 	if len(b.should)+len(b.must) == 0 && len(b.mustNot) == 0 {
 		root = allNode{}
@@ -52,6 +53,38 @@ func (ix *Index) plan(p Parsed, an *artifact.Analyzer) *plan {
 	}
 	pl.root = root
 	return pl
+}
+
+// collapseRepeats merges optional clauses that are the same one term into
+// one node that counts it as often, which scores as their sum does: a
+// pasted text repeating a word reads its postings once, not once a repeat.
+func collapseRepeats(ns []node) []node {
+	single := func(n node) (textNode, bool) {
+		if a, ok := n.(anyNode); ok && len(a) == 1 {
+			n = a[0]
+		}
+		t, ok := n.(textNode)
+		return t, ok
+	}
+	first := make(map[string]int) // term and fields → index in out
+	out := ns[:0:0]
+	for _, n := range ns {
+		t, ok := single(n)
+		if !ok {
+			out = append(out, n)
+			continue
+		}
+		key := t.term + "\x00" + strings.Join(t.fields, ",")
+		if i, seen := first[key]; seen {
+			u := out[i].(textNode)
+			u.times += t.times
+			out[i] = u
+			continue
+		}
+		first[key] = len(out)
+		out = append(out, t)
+	}
+	return out
 }
 
 // isFilter reports whether a clause only narrows results: a facet filter,

@@ -259,3 +259,41 @@ func TestBM25FSaturatesOnce(t *testing.T) {
 		t.Errorf("score %.4f, want in [idf/2, idf) = [%.4f, %.4f)", got, idf/2, idf)
 	}
 }
+
+// A term repeated in the query counts as often as it is repeated, as
+// separate clauses would, but its postings are read once: a pasted text
+// that repeats a word thousands of times is answered like a short query.
+func TestRepeatedTermsScoreAsClauses(t *testing.T) {
+	files := testkb.Files{
+		".kb/zeppelin.md": "The zeppelin floats over the hangar.\n",
+		".kb/hangar.md":   "The hangar holds a blimp and a zeppelin.\n",
+		".kb/other.md":    "Nothing to see here.\n",
+	}
+	ix := open(t, files)
+	scores := func(q string) map[string]float64 {
+		resp, err := ix.Search(context.Background(), query.Request{Query: q, N: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make(map[string]float64)
+		for _, r := range resp.Results {
+			out[r.Path] = r.Score
+		}
+		return out
+	}
+	one, both := scores("zeppelin"), scores("hangar")
+	got := scores("zeppelin zeppelin Zeppelin hangar")
+	for path := range got {
+		want := 3*one[path] + both[path]
+		if math.Abs(got[path]-want) > 1e-9*want {
+			t.Errorf("%s: score %.6f, want 3×%.6f + %.6f = %.6f", path, got[path], one[path], both[path], want)
+		}
+	}
+	if len(got) != 2 {
+		t.Errorf("results %v, want the two documents holding the words", got)
+	}
+	long := strings.TrimSpace(strings.Repeat("zeppelin ", 5000))
+	if s := scores(long)[".kb/zeppelin.md"]; math.Abs(s-5000*one[".kb/zeppelin.md"]) > 1e-6*s {
+		t.Errorf("a term repeated 5000 times scores %.4f, want 5000 × %.6f", s, one[".kb/zeppelin.md"])
+	}
+}
