@@ -3,17 +3,20 @@
 # the PowerShell-Docs corpus (../shared/corpora/powershell-docs.tar.gz)
 # extracted into a temporary git repository.
 #
-#   bench/speed.sh            the corpus as it is (3,088 files, 32 MiB)
-#   bench/speed.sh -x 10      replicated ten times under distinct paths
+#   bench/speed.sh            the corpus as it is (3,088 files, 32 MiB), then
+#                             replicated 30 times under distinct paths
+#   bench/speed.sh -x 10      replicated ten times only
 #   bench/speed.sh -x 1,10    both, one after the other, in one run
 #   bench/speed.sh -r 9       nine runs of each build (default 5)
 #
-# It prints medians and the ratio of kbq to each peer. Needs Go and git;
+# It prints medians and the ratio of kbq to each peer, and the latency of
+# the same queries inside one process (bench/searchlat: p50 and p99), with
+# hostile queries beside them. Needs Go and git;
 # installs sqlite3, hyperfine and ripgrep with apt-get when missing. Exits 0
 # without measuring when the corpus is not there.
 set -euo pipefail
 
-scales=1
+scales=1,30
 runs=5
 while getopts "x:r:" opt; do
 	case $opt in
@@ -44,7 +47,7 @@ need sqlite3:sqlite3 hyperfine:hyperfine rg:ripgrep /usr/bin/time:time
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 bin=$work/bin
-(cd "$root" && go build -trimpath -ldflags=-s -o "$bin/" ./cmd/kbc ./cmd/kbq)
+(cd "$root" && go build -trimpath -ldflags=-s -o "$bin/" ./cmd/kbc ./cmd/kbq ./bench/searchlat)
 kbc=$bin/kbc
 kbq=$bin/kbq
 
@@ -143,6 +146,12 @@ measure() {
 		rg_q+=("$(awk -F, 'NR==4 {print $4*1000}' "$work/q.csv")")
 		printf '  %-55s kbq %6.1f ms  sqlite3 %6.1f ms  rg %7.1f ms\n' "\"$q\"" "${kbq_q[-1]}" "${sql_q[-1]}" "${rg_q[-1]}"
 	done
+	# The same queries inside one process, as kbq serve and kbq mcp run
+	# them, then hostile ones: a stop word, a prefix of thousands of terms,
+	# 200 OR-ed terms, a pasted 10 KB text.
+	"$bin/searchlat" -r 50 .kbq "${queries[@]}" >"$work/lat.txt"
+	inproc=$(awk '/^all/ {print $5, $7}' "$work/lat.txt" | tr -d ';')
+	"$bin/searchlat" -r 5 .kbq "the" "a*" "@or:200" "@1200:powershell" | sed -n 's/^  /  hostile /p'
 	kbq_med=$(printf '%s\n' "${kbq_q[@]}" | median)
 	sql_med=$(printf '%s\n' "${sql_q[@]}" | median)
 	rg_med=$(printf '%s\n' "${rg_q[@]}" | median)
@@ -158,6 +167,8 @@ measure() {
 	printf '%-34s %8sms %12s\n' "pre-commit hook, 1 file" "$hook_ms" ""
 	printf '%-34s %8.1fms %10.1fms %8s\n' "search, median of 10 (sqlite3)" "$kbq_med" "$sql_med" "$(ratio "$kbq_med" "$sql_med")"
 	printf '%-34s %8.1fms %10.1fms %8s\n' "search, median of 10 (ripgrep)" "$kbq_med" "$rg_med" "$(ratio "$kbq_med" "$rg_med")"
+	read -r p50 p99 <<<"$inproc"
+	printf '%-34s %10s %12s\n' "in process, p50 / p99 of 10" "$p50" "$p99"
 	printf '%-34s %8sMB\n' "artifact size" "$size"
 	echo "kbq binary: $(($(stat -c %s "$kbq") / 1024)) KiB stripped"
 }
