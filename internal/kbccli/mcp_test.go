@@ -2,8 +2,6 @@ package kbccli
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +16,7 @@ import (
 	"github.com/kbqdev/kbq/gitsource"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/kbqserve"
+	"github.com/kbqdev/kbq/internal/mcptest"
 )
 
 // writerSession connects a client to kbc mcp's tools over the repository
@@ -35,17 +34,7 @@ func writerSession(t *testing.T, root string, stage bool) *mcp.ClientSession {
 	srv := kbqserve.NewServer(s, "", "kbc", writerInstructions)
 	w := &writer{srv: srv, repo: repo, root: repoRoot(repo), here: repoRoot(repo), s: s, stage: stage}
 	w.register()
-	ctx := context.Background()
-	st, ct := mcp.NewInMemoryTransports()
-	if _, err := srv.Connect(ctx, st, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
+	return mcptest.Connect(t, srv.Server)
 }
 
 type syncWriter struct {
@@ -61,22 +50,8 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 
 func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (string, map[string]any, bool) {
 	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	var text strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			text.WriteString(tc.Text)
-		}
-	}
-	var structured map[string]any
-	if res.StructuredContent != nil {
-		data, _ := json.Marshal(res.StructuredContent)
-		json.Unmarshal(data, &structured)
-	}
-	return text.String(), structured, res.IsError
+	res, structured := mcptest.Call(t, cs, name, args)
+	return mcptest.Text(res), structured, res.IsError
 }
 
 func found(t *testing.T, cs *mcp.ClientSession, q string) []string {

@@ -2,7 +2,6 @@ package kbqserve
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/kbqdev/kbq/internal/mcptest"
 	"github.com/kbqdev/kbq/internal/testkb"
 	"github.com/kbqdev/kbq/query"
 )
@@ -37,41 +37,7 @@ func newTools(t *testing.T, dir string) *tools {
 
 func connect(t *testing.T, tl *tools) *mcp.ClientSession {
 	t.Helper()
-	ctx := context.Background()
-	st, ct := mcp.NewInMemoryTransports()
-	if _, err := newMCPServer(tl).Connect(ctx, st, nil); err != nil {
-		t.Fatal(err)
-	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
-	return cs
-}
-
-func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (*mcp.CallToolResult, map[string]any) {
-	t.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	var structured map[string]any
-	if res.StructuredContent != nil {
-		data, _ := json.Marshal(res.StructuredContent)
-		json.Unmarshal(data, &structured)
-	}
-	return res, structured
-}
-
-func text(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
+	return mcptest.Connect(t, newMCPServer(tl))
 }
 
 func TestMCPTools(t *testing.T) {
@@ -92,10 +58,10 @@ func TestMCPTools(t *testing.T) {
 		t.Fatalf("tools %v", names)
 	}
 
-	res, out := call(t, cs, "knowledge_search", map[string]any{"query": "how do we roll back a deploy?"})
+	res, out := mcptest.Call(t, cs, "knowledge_search", map[string]any{"query": "how do we roll back a deploy?"})
 	results, _ := out["results"].([]any)
 	if res.IsError || len(results) == 0 {
-		t.Fatalf("search: %v %s", out, text(res))
+		t.Fatalf("search: %v %s", out, mcptest.Text(res))
 	}
 	first := results[0].(map[string]any)
 	var keys []string
@@ -106,40 +72,40 @@ func TestMCPTools(t *testing.T) {
 	if strings.Join(keys, " ") != "content heading kind lines path scope score snippet tags topic" {
 		t.Errorf("result fields %v, want those of kbq search --json", keys)
 	}
-	if first["path"] != ".kb/deploy.md" || !strings.Contains(text(res), "## 1. Deploying") {
-		t.Errorf("search: %v\n%s", first["path"], text(res))
+	if first["path"] != ".kb/deploy.md" || !strings.Contains(mcptest.Text(res), "## 1. Deploying") {
+		t.Errorf("search: %v\n%s", first["path"], mcptest.Text(res))
 	}
 
-	res, out = call(t, cs, "knowledge_search", map[string]any{"query": "deploy", "dir": "services/api"})
+	res, out = mcptest.Call(t, cs, "knowledge_search", map[string]any{"query": "deploy", "dir": "services/api"})
 	if got := out["results"].([]any)[0].(map[string]any)["path"]; res.IsError || got != "services/api/.kb/deploy.md" {
 		t.Errorf("search from services/api found %v first", got)
 	}
 
 	// scope, all_scopes and chunks, as kbq search takes them.
-	res, out = call(t, cs, "knowledge_search", map[string]any{"query": "helm", "scope": "services/api"})
+	res, out = mcptest.Call(t, cs, "knowledge_search", map[string]any{"query": "helm", "scope": "services/api"})
 	if got, _ := out["results"].([]any); res.IsError || len(got) != 1 || got[0].(map[string]any)["path"] != "services/api/.kb/deploy.md" {
-		t.Errorf("search with scope from the root: %v %s", out, text(res))
+		t.Errorf("search with scope from the root: %v %s", out, mcptest.Text(res))
 	}
-	res, out = call(t, cs, "knowledge_search", map[string]any{"query": "deploying", "all_scopes": true, "chunks": true, "kind": "topic", "n": 10})
+	res, out = mcptest.Call(t, cs, "knowledge_search", map[string]any{"query": "deploying", "all_scopes": true, "chunks": true, "kind": "topic", "n": 10})
 	if got, _ := out["results"].([]any); res.IsError || len(got) != 2 {
-		t.Errorf("search with all_scopes: %v %s", out, text(res))
+		t.Errorf("search with all_scopes: %v %s", out, mcptest.Text(res))
 	}
-	res, _ = call(t, cs, "knowledge_search", map[string]any{"query": "helm", "scope": "nosuch"})
-	if !res.IsError || !strings.Contains(text(res), `"nosuch" is not a scope of this artifact; its scopes are project, services/api`) {
-		t.Errorf("unknown scope: %s", text(res))
+	res, _ = mcptest.Call(t, cs, "knowledge_search", map[string]any{"query": "helm", "scope": "nosuch"})
+	if !res.IsError || !strings.Contains(mcptest.Text(res), `"nosuch" is not a scope of this artifact; its scopes are project, services/api`) {
+		t.Errorf("unknown scope: %s", mcptest.Text(res))
 	}
 
-	res, out = call(t, cs, "knowledge_get", map[string]any{"ref": "memory:1"})
-	if res.IsError || !strings.Contains(text(res), "Retry the billing API") || out["kind"] != "memory" {
-		t.Errorf("get: %v %s", out, text(res))
+	res, out = mcptest.Call(t, cs, "knowledge_get", map[string]any{"ref": "memory:1"})
+	if res.IsError || !strings.Contains(mcptest.Text(res), "Retry the billing API") || out["kind"] != "memory" {
+		t.Errorf("get: %v %s", out, mcptest.Text(res))
 	}
-	res, out = call(t, cs, "knowledge_list", map[string]any{"kind": "memory"})
+	res, out = mcptest.Call(t, cs, "knowledge_list", map[string]any{"kind": "memory"})
 	if docs, _ := out["documents"].([]any); res.IsError || len(docs) != 1 {
 		t.Errorf("list: %v", out)
 	}
-	res, out = call(t, cs, "knowledge_context", map[string]any{"dir": "services/api"})
-	if !strings.Contains(text(res), "### Directory Context: services/api") || !strings.Contains(out["text"].(string), "Use the message bus") {
-		t.Errorf("context: %s", text(res))
+	res, out = mcptest.Call(t, cs, "knowledge_context", map[string]any{"dir": "services/api"})
+	if !strings.Contains(mcptest.Text(res), "### Directory Context: services/api") || !strings.Contains(out["text"].(string), "Use the message bus") {
+		t.Errorf("context: %s", mcptest.Text(res))
 	}
 }
 
@@ -166,12 +132,12 @@ func TestMCPBadArguments(t *testing.T) {
 			t.Errorf("%s %v: protocol error %v, want a tool error", tc.tool, tc.args, err)
 			continue
 		}
-		if !res.IsError || !strings.Contains(text(res), tc.want) {
-			t.Errorf("%s %v: error=%v %q, want a tool error mentioning %q", tc.tool, tc.args, res.IsError, text(res), tc.want)
+		if !res.IsError || !strings.Contains(mcptest.Text(res), tc.want) {
+			t.Errorf("%s %v: error=%v %q, want a tool error mentioning %q", tc.tool, tc.args, res.IsError, mcptest.Text(res), tc.want)
 		}
 	}
 	// The session still works.
-	if res, _ := call(t, cs, "knowledge_search", map[string]any{"query": "deploy"}); res.IsError {
+	if res, _ := mcptest.Call(t, cs, "knowledge_search", map[string]any{"query": "deploy"}); res.IsError {
 		t.Error("session broken after bad calls")
 	}
 }
@@ -314,17 +280,17 @@ func TestMCPAbsoluteDir(t *testing.T) {
 	tl := newTools(t, testkb.Build(t, files))
 	tl.root = "/work/repo"
 	cs := connect(t, tl)
-	res, out := call(t, cs, "knowledge_context", map[string]any{"dir": "/work/repo/services/api"})
+	res, out := mcptest.Call(t, cs, "knowledge_context", map[string]any{"dir": "/work/repo/services/api"})
 	if res.IsError || out["dir"] != "services/api" || !strings.Contains(out["text"].(string), "listens on 8080") {
-		t.Errorf("absolute dir inside the repository: %v %s", out, text(res))
+		t.Errorf("absolute dir inside the repository: %v %s", out, mcptest.Text(res))
 	}
-	res, _ = call(t, cs, "knowledge_search", map[string]any{"query": "deploy", "dir": "/work/other"})
-	if !res.IsError || !strings.Contains(text(res), "outside the repository at /work/repo") {
-		t.Errorf("absolute dir outside the repository: error=%v %s", res.IsError, text(res))
+	res, _ = mcptest.Call(t, cs, "knowledge_search", map[string]any{"query": "deploy", "dir": "/work/other"})
+	if !res.IsError || !strings.Contains(mcptest.Text(res), "outside the repository at /work/repo") {
+		t.Errorf("absolute dir outside the repository: error=%v %s", res.IsError, mcptest.Text(res))
 	}
 	tl.root = ""
-	res, _ = call(t, cs, "knowledge_search", map[string]any{"query": "deploy", "dir": "/work/repo"})
-	if !res.IsError || !strings.Contains(text(res), "relative to the repository root") {
-		t.Errorf("absolute dir without a repository: error=%v %s", res.IsError, text(res))
+	res, _ = mcptest.Call(t, cs, "knowledge_search", map[string]any{"query": "deploy", "dir": "/work/repo"})
+	if !res.IsError || !strings.Contains(mcptest.Text(res), "relative to the repository root") {
+		t.Errorf("absolute dir without a repository: error=%v %s", res.IsError, mcptest.Text(res))
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kbqdev/kbq/internal/mcptest"
 	"github.com/kbqdev/kbq/internal/testkb"
 	"github.com/kbqdev/kbq/query"
 )
@@ -20,17 +21,17 @@ func TestMCPWithoutArtifact(t *testing.T) {
 	live := query.NewLive(dir, query.DefaultRanking())
 	t.Cleanup(func() { live.Close() })
 	cs := connect(t, &tools{live: live})
-	res, _ := call(t, cs, "knowledge_search", map[string]any{"query": "deploy"})
-	if !res.IsError || !strings.Contains(text(res), "has no manifest.json yet: build the artifact with `kbc build`") {
-		t.Fatalf("search without an artifact: error %v, %q", res.IsError, text(res))
+	res, _ := mcptest.Call(t, cs, "knowledge_search", map[string]any{"query": "deploy"})
+	if !res.IsError || !strings.Contains(mcptest.Text(res), "has no manifest.json yet: build the artifact with `kbc build`") {
+		t.Fatalf("search without an artifact: error %v, %q", res.IsError, mcptest.Text(res))
 	}
 	testkb.BuildInto(t, dir, files, nil)
 	if err := live.Reload(); err != nil {
 		t.Fatal(err)
 	}
-	res, _ = call(t, cs, "knowledge_search", map[string]any{"query": "deploy"})
-	if res.IsError || !strings.Contains(text(res), ".kb/deploy.md") {
-		t.Fatalf("search once built: %q", text(res))
+	res, _ = mcptest.Call(t, cs, "knowledge_search", map[string]any{"query": "deploy"})
+	if res.IsError || !strings.Contains(mcptest.Text(res), ".kb/deploy.md") {
+		t.Fatalf("search once built: %q", mcptest.Text(res))
 	}
 }
 
