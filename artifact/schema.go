@@ -123,6 +123,13 @@ const GlobalPathPrefix = "global:"
 // index as Bluge's per-document norm.
 func EncodeNorm(length int) float32 { return math.Float32frombits(uint32(length)) }
 
+// ImportanceFactor is what a document's importance, 0 to 1, multiplies
+// its scores by: 0.9 to 1.1, and 1 for the neutral 0.5 that documents
+// without importance have.
+func ImportanceFactor(importance float64) float64 {
+	return 1 + 0.2*(min(max(importance, 0), 1)-0.5)
+}
+
 // DecodeNorm returns the field length stored by EncodeNorm.
 func DecodeNorm(norm float64) int { return int(math.Float32bits(float32(norm))) }
 

@@ -12,6 +12,8 @@ import (
 
 	"github.com/RoaringBitmap/roaring"
 	"github.com/blugelabs/ice"
+
+	"github.com/kbqdev/kbq/artifact/postings"
 )
 
 // A Bluge index directory holds segment files (%012x.seg), immutable once
@@ -267,6 +269,9 @@ func (m *Manifest) CheckIndex(dir string) (*Snapshot, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := checkPostings(filepath.Join(dir, postings.FileName(s.ID)), n); err != nil {
+			return nil, err
+		}
 		counts[s.ID] = n
 	}
 	if m.Documents != nil {
@@ -275,4 +280,20 @@ func (m *Manifest) CheckIndex(dir string) (*Snapshot, error) {
 		}
 	}
 	return snap, nil
+}
+
+// checkPostings checks the postings file beside a segment of docs chunks.
+func checkPostings(name string, docs uint64) error {
+	r, err := postings.Open(name)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%w: postings %s are missing", ErrCorrupt, name)
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	defer r.Close()
+	if uint64(r.Docs()) != docs {
+		return fmt.Errorf("%w: postings %s hold %d chunks, their segment %d", ErrCorrupt, name, r.Docs(), docs)
+	}
+	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/RoaringBitmap/roaring"
 
 	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/artifact/postings"
 )
 
 // An incremental build keeps the previous index's segments (hard-linked
@@ -169,9 +170,10 @@ func (p *previous) link(dir string, deleted map[uint64]*roaring.Bitmap) ([]artif
 		if p.allDeleted(s.ID, del) {
 			continue
 		}
-		name := artifact.SegmentName(s.ID)
-		if err := linkOrCopy(filepath.Join(p.dir, name), filepath.Join(dir, name)); err != nil {
-			return nil, fmt.Errorf("reuse segment %s: %w", name, err)
+		for _, name := range []string{artifact.SegmentName(s.ID), postings.FileName(s.ID)} {
+			if err := linkOrCopy(filepath.Join(p.dir, name), filepath.Join(dir, name)); err != nil {
+				return nil, fmt.Errorf("reuse segment %s: %w", name, err)
+			}
 		}
 		out = append(out, artifact.SnapshotSegment{ID: s.ID, Deleted: del})
 	}

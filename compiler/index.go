@@ -8,17 +8,22 @@ import (
 	segment "github.com/blugelabs/bluge_segment_api"
 
 	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/artifact/postings"
 )
 
 // indexDocument builds the index documents of d's chunks with fb, appends
-// them to out, and fills d.Chunks and d.Fields with the counts the manifest
-// keeps.
-func indexDocument(d *document, fb *fieldBuilder, out []segment.Document) []segment.Document {
+// them to out, adds their text fields to pw, and fills d.Chunks and
+// d.Fields with the counts the manifest keeps.
+func indexDocument(d *document, fb *fieldBuilder, out []segment.Document, pw *postings.Writer) []segment.Document {
 	titleText := []byte(d.Title + "\n" + topicWords(d.Topic))
 	tags := []byte(strings.Join(d.Tags, artifact.TagSeparator))
 	path := []byte(d.Path)
 	facets := facetTerms(d)
 	var stats artifact.DocFields
+	factor := 1.0
+	if d.meta.hasImportance {
+		factor = artifact.ImportanceFactor(d.meta.importance)
+	}
 	shared := []*indexField{
 		stored(artifact.FieldTopic, []byte(d.Topic)),
 		stored(artifact.FieldKind, []byte(d.Kind)),
@@ -38,18 +43,28 @@ func indexDocument(d *document, fb *fieldBuilder, out []segment.Document) []segm
 	text := d.src.text
 	for i, c := range d.chunks {
 		startLine, endLine := d.src.lineOf(c.start), d.src.lineOf(max(c.end-1, c.start))
+		// In artifact.TextFields order: the postings number fields so.
 		textFields := []*indexField{
 			title,
 			fb.text(artifact.FieldHeading, []byte(c.heading), true),
 			tagsField,
 			fb.text(artifact.FieldBody, text[c.start:c.end], true),
 		}
+		pw.AddDoc(factor)
 		doc := make(indexDoc, 0, 12+len(shared))
 		doc = append(doc,
 			keyword(artifact.FieldPath, path, true, path),
 			keyword(artifact.FieldFacet, nil, false, facets...),
 		)
-		doc = append(doc, textFields...)
+		for i, f := range textFields {
+			pw.SetLength(i, f.length)
+			for _, t := range f.terms {
+				pw.AddTerm(i, t.term, t.freq)
+			}
+			if f.store {
+				doc = append(doc, stored(f.name, f.value))
+			}
+		}
 		doc = append(doc, shared...)
 		doc = append(doc,
 			stored(artifact.FieldLines, []byte(strconv.Itoa(startLine)+"-"+strconv.Itoa(endLine))),

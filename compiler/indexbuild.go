@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/artifact/postings"
 )
 
 // Segment batches: a segment is built in memory, so these bound the memory
@@ -222,12 +223,13 @@ func (b *indexBuild) flush() {
 			}
 		}()
 		chunks := make([]segment.Document, 0, bt.chunks)
+		pw := postings.NewWriter()
 		for _, d := range bt.docs {
-			chunks = indexDocument(d, fb, chunks)
+			chunks = indexDocument(d, fb, chunks, pw)
 			bt.meta = append(bt.meta, d.Document)
 		}
 		bt.docs = nil
-		return writeSegment(b.dir, bt.seg, chunks)
+		return writeSegment(b.dir, bt.seg, chunks, pw)
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/blugelabs/ice"
 
 	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/artifact/postings"
 )
 
 // A Bluge index directory holds segment files (%012x.seg), immutable once
@@ -24,8 +25,16 @@ import (
 
 func normCalc(_ string, length int) float32 { return artifact.EncodeNorm(length) }
 
-// writeSegment builds a segment of docs and writes it into dir.
-func writeSegment(dir string, id uint64, docs []segment.Document) error {
+// writeSegment builds a segment of docs and writes it into dir, with the
+// postings of its text fields, pw.
+func writeSegment(dir string, id uint64, docs []segment.Document, pw *postings.Writer) error {
+	err := writeFileSync(filepath.Join(dir, postings.FileName(id)), func(f io.Writer) error {
+		_, err := pw.WriteTo(f)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("write postings of segment %d: %w", id, err)
+	}
 	seg, _, err := ice.New(docs, normCalc)
 	if err != nil {
 		return fmt.Errorf("build segment %d: %w", id, err)

@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/artifact/postings"
 )
 
 // Chunks are ranked with BM25F (Robertson, Zaragoza and Taylor, "Simple
@@ -48,4 +49,50 @@ func fieldTF(freq, dl int, stats artifact.FieldStats, b float64) float64 {
 // saturate returns the BM25 saturation of a combined term frequency.
 func saturate(tf, k1 float64) float64 {
 	return tf / (k1 + tf)
+}
+
+// termScorer computes a term's BM25F frequency in chunks.
+type termScorer struct {
+	in    [postings.Fields]bool
+	w     [postings.Fields]float64
+	stats [postings.Fields]artifact.FieldStats
+	b     float64
+}
+
+func (ev *eval) termScorer(n textNode) termScorer {
+	sc := termScorer{in: n.in, w: n.weights, b: ev.ranking.B}
+	for i, f := range artifact.TextFields {
+		sc.stats[i] = ev.stats[f]
+	}
+	return sc
+}
+
+// tf returns the term's combined frequency in chunk doc of r, given its
+// frequency in each field, and whether the chunk holds it in a field the
+// term is searched in.
+func (sc *termScorer) tf(freqs *[postings.Fields]uint32, r *postings.Reader, doc uint32) (float64, bool) {
+	tf, ok := 0.0, false
+	for f, fr := range freqs {
+		if fr == 0 || !sc.in[f] {
+			continue
+		}
+		ok = true
+		if sc.w[f] != 0 {
+			tf += sc.w[f] * fieldTF(int(fr), int(r.Length(doc, f)), sc.stats[f], sc.b)
+		}
+	}
+	return tf, ok
+}
+
+// bound returns the largest combined frequency a chunk within bound b can
+// have. It holds for weights ≥ 0 and 0 ≤ b ≤ 1, where more occurrences and
+// shorter fields never lower the frequency.
+func (sc *termScorer) bound(b *postings.Block) float64 {
+	tf := 0.0
+	for f, fr := range b.MaxFreq {
+		if fr != 0 && sc.in[f] && sc.w[f] != 0 {
+			tf += sc.w[f] * fieldTF(int(fr), int(b.MinLen[f]), sc.stats[f], sc.b)
+		}
+	}
+	return tf
 }

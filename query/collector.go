@@ -12,15 +12,16 @@ type scoredDoc struct {
 	score float64
 }
 
-// topScored returns the k best-scoring chunks of set, and every chunk tied
-// with the k-th, in no particular order. Keeping the ties lets the caller
+// topScored returns the k best-scoring chunks of set, their scores
+// multiplied by their factor, and every chunk tied with the k-th, in no
+// particular order. Keeping the ties lets the caller
 // break them by path, so that results never depend on chunk numbering,
 // which differs between an incremental and a full build.
-func topScored(set *bitset.BitSet, scores []float64, k int) []scoredDoc {
+func topScored(set *bitset.BitSet, scores []float64, k int, factor func(uint64) float64) []scoredDoc {
 	var hits docHeap
 	var ties []scoredDoc
 	for i, ok := set.NextSet(0); ok; i, ok = set.NextSet(i + 1) {
-		d := scoredDoc{doc: uint64(i), score: scores[i]}
+		d := scoredDoc{doc: uint64(i), score: scores[i] * factor(uint64(i))}
 		if len(hits) < k {
 			heap.Push(&hits, d)
 			continue

@@ -1,7 +1,9 @@
 package query
 
 import (
+	"cmp"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -9,11 +11,11 @@ import (
 	"github.com/RoaringBitmap/roaring"
 	"github.com/bits-and-blooms/bitset"
 	"github.com/blevesearch/vellum"
-	vregexp "github.com/blevesearch/vellum/regexp"
 	"github.com/blugelabs/bluge/index"
 	segment "github.com/blugelabs/bluge_segment_api"
 
 	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/artifact/postings"
 )
 
 // The engine evaluates queries term at a time over the segments of a
@@ -36,16 +38,27 @@ type engine struct {
 	live   *bitset.BitSet
 }
 
+// seg is a segment: its ice segment holds the stored and keyword fields,
+// text the postings of the text fields.
 type seg struct {
 	segment.Segment
+	text    *postings.Reader
 	base    uint64
 	deleted *roaring.Bitmap
 }
 
-func newEngine(snap *index.Snapshot) (*engine, error) {
+func newEngine(snap *index.Snapshot, dir string) (_ *engine, err error) {
 	e := &engine{snap: snap}
+	defer func() {
+		if err != nil {
+			e.close()
+		}
+	}()
 	for _, ss := range snap.Segments() {
-		withSeg, ok := ss.(interface{ Segment() segment.Segment })
+		withSeg, ok := ss.(interface {
+			Segment() segment.Segment
+			ID() uint64
+		})
 		if !ok {
 			return nil, fmt.Errorf("unexpected segment type %T", ss)
 		}
@@ -53,7 +66,13 @@ func newEngine(snap *index.Snapshot) (*engine, error) {
 		if s.deleted != nil && s.deleted.IsEmpty() {
 			s.deleted = nil
 		}
+		if s.text, err = postings.Open(filepath.Join(dir, postings.FileName(withSeg.ID()))); err != nil {
+			return nil, err
+		}
 		e.segs = append(e.segs, s)
+		if uint64(s.text.Docs()) != s.Count() {
+			return nil, fmt.Errorf("postings of segment %d hold %d chunks, the segment %d", withSeg.ID(), s.text.Docs(), s.Count())
+		}
 		e.maxDoc += s.Count()
 	}
 	// Every chunk is live but the deleted ones, which are few.
@@ -70,6 +89,22 @@ func newEngine(snap *index.Snapshot) (*engine, error) {
 		}
 	}
 	return e, nil
+}
+
+// factor returns the score factor of a chunk: its document's importance.
+func (e *engine) factor(doc uint64) float64 {
+	i, _ := slices.BinarySearchFunc(e.segs, doc, func(s seg, doc uint64) int {
+		return cmp.Compare(s.base+s.Count(), doc+1)
+	})
+	s := e.segs[i]
+	return s.text.Factor(uint32(doc - s.base))
+}
+
+// close unmaps the postings.
+func (e *engine) close() {
+	for _, s := range e.segs {
+		s.text.Close()
+	}
 }
 
 // eval is the state of one evaluation.
@@ -157,66 +192,116 @@ func (n expandNode) match(ev *eval, scored bool) (*bitset.BitSet, error) {
 }
 
 func (n expandNode) expand(e *engine) ([]string, error) {
-	var auto segment.Automaton
-	var start, end []byte
-	if n.wildcard != "" {
-		re, err := vregexp.New(wildcardRegexp(n.wildcard))
-		if err != nil {
-			return nil, nil // a pattern vellum cannot compile matches nothing
-		}
-		auto = re
-	} else {
-		start = []byte(n.prefix)
-		end = afterPrefix(start)
-	}
 	seen := make(map[string]bool)
 	var terms []string
-	for _, field := range n.fields {
-		for _, s := range e.segs {
-			dict, err := s.Dictionary(field)
-			if err != nil {
-				return nil, err
-			}
-			it := dict.Iterator(auto, start, end)
-			for len(terms) < maxExpansion {
-				entry, err := it.Next()
-				if err != nil && err != vellum.ErrIteratorDone {
-					it.Close()
-					return nil, err
-				}
-				if entry == nil {
-					break
-				}
-				if t := entry.Term(); !seen[t] {
-					seen[t] = true
-					terms = append(terms, t)
-				}
-			}
-			it.Close()
+	add := func(t string) bool {
+		if !seen[t] {
+			seen[t] = true
+			terms = append(terms, t)
 		}
+		return len(terms) < maxExpansion
+	}
+	var err error
+	if n.text {
+		err = n.expandText(e, add)
+	} else {
+		err = n.expandKeyword(e, add)
+	}
+	if err != nil {
+		return nil, err
 	}
 	slices.Sort(terms)
 	return terms, nil
 }
 
-// textNode matches a term in any of the text fields, scored with BM25F
-// (see bm25.go): weights holds each field's boost.
+// expandText expands over the text postings' dictionaries.
+func (n expandNode) expandText(e *engine, add func(string) bool) error {
+	start := n.prefix
+	var re *regexp.Regexp
+	if n.wildcard != "" {
+		re = regexp.MustCompile("^(?:" + wildcardRegexp(n.wildcard) + ")$")
+		start, _ = re.LiteralPrefix()
+	}
+	from := []byte(start)
+	to := afterPrefix(from)
+	for _, s := range e.segs {
+		more := true
+		err := s.text.Range(from, to, func(term []byte, _ postings.Postings) bool {
+			if re == nil || re.Match(term) {
+				more = add(string(term))
+			}
+			return more
+		})
+		if err != nil {
+			return fmt.Errorf("read dictionary: %w", err)
+		}
+		if !more {
+			break
+		}
+	}
+	return nil
+}
+
+// expandKeyword expands a prefix over the ice dictionary of a keyword field.
+func (n expandNode) expandKeyword(e *engine, add func(string) bool) error {
+	start := []byte(n.prefix)
+	end := afterPrefix(start)
+	for _, field := range n.fields {
+		for _, s := range e.segs {
+			dict, err := s.Dictionary(field)
+			if err != nil {
+				return err
+			}
+			it := dict.Iterator(nil, start, end)
+			for {
+				entry, err := it.Next()
+				if err != nil && err != vellum.ErrIteratorDone {
+					it.Close()
+					return err
+				}
+				if entry == nil {
+					break
+				}
+				if !add(entry.Term()) {
+					it.Close()
+					return nil
+				}
+			}
+			it.Close()
+		}
+	}
+	return nil
+}
+
+// textNode matches a term in any of its text fields, scored with BM25F
+// (see bm25.go): weights holds each field's boost, in the order of
+// artifact.TextFields, and in whether the term is searched in the field.
 // A query that repeats a term counts it times times, as that many clauses
 // of it would.
 type textNode struct {
 	term    string
-	fields  []string
-	weights []float64
+	in      [postings.Fields]bool
+	weights [postings.Fields]float64
 	times   float64
 }
 
 func newTextNode(term string, fields []string, r Ranking) textNode {
-	w := make([]float64, len(fields))
-	for i, f := range fields {
-		w[i] = r.boost(f)
+	n := textNode{term: term, times: 1}
+	for i, f := range artifact.TextFields {
+		if slices.Contains(fields, f) {
+			n.in[i], n.weights[i] = true, r.boost(f)
+		}
 	}
-	return textNode{term: term, fields: fields, weights: w, times: 1}
+	return n
 }
+
+// allFields reports whether the node searches every text field.
+func (n textNode) allFields() bool {
+	return n.in == [postings.Fields]bool{true, true, true, true}
+}
+
+// fieldsKey names the fields a node searches.
+func (n textNode) fieldsKey() string { return fmt.Sprint(n.in) }
 
 func (n textNode) match(ev *eval, scored bool) (*bitset.BitSet, error) {
 	out := bitset.New(uint(ev.e.maxDoc))
@@ -224,47 +309,40 @@ func (n textNode) match(ev *eval, scored bool) (*bitset.BitSet, error) {
 		ev.tf = make([]float64, ev.e.maxDoc)
 	}
 	term := []byte(n.term)
-	k1, b := ev.ranking.K1, ev.ranking.B
-	var it segment.PostingsIterator
-	for fi, field := range n.fields {
-		stats := ev.stats[field]
-		w := n.weights[fi]
-		for _, s := range ev.e.segs {
-			dict, err := s.Dictionary(field)
-			if err != nil {
-				return nil, fmt.Errorf("read dictionary of %s: %w", field, err)
-			}
-			pl, err := dict.PostingsList(term, s.deleted, nil)
-			if err != nil {
-				return nil, fmt.Errorf("read postings of %s:%s: %w", field, n.term, err)
-			}
-			if pl.Count() == 0 {
+	sc := ev.termScorer(n)
+	var it postings.Iterator
+	for _, s := range ev.e.segs {
+		p, ok, err := s.text.Lookup(term)
+		if err != nil {
+			return nil, fmt.Errorf("read postings of %s: %w", n.term, err)
+		}
+		if !ok {
+			continue
+		}
+		it.Reset(p, s.text.Docs())
+		for d := it.Next(); d != postings.NoMore; d = it.Next() {
+			doc := s.base + uint64(d)
+			if !ev.e.live.Test(uint(doc)) {
 				continue
 			}
-			if it, err = pl.Iterator(scored, scored, false, it); err != nil {
-				return nil, err
+			tf, ok := sc.tf(it.Freqs(), s.text, d)
+			if !ok {
+				continue
 			}
-			for {
-				p, err := it.Next()
-				if err != nil {
-					return nil, fmt.Errorf("read postings of %s:%s: %w", field, n.term, err)
-				}
-				if p == nil {
-					break
-				}
-				doc := s.base + p.Number()
-				out.Set(uint(doc))
-				if scored && w != 0 {
-					ev.tf[doc] += w * fieldTF(p.Frequency(), artifact.DecodeNorm(p.Norm()), stats, b)
-				}
+			out.Set(uint(doc))
+			if scored {
+				ev.tf[doc] = tf
 			}
+		}
+		if err := it.Err(); err != nil {
+			return nil, fmt.Errorf("read postings of %s: %w", n.term, err)
 		}
 	}
 	if scored {
 		idf := n.times * IDF(uint64(out.Count()), ev.chunks)
 		for i, ok := out.NextSet(0); ok; i, ok = out.NextSet(i + 1) {
 			if tf := ev.tf[i]; tf > 0 {
-				ev.scores[i] += idf * saturate(tf, k1)
+				ev.scores[i] += idf * saturate(tf, ev.ranking.K1)
 				ev.tf[i] = 0
 			}
 		}

@@ -116,7 +116,7 @@ func openIndex(dir, indexDir string, m *artifact.Manifest, r Ranking) (_ *Index,
 			snap.Close()
 		}
 	}()
-	eng, err := newEngine(snap)
+	eng, err := newEngine(snap, indexDir)
 	if err != nil {
 		return nil, explainIndex(m, indexDir, err)
 	}
@@ -136,7 +136,10 @@ func explainIndex(m *artifact.Manifest, indexDir string, err error) error {
 }
 
 // Close releases the index.
-func (ix *Index) Close() error { return ix.snap.Close() }
+func (ix *Index) Close() error {
+	ix.engine.close()
+	return ix.snap.Close()
+}
 
 // Documents returns every document of the manifest.
 func (ix *Index) Documents() ([]artifact.Document, error) {

@@ -74,7 +74,7 @@ func collapseRepeats(ns []node) []node {
 			out = append(out, n)
 			continue
 		}
-		key := t.term + "\x00" + strings.Join(t.fields, ",")
+		key := t.term + "\x00" + t.fieldsKey()
 		if i, seen := first[key]; seen {
 			u := out[i].(textNode)
 			u.times += t.times

@@ -113,7 +113,7 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 	total := int(matched.Count())
 	resp := &Response{Query: req.Query}
 	for k := req.N*8 + 24; ; k *= 4 {
-		hits, err := ix.hits(topScored(matched, ev.scores, k))
+		hits, err := ix.hits(topScored(matched, ev.scores, k, ix.engine.factor))
 		if err != nil {
 			return nil, err
 		}
@@ -337,8 +337,6 @@ func (ix *Index) rank(hits []hit, plan *plan, an *artifact.Analyzer, req Request
 		if !plan.phrasesMatch(h.body, h.Title, h.Heading, an) {
 			continue
 		}
-		// importance 0..1 scales the score by 0.9..1.1
-		h.Score *= 1 + 0.2*h.importance
 		out.verified = append(out.verified, h)
 	}
 	slices.SortFunc(out.verified, func(a, b hit) int {

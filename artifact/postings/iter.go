@@ -1,0 +1,226 @@
+package postings
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+)
+
+// NoMore is the chunk number of an iterator past its last chunk.
+const NoMore = math.MaxUint32
+
+// Block is what a skip entry tells of a block without decoding it.
+type Block struct {
+	// Last is the last chunk of the block.
+	Last uint32
+	// MaxFreq is the largest frequency of the term in each field, and
+	// MinLen the shortest length of that field, among the block's chunks
+	// holding the term in the field.
+	MaxFreq, MinLen [Fields]uint32
+}
+
+// Iterator walks a postings list in chunk order, decoding only the blocks
+// it stops in. The zero value is exhausted; Reset starts it on a list.
+type Iterator struct {
+	p        Postings
+	docs     uint32 // chunks of the segment
+	skipPos  int
+	dataPos  int // start of the current block's data in p.data
+	dataLen  int
+	prevLast int64 // last chunk of the block before the current one
+	block    Block
+	inBlock  bool
+	decoded  bool
+	started  bool
+	n, i     int
+	cur      uint32
+	err      error
+	doc      [BlockSize]uint32
+	freq     [BlockSize][Fields]uint32
+}
+
+// Reset starts the iterator on p, a list of a segment of docs chunks,
+// before its first chunk.
+func (it *Iterator) Reset(p Postings, docs uint32) {
+	*it = Iterator{p: p, docs: docs, dataPos: p.skip, prevLast: -1}
+}
+
+// Doc returns the current chunk, NoMore past the end. It is valid after
+// Next or Advance.
+func (it *Iterator) Doc() uint32 { return it.cur }
+
+// Freqs returns the term's frequency in each field of the current chunk.
+func (it *Iterator) Freqs() *[Fields]uint32 { return &it.freq[it.i] }
+
+// Err returns the error that stopped the iterator, if any.
+func (it *Iterator) Err() error { return it.err }
+
+// Block returns the skip entry of the current block. It is valid after
+// Shallow, Next or Advance returned a chunk.
+func (it *Iterator) Block() *Block { return &it.block }
+
+// Next moves to the next chunk and returns it.
+func (it *Iterator) Next() uint32 {
+	if !it.started {
+		return it.Advance(0)
+	}
+	if it.cur == NoMore {
+		return NoMore
+	}
+	it.i++
+	if it.i < it.n {
+		it.cur = it.doc[it.i]
+		return it.cur
+	}
+	if !it.nextBlock() || !it.decode() {
+		return it.stop()
+	}
+	it.i = 0
+	it.cur = it.doc[0]
+	return it.cur
+}
+
+// Advance moves to the first chunk at or after target and returns it. It
+// never moves backwards.
+func (it *Iterator) Advance(target uint32) uint32 {
+	if it.started && (it.cur == NoMore || it.cur >= target) {
+		return it.cur
+	}
+	it.started = true
+	if !it.Shallow(target) {
+		return it.stop()
+	}
+	if !it.decoded {
+		if !it.decode() {
+			return it.stop()
+		}
+		it.i = 0
+	}
+	for it.i < it.n && it.doc[it.i] < target {
+		it.i++
+	}
+	if it.i == it.n { // a block whose last chunk is ≥ target holds one
+		it.err = fmt.Errorf("%w: block ends before its last chunk", ErrCorrupt)
+		return it.stop()
+	}
+	it.cur = it.doc[it.i]
+	return it.cur
+}
+
+// Shallow moves to the block that holds the first chunk at or after
+// target without decoding it, and reports whether there is one. Block
+// then describes it. It never moves backwards.
+func (it *Iterator) Shallow(target uint32) bool {
+	if !it.inBlock && !it.nextBlock() {
+		return false
+	}
+	for it.block.Last < target {
+		if !it.nextBlock() {
+			return false
+		}
+	}
+	return true
+}
+
+func (it *Iterator) stop() uint32 {
+	it.started = true
+	it.cur = NoMore
+	it.inBlock = false
+	it.skipPos = it.p.skip
+	return NoMore
+}
+
+// nextBlock reads the next skip entry.
+func (it *Iterator) nextBlock() bool {
+	if it.skipPos >= it.p.skip {
+		it.inBlock = false
+		return false
+	}
+	if it.inBlock {
+		it.prevLast = int64(it.block.Last)
+		it.dataPos += it.dataLen
+	}
+	d := it.p.data[:it.p.skip]
+	pos := it.skipPos
+	next := func() uint64 {
+		v, n := uvarintAt(d, pos)
+		if n <= 0 {
+			it.err = fmt.Errorf("%w: skip entry", ErrCorrupt)
+			pos = len(d)
+			return 0
+		}
+		pos += n
+		return v
+	}
+	delta, length := next(), next()
+	var b Block
+	if p, ok := readBound(d, pos, &b); ok {
+		pos = p
+	} else if it.err == nil {
+		it.err = fmt.Errorf("%w: skip entry", ErrCorrupt)
+	}
+	last := it.prevLast + 1 + int64(min(delta, math.MaxUint32))
+	if it.err == nil && (last >= int64(it.docs) || length > uint64(len(it.p.data)-it.dataPos-0)) {
+		it.err = fmt.Errorf("%w: skip entry out of range", ErrCorrupt)
+	}
+	if it.err != nil {
+		it.skipPos = it.p.skip
+		it.inBlock = false
+		return false
+	}
+	b.Last = uint32(last)
+	it.block, it.skipPos, it.dataLen = b, pos, int(length)
+	it.inBlock, it.decoded = true, false
+	if it.dataPos+it.dataLen > len(it.p.data) {
+		it.err = fmt.Errorf("%w: block past the end of the file", ErrCorrupt)
+		it.inBlock = false
+		return false
+	}
+	return true
+}
+
+// decode decodes the current block.
+func (it *Iterator) decode() bool {
+	d := it.p.data[it.dataPos : it.dataPos+it.dataLen]
+	prev := it.prevLast
+	n, pos := 0, 0
+	for pos < len(d) {
+		v, k := binary.Uvarint(d[pos:])
+		if k <= 0 || n == BlockSize {
+			return it.corrupt()
+		}
+		pos += k
+		doc := prev + 1 + int64(v>>Fields)
+		if doc > int64(it.block.Last) {
+			return it.corrupt()
+		}
+		mask := v & (1<<Fields - 1)
+		fr := &it.freq[n]
+		for f := range Fields {
+			fr[f] = 0
+			if mask&(1<<f) == 0 {
+				continue
+			}
+			x, k := uvarintAt(d, pos)
+			if k <= 0 {
+				return it.corrupt()
+			}
+			pos += k
+			fr[f] = uint32(min(x, math.MaxUint32))
+		}
+		it.doc[n] = uint32(doc)
+		prev = doc
+		n++
+	}
+	if n == 0 || prev != int64(it.block.Last) {
+		return it.corrupt()
+	}
+	it.n, it.decoded = n, true
+	return true
+}
+
+func (it *Iterator) corrupt() bool {
+	it.err = fmt.Errorf("%w: block data", ErrCorrupt)
+	it.inBlock = false
+	return false
+}

@@ -1,0 +1,14 @@
+//go:build !unix
+
+package postings
+
+import "os"
+
+// mapFile reads name: systems without mmap hold the file in memory.
+func mapFile(name string) ([]byte, func() error, error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	return data, func() error { return nil }, nil
+}

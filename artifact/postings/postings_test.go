@@ -1,0 +1,218 @@
+package postings
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// corpus is a segment built at random: each chunk holds some terms in
+// some fields.
+type corpus struct {
+	docs  int
+	lens  [][Fields]uint32
+	terms map[string][]posting
+	fact  []float64
+}
+
+func randomCorpus(seed uint64, docs, vocab int) *corpus {
+	r := rand.New(rand.NewPCG(seed, 1))
+	c := &corpus{docs: docs, terms: make(map[string][]posting)}
+	for d := range docs {
+		var lens [Fields]uint32
+		for f := range Fields {
+			lens[f] = uint32(r.IntN(300) + 1)
+		}
+		c.lens = append(c.lens, lens)
+		c.fact = append(c.fact, 1+float64(r.IntN(3))/10)
+		for range r.IntN(12) {
+			// Zipf-like: low term numbers are common.
+			t := fmt.Sprintf("t%04d", int(float64(vocab)*r.Float64()*r.Float64()))
+			f := r.IntN(Fields)
+			l := c.terms[t]
+			if len(l) == 0 || l[len(l)-1].doc != uint32(d) {
+				l = append(l, posting{doc: uint32(d)})
+			}
+			l[len(l)-1].freq[f] += uint32(r.IntN(5) + 1)
+			c.terms[t] = l
+		}
+	}
+	return c
+}
+
+func (c *corpus) write(t *testing.T) *Reader {
+	t.Helper()
+	w := NewWriter()
+	byDoc := make([][]string, c.docs)
+	for term, l := range c.terms {
+		for _, p := range l {
+			byDoc[p.doc] = append(byDoc[p.doc], term)
+		}
+	}
+	for d := range c.docs {
+		w.AddDoc(c.fact[d])
+		for f := range Fields {
+			w.SetLength(f, int(c.lens[d][f]))
+		}
+		slices.Sort(byDoc[d])
+		for _, term := range byDoc[d] {
+			l := c.terms[term]
+			i, _ := slices.BinarySearchFunc(l, uint32(d), func(p posting, d uint32) int { return int(p.doc) - int(d) })
+			for f, fr := range l[i].freq {
+				if fr > 0 {
+					w.AddTerm(f, []byte(term), int(fr))
+				}
+			}
+		}
+	}
+	var buf bytes.Buffer
+	if _, err := w.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Parse(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestRoundTrip(t *testing.T) {
+	for _, size := range []int{1, 7, 300, 5000} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			c := randomCorpus(uint64(size), size, 400)
+			r := c.write(t)
+			if r.Docs() != uint32(size) || int(r.Terms()) != len(c.terms) {
+				t.Fatalf("docs %d terms %d, want %d and %d", r.Docs(), r.Terms(), size, len(c.terms))
+			}
+			for d := range size {
+				for f := range Fields {
+					if got := r.Length(uint32(d), f); got != c.lens[d][f] {
+						t.Fatalf("length of %d.%d = %d, want %d", d, f, got, c.lens[d][f])
+					}
+				}
+				if got := r.Factor(uint32(d)); got != c.fact[d] {
+					t.Fatalf("factor of %d = %v, want %v", d, got, c.fact[d])
+				}
+			}
+			var it Iterator
+			for term, want := range c.terms {
+				p, ok, err := r.Lookup([]byte(term))
+				if err != nil || !ok || p.DF != len(want) {
+					t.Fatalf("lookup %s: %v %v df %d, want %d", term, ok, err, p.DF, len(want))
+				}
+				it.Reset(p, r.Docs())
+				for i := 0; it.Next() != NoMore; i++ {
+					if it.Doc() != want[i].doc || *it.Freqs() != want[i].freq {
+						t.Fatalf("%s posting %d = %d %v, want %v", term, i, it.Doc(), *it.Freqs(), want[i])
+					}
+					checkBound(t, it.Block(), want[i], c.lens[want[i].doc])
+					whole := p.Max
+					whole.Last = NoMore
+					checkBound(t, &whole, want[i], c.lens[want[i].doc])
+				}
+				if it.Err() != nil {
+					t.Fatal(it.Err())
+				}
+				// Advance lands on the first chunk at or after each target.
+				it.Reset(p, r.Docs())
+				for target := uint32(0); target < uint32(size); target += uint32(1 + size/37) {
+					i, _ := slices.BinarySearchFunc(want, target, func(p posting, d uint32) int { return int(p.doc) - int(d) })
+					got := it.Advance(target)
+					switch {
+					case i == len(want) && got != NoMore:
+						t.Fatalf("%s advance %d = %d, want none", term, target, got)
+					case i < len(want) && got != want[i].doc:
+						t.Fatalf("%s advance %d = %d, want %d", term, target, got, want[i].doc)
+					}
+				}
+			}
+			for _, missing := range []string{"", "a", "t", "t00000", "zzz"} {
+				if _, ok, err := r.Lookup([]byte(missing)); ok || err != nil {
+					t.Errorf("lookup %q: %v %v, want absent", missing, ok, err)
+				}
+			}
+		})
+	}
+}
+
+// checkBound checks that a block's skip entry bounds a posting in it.
+func checkBound(t *testing.T, b *Block, p posting, lens [Fields]uint32) {
+	t.Helper()
+	if p.doc > b.Last {
+		t.Fatalf("chunk %d after its block's last %d", p.doc, b.Last)
+	}
+	for f, fr := range p.freq {
+		if fr > b.MaxFreq[f] || fr > 0 && lens[f] < b.MinLen[f] {
+			t.Fatalf("chunk %d field %d: freq %d length %d outside the block's bound %d %d", p.doc, f, fr, lens[f], b.MaxFreq[f], b.MinLen[f])
+		}
+	}
+}
+
+func TestRange(t *testing.T) {
+	c := randomCorpus(3, 2000, 3000)
+	r := c.write(t)
+	var all []string
+	for term := range c.terms {
+		all = append(all, term)
+	}
+	slices.Sort(all)
+	for _, tc := range []struct{ from, to string }{{"", ""}, {"t00", "t01"}, {"t0100", "t0200"}, {"t2", ""}, {"u", ""}} {
+		var got, want []string
+		var to []byte
+		if tc.to != "" {
+			to = []byte(tc.to)
+		}
+		for _, term := range all {
+			if term >= tc.from && (tc.to == "" || term < tc.to) {
+				want = append(want, term)
+			}
+		}
+		err := r.Range([]byte(tc.from), to, func(term []byte, p Postings) bool {
+			if p.DF != len(c.terms[string(term)]) {
+				t.Errorf("%s: df %d, want %d", term, p.DF, len(c.terms[string(term)]))
+			}
+			got = append(got, string(term))
+			return true
+		})
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("range [%q, %q): %d terms (err %v), want %d", tc.from, tc.to, len(got), err, len(want))
+		}
+	}
+}
+
+// TestDamaged flips and cuts bytes of a file: reading it either fails
+// with ErrCorrupt or returns postings, and never panics or runs away.
+func TestDamaged(t *testing.T) {
+	c := randomCorpus(9, 700, 200)
+	r := c.write(t)
+	good := r.data
+	rng := rand.New(rand.NewPCG(4, 4))
+	for i := range 3000 {
+		data := slices.Clone(good)
+		switch i % 3 {
+		case 0:
+			data = data[:rng.IntN(len(data))]
+		default:
+			for range 1 + rng.IntN(4) {
+				data[rng.IntN(len(data)-footerLen)] ^= byte(1 + rng.IntN(255))
+			}
+		}
+		r, err := Parse(data)
+		if err != nil {
+			continue
+		}
+		var it Iterator
+		_ = r.Range(nil, nil, func(term []byte, p Postings) bool {
+			it.Reset(p, r.Docs())
+			n := 0
+			for it.Next() != NoMore {
+				if n++; n > int(r.Docs()) {
+					t.Fatalf("iteration ran past the segment's %d chunks", r.Docs())
+				}
+			}
+			return true
+		})
+	}
+}

@@ -1,0 +1,317 @@
+package postings
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"math"
+	"sort"
+)
+
+// ErrCorrupt means a postings file is damaged or not one.
+var ErrCorrupt = errors.New("corrupt postings file")
+
+// Reader reads a postings file. It is safe for concurrent use.
+type Reader struct {
+	data    []byte
+	docs    uint32
+	terms   uint32
+	dict    []byte
+	index   []byte // u32 a dictionary block
+	lens    []byte // u32 a field of a chunk
+	factors []byte // float64 a chunk, or nil
+	unmap   func() error
+}
+
+// Open maps the postings file name.
+func Open(name string) (*Reader, error) {
+	data, unmap, err := mapFile(name)
+	if err != nil {
+		return nil, err
+	}
+	r, err := Parse(data)
+	if err != nil {
+		unmap()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	r.unmap = unmap
+	return r, nil
+}
+
+// Parse reads a postings file held in data, which must not change.
+func Parse(data []byte) (*Reader, error) {
+	if len(data) < footerLen {
+		return nil, fmt.Errorf("%w: %d bytes is too short", ErrCorrupt, len(data))
+	}
+	foot := data[len(data)-footerLen:]
+	le := binary.LittleEndian
+	if string(foot[:4]) != magic {
+		return nil, fmt.Errorf("%w: not a postings file", ErrCorrupt)
+	}
+	if v := le.Uint32(foot[4:]); v != Version {
+		return nil, fmt.Errorf("%w: version %d, want %d", ErrCorrupt, v, Version)
+	}
+	if crc32.ChecksumIEEE(foot[:footerLen-4]) != le.Uint32(foot[footerLen-4:]) {
+		return nil, fmt.Errorf("%w: footer checksum mismatch", ErrCorrupt)
+	}
+	r := &Reader{data: data, docs: le.Uint32(foot[8:]), terms: le.Uint32(foot[12:])}
+	dictOff, indexOff, lensOff, factorsOff := le.Uint64(foot[16:]), le.Uint64(foot[24:]), le.Uint64(foot[32:]), le.Uint64(foot[40:])
+	end := uint64(len(data) - footerLen)
+	lensEnd := end
+	if factorsOff != 0 {
+		lensEnd = factorsOff
+	}
+	if dictOff > indexOff || indexOff > lensOff || lensOff > lensEnd || lensEnd > end {
+		return nil, fmt.Errorf("%w: section offsets out of order", ErrCorrupt)
+	}
+	r.dict, r.index, r.lens = data[dictOff:indexOff], data[indexOff:lensOff], data[lensOff:lensEnd]
+	blocks := (uint64(r.terms) + dictBlock - 1) / dictBlock
+	if uint64(len(r.index)) != 4*blocks || uint64(len(r.lens)) != 4*Fields*uint64(r.docs) {
+		return nil, fmt.Errorf("%w: section sizes do not match %d terms and %d chunks", ErrCorrupt, r.terms, r.docs)
+	}
+	if factorsOff != 0 {
+		r.factors = data[factorsOff:end]
+		if uint64(len(r.factors)) != 8*uint64(r.docs) {
+			return nil, fmt.Errorf("%w: factors do not match %d chunks", ErrCorrupt, r.docs)
+		}
+	}
+	for b := range blocks {
+		if uint64(le.Uint32(r.index[4*b:])) >= uint64(len(r.dict)) {
+			return nil, fmt.Errorf("%w: dictionary index out of range", ErrCorrupt)
+		}
+	}
+	return r, nil
+}
+
+// Close unmaps the file.
+func (r *Reader) Close() error {
+	if r.unmap == nil {
+		return nil
+	}
+	return r.unmap()
+}
+
+// Docs returns the number of chunks.
+func (r *Reader) Docs() uint32 { return r.docs }
+
+// Terms returns the number of terms.
+func (r *Reader) Terms() uint32 { return r.terms }
+
+// Length returns the length of a field of chunk doc, which must be below
+// Docs.
+func (r *Reader) Length(doc uint32, field int) uint32 {
+	return binary.LittleEndian.Uint32(r.lens[4*(int(doc)*Fields+field):])
+}
+
+// Factor returns the score factor of chunk doc.
+func (r *Reader) Factor(doc uint32) float64 {
+	if r.factors == nil {
+		return 1
+	}
+	return math.Float64frombits(binary.LittleEndian.Uint64(r.factors[8*doc:]))
+}
+
+// HasFactors reports whether some chunk's factor is not 1.
+func (r *Reader) HasFactors() bool { return r.factors != nil }
+
+// Postings is one term's postings list.
+type Postings struct {
+	// DF is the number of chunks holding the term.
+	DF int
+	// Max bounds the frequencies and lengths of the whole list as a skip
+	// entry does those of a block.
+	Max  Block
+	data []byte // from the skip entries to the end of the file
+	skip int    // length of the skip entries
+}
+
+// Lookup finds term's postings; ok is false when the segment lacks it.
+func (r *Reader) Lookup(term []byte) (p Postings, ok bool, err error) {
+	blocks := len(r.index) / 4
+	// The last block whose first term is ≤ term.
+	var derr error
+	b := sort.Search(blocks, func(i int) bool {
+		first, err := r.firstTerm(i)
+		if err != nil {
+			derr = err
+			return true
+		}
+		return bytes.Compare(first, term) > 0
+	}) - 1
+	if derr != nil {
+		return Postings{}, false, derr
+	}
+	if b < 0 {
+		return Postings{}, false, nil
+	}
+	var found bool
+	var off uint64
+	err = r.scanBlock(b, func(t []byte, o uint64) bool {
+		switch c := bytes.Compare(t, term); {
+		case c == 0:
+			found, off = true, o
+			return false
+		case c > 0:
+			return false
+		}
+		return true
+	})
+	if err != nil || !found {
+		return Postings{}, false, err
+	}
+	p, err = r.postingsAt(off)
+	return p, err == nil, err
+}
+
+// Range calls fn for each term t with from ≤ t < to in order (to nil: no
+// upper bound), with the term's postings offset, until fn returns false.
+// The term passed to fn is only valid during the call.
+func (r *Reader) Range(from, to []byte, fn func(term []byte, p Postings) bool) error {
+	blocks := len(r.index) / 4
+	var derr error
+	b := sort.Search(blocks, func(i int) bool {
+		first, err := r.firstTerm(i)
+		if err != nil {
+			derr = err
+			return true
+		}
+		return bytes.Compare(first, from) > 0
+	}) - 1
+	if derr != nil {
+		return derr
+	}
+	b = max(b, 0)
+	var ferr error
+	for ; b < blocks; b++ {
+		more := true
+		err := r.scanBlock(b, func(t []byte, o uint64) bool {
+			if bytes.Compare(t, from) < 0 {
+				return true
+			}
+			if to != nil && bytes.Compare(t, to) >= 0 {
+				more = false
+				return false
+			}
+			p, err := r.postingsAt(o)
+			if err != nil {
+				ferr = err
+				more = false
+				return false
+			}
+			more = fn(t, p)
+			return more
+		})
+		if err != nil {
+			return err
+		}
+		if ferr != nil {
+			return ferr
+		}
+		if !more {
+			return nil
+		}
+	}
+	return nil
+}
+
+func (r *Reader) blockStart(b int) []byte {
+	return r.dict[binary.LittleEndian.Uint32(r.index[4*b:]):]
+}
+
+// firstTerm returns the first term of dictionary block b.
+func (r *Reader) firstTerm(b int) ([]byte, error) {
+	d := r.blockStart(b)
+	_, n1 := binary.Uvarint(d)
+	l, n2 := uvarintAt(d, n1)
+	if n1 <= 0 || n2 <= 0 || uint64(len(d)-n1-n2) < l {
+		return nil, fmt.Errorf("%w: dictionary block %d", ErrCorrupt, b)
+	}
+	return d[n1+n2 : n1+n2+int(l)], nil
+}
+
+// scanBlock calls fn with the terms of dictionary block b in order, until
+// fn returns false.
+func (r *Reader) scanBlock(b int, fn func(term []byte, off uint64) bool) error {
+	d := r.blockStart(b)
+	var term []byte
+	count := dictBlock
+	if last := int(r.terms) - b*dictBlock; last < count {
+		count = last
+	}
+	pos := 0
+	for range count {
+		shared, n1 := uvarintAt(d, pos)
+		suffix, n2 := uvarintAt(d, pos+max(n1, 0))
+		if n1 <= 0 || n2 <= 0 || shared > uint64(len(term)) {
+			return fmt.Errorf("%w: dictionary block %d", ErrCorrupt, b)
+		}
+		pos += n1 + n2
+		if uint64(len(d)-pos) < suffix {
+			return fmt.Errorf("%w: dictionary block %d", ErrCorrupt, b)
+		}
+		term = append(term[:shared], d[pos:pos+int(suffix)]...)
+		pos += int(suffix)
+		off, n3 := uvarintAt(d, pos)
+		if n3 <= 0 {
+			return fmt.Errorf("%w: dictionary block %d", ErrCorrupt, b)
+		}
+		pos += n3
+		if !fn(term, off) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// postingsAt reads the head of the postings list at off.
+func (r *Reader) postingsAt(off uint64) (Postings, error) {
+	if off >= uint64(len(r.data)) {
+		return Postings{}, fmt.Errorf("%w: postings offset out of range", ErrCorrupt)
+	}
+	d := r.data[off:]
+	df, n1 := binary.Uvarint(d)
+	skip, n2 := uvarintAt(d, max(n1, 0))
+	bad := fmt.Errorf("%w: postings list at %d", ErrCorrupt, off)
+	if n1 <= 0 || n2 <= 0 || df == 0 || df > uint64(r.docs) {
+		return Postings{}, bad
+	}
+	p := Postings{DF: int(df)}
+	pos, ok := readBound(d, n1+n2, &p.Max)
+	if !ok || skip > uint64(len(d)-pos) {
+		return Postings{}, bad
+	}
+	p.data, p.skip = d[pos:], int(skip)
+	return p, nil
+}
+
+// uvarintAt decodes a uvarint at d[pos:]; n ≤ 0 when there is none.
+func uvarintAt(d []byte, pos int) (uint64, int) {
+	if pos < 0 || pos >= len(d) {
+		return 0, 0
+	}
+	return binary.Uvarint(d[pos:])
+}
+
+// readBound reads what appendBound wrote at d[pos:] into b and returns the
+// position after it.
+func readBound(d []byte, pos int, b *Block) (int, bool) {
+	for f := range Fields {
+		v, n := uvarintAt(d, pos)
+		if n <= 0 {
+			return pos, false
+		}
+		pos += n
+		b.MaxFreq[f], b.MinLen[f] = uint32(min(v, math.MaxUint32)), 0
+		if v == 0 {
+			continue
+		}
+		if v, n = uvarintAt(d, pos); n <= 0 {
+			return pos, false
+		}
+		pos += n
+		b.MinLen[f] = uint32(min(v, math.MaxUint32))
+	}
+	return pos, true
+}

@@ -1,0 +1,265 @@
+package postings
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+	"slices"
+	"strings"
+)
+
+const (
+	// Fields is the number of text fields of a chunk.
+	Fields = 4
+	// BlockSize is the number of chunks of a full block.
+	BlockSize = 128
+	// Version is the version of the file format.
+	Version = 1
+
+	magic     = "KBQT"
+	dictBlock = 32
+	// footerLen: magic, version, docs, terms, four offsets, CRC of the rest.
+	footerLen = 4 + 4 + 4 + 4 + 4*8 + 4
+)
+
+// FileName is the name of the postings file of segment id.
+func FileName(id uint64) string { return fmt.Sprintf("%012x.kbt", id) }
+
+// posting is one chunk holding a term.
+type posting struct {
+	doc  uint32
+	freq [Fields]uint32
+}
+
+// Writer collects the postings of a segment in memory. It is not safe for
+// concurrent use.
+type Writer struct {
+	ids     map[string]int32
+	terms   []string
+	lists   [][]posting
+	lens    []uint32 // Fields a chunk
+	factors []float64
+	ones    bool // every factor is 1
+	docs    uint32
+}
+
+// NewWriter returns an empty Writer.
+func NewWriter() *Writer { return &Writer{ids: make(map[string]int32), ones: true} }
+
+// AddDoc starts the next chunk, numbered from 0, whose scores are
+// multiplied by factor.
+func (w *Writer) AddDoc(factor float64) {
+	w.docs++
+	w.lens = append(w.lens, make([]uint32, Fields)...)
+	w.factors = append(w.factors, factor)
+	w.ones = w.ones && factor == 1
+}
+
+// SetLength sets the length in terms of a field of the current chunk.
+func (w *Writer) SetLength(field int, n int) {
+	w.lens[len(w.lens)-Fields+field] = uint32(min(n, math.MaxUint32))
+}
+
+// AddTerm records that term occurs freq times in a field of the current
+// chunk.
+func (w *Writer) AddTerm(field int, term []byte, freq int) {
+	id, ok := w.ids[string(term)]
+	if !ok {
+		id = int32(len(w.terms))
+		t := string(term)
+		w.ids[t] = id
+		w.terms = append(w.terms, t)
+		w.lists = append(w.lists, nil)
+	}
+	doc := w.docs - 1
+	l := w.lists[id]
+	if n := len(l); n == 0 || l[n-1].doc != doc {
+		l = append(l, posting{doc: doc})
+		w.lists[id] = l
+	}
+	l[len(l)-1].freq[field] += uint32(min(freq, math.MaxUint32))
+}
+
+// WriteTo writes the postings file.
+func (w *Writer) WriteTo(out io.Writer) (int64, error) {
+	order := make([]int32, len(w.terms))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(w.terms[a], w.terms[b]) })
+	fw := newFileWriter(out)
+	var buf []byte
+	for _, id := range order {
+		buf = encodeList(buf[:0], w.lists[id], w.lens)
+		fw.addTerm(w.terms[id], buf)
+	}
+	var factors []float64
+	if !w.ones {
+		factors = w.factors
+	}
+	return fw.finish(w.docs, w.lens, factors)
+}
+
+// fileWriter writes a postings file from terms in order.
+type fileWriter struct {
+	w        *bufio.Writer
+	off      uint64
+	err      error
+	dict     []byte
+	index    []uint32
+	lastTerm string
+	terms    uint32
+}
+
+func newFileWriter(out io.Writer) *fileWriter {
+	return &fileWriter{w: bufio.NewWriterSize(out, 1<<16)}
+}
+
+func (fw *fileWriter) write(p []byte) {
+	if fw.err != nil {
+		return
+	}
+	_, fw.err = fw.w.Write(p)
+	fw.off += uint64(len(p))
+}
+
+// addTerm writes a term's encoded postings; terms come in increasing order.
+func (fw *fileWriter) addTerm(term string, list []byte) {
+	if fw.terms%dictBlock == 0 {
+		fw.index = append(fw.index, uint32(len(fw.dict)))
+		fw.lastTerm = ""
+	}
+	shared := commonPrefix(fw.lastTerm, term)
+	fw.dict = binary.AppendUvarint(fw.dict, uint64(shared))
+	fw.dict = binary.AppendUvarint(fw.dict, uint64(len(term)-shared))
+	fw.dict = append(fw.dict, term[shared:]...)
+	fw.dict = binary.AppendUvarint(fw.dict, fw.off)
+	fw.lastTerm = term
+	fw.terms++
+	fw.write(list)
+}
+
+func commonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+// finish writes the dictionary, the lengths, the factors (nil when all
+// are 1) and the footer.
+func (fw *fileWriter) finish(docs uint32, lens []uint32, factors []float64) (int64, error) {
+	if len(fw.dict) > math.MaxUint32 {
+		return 0, errors.New("write postings: dictionary over 4 GiB")
+	}
+	dictOff := fw.off
+	fw.write(fw.dict)
+	indexOff := fw.off
+	var b []byte
+	for _, o := range fw.index {
+		b = binary.LittleEndian.AppendUint32(b, o)
+	}
+	fw.write(b)
+	lensOff := fw.off
+	b = b[:0]
+	for _, l := range lens {
+		b = binary.LittleEndian.AppendUint32(b, l)
+		if len(b) >= 1<<16 {
+			fw.write(b)
+			b = b[:0]
+		}
+	}
+	fw.write(b)
+	var factorsOff uint64
+	if factors != nil {
+		factorsOff = fw.off
+		b = b[:0]
+		for _, f := range factors {
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f))
+		}
+		fw.write(b)
+	}
+	foot := make([]byte, 0, footerLen)
+	foot = append(foot, magic...)
+	foot = binary.LittleEndian.AppendUint32(foot, Version)
+	foot = binary.LittleEndian.AppendUint32(foot, docs)
+	foot = binary.LittleEndian.AppendUint32(foot, fw.terms)
+	for _, o := range []uint64{dictOff, indexOff, lensOff, factorsOff} {
+		foot = binary.LittleEndian.AppendUint64(foot, o)
+	}
+	foot = binary.LittleEndian.AppendUint32(foot, crc32.ChecksumIEEE(foot))
+	fw.write(foot)
+	if fw.err == nil {
+		fw.err = fw.w.Flush()
+	}
+	if fw.err != nil {
+		return 0, fmt.Errorf("write postings: %w", fw.err)
+	}
+	return int64(fw.off), nil
+}
+
+// encodeList appends the encoding of one term's postings to buf; lens holds
+// the field lengths of the chunks, Fields a chunk.
+func encodeList(buf []byte, list []posting, lens []uint32) []byte {
+	buf = binary.AppendUvarint(buf, uint64(len(list)))
+	var skip, data []byte
+	prevLast := int64(-1)
+	var listMax [Fields]uint32
+	listMin := [Fields]uint32{math.MaxUint32, math.MaxUint32, math.MaxUint32, math.MaxUint32}
+	for start := 0; start < len(list); start += BlockSize {
+		block := list[start:min(start+BlockSize, len(list))]
+		var maxFreq [Fields]uint32
+		minLen := [Fields]uint32{math.MaxUint32, math.MaxUint32, math.MaxUint32, math.MaxUint32}
+		n := len(data)
+		prev := prevLast
+		for _, p := range block {
+			var mask uint64
+			for f, fr := range p.freq {
+				if fr == 0 {
+					continue
+				}
+				mask |= 1 << f
+				maxFreq[f] = max(maxFreq[f], fr)
+				minLen[f] = min(minLen[f], lens[int(p.doc)*Fields+f])
+			}
+			data = binary.AppendUvarint(data, uint64(int64(p.doc)-(prev+1))<<Fields|mask)
+			for _, fr := range p.freq {
+				if fr != 0 {
+					data = binary.AppendUvarint(data, uint64(fr))
+				}
+			}
+			prev = int64(p.doc)
+		}
+		skip = binary.AppendUvarint(skip, uint64(prev-(prevLast+1)))
+		skip = binary.AppendUvarint(skip, uint64(len(data)-n))
+		skip = appendBound(skip, maxFreq, minLen)
+		for f := range Fields {
+			listMax[f] = max(listMax[f], maxFreq[f])
+			listMin[f] = min(listMin[f], minLen[f])
+		}
+		prevLast = prev
+	}
+	buf = binary.AppendUvarint(buf, uint64(len(skip)))
+	buf = appendBound(buf, listMax, listMin)
+	buf = append(buf, skip...)
+	return append(buf, data...)
+}
+
+// appendBound appends the largest frequency of each field and, when it is
+// not 0, the field's shortest length.
+func appendBound(b []byte, maxFreq, minLen [Fields]uint32) []byte {
+	for f := range Fields {
+		b = binary.AppendUvarint(b, uint64(maxFreq[f]))
+		if maxFreq[f] != 0 {
+			b = binary.AppendUvarint(b, uint64(minLen[f]))
+		}
+	}
+	return b
+}
