@@ -2,6 +2,7 @@ package query
 
 import (
 	"container/heap"
+	"math"
 
 	"github.com/bits-and-blooms/bitset"
 )
@@ -18,31 +19,56 @@ type scoredDoc struct {
 // break them by path, so that results never depend on chunk numbering,
 // which differs between an incremental and a full build.
 func topScored(set *bitset.BitSet, scores []float64, k int, factor func(uint64) float64) []scoredDoc {
-	var hits docHeap
-	var ties []scoredDoc
+	col := topCollector{k: k}
 	for i, ok := set.NextSet(0); ok; i, ok = set.NextSet(i + 1) {
-		d := scoredDoc{doc: uint64(i), score: scores[i] * factor(uint64(i))}
-		if len(hits) < k {
-			heap.Push(&hits, d)
-			continue
-		}
-		low := hits[0].score
-		switch {
-		case d.score < low:
-		case d.score == low:
-			ties = append(ties, d)
-		default:
-			heap.Push(&hits, d)
-			out := heap.Pop(&hits).(scoredDoc)
-			if out.score == hits[0].score {
-				ties = append(ties, out)
-			} else {
-				ties = ties[:0]
-			}
+		col.add(scoredDoc{doc: uint64(i), score: scores[i] * factor(uint64(i))})
+	}
+	return col.result()
+}
+
+// topCollector keeps the k best chunks offered, and those tied with the
+// k-th.
+type topCollector struct {
+	k    int
+	hits docHeap
+	ties []scoredDoc
+}
+
+// full reports whether k chunks are kept: only those scoring at least
+// threshold are kept from now on.
+func (c *topCollector) full() bool { return len(c.hits) >= c.k }
+
+// threshold returns the score a chunk needs to be kept, -Inf until full.
+func (c *topCollector) threshold() float64 {
+	if !c.full() {
+		return math.Inf(-1)
+	}
+	return c.hits[0].score
+}
+
+func (c *topCollector) add(d scoredDoc) {
+	if len(c.hits) < c.k {
+		heap.Push(&c.hits, d)
+		return
+	}
+	low := c.hits[0].score
+	switch {
+	case d.score < low:
+	case d.score == low:
+		c.ties = append(c.ties, d)
+	default:
+		heap.Push(&c.hits, d)
+		out := heap.Pop(&c.hits).(scoredDoc)
+		if out.score == c.hits[0].score {
+			c.ties = append(c.ties, out)
+		} else {
+			c.ties = c.ties[:0]
 		}
 	}
-	return append(hits, ties...)
 }
+
+// result returns the chunks kept, in no particular order.
+func (c *topCollector) result() []scoredDoc { return append(c.hits, c.ties...) }
 
 // docHeap is a min-heap of chunks by score.
 type docHeap []scoredDoc

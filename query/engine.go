@@ -118,7 +118,7 @@ type eval struct {
 }
 
 func (e *engine) newEval(r Ranking, stats map[string]artifact.FieldStats, chunks int) *eval {
-	return &eval{e: e, scores: make([]float64, e.maxDoc), ranking: r, stats: stats, chunks: uint64(chunks)}
+	return &eval{e: e, ranking: r, stats: stats, chunks: uint64(chunks)}
 }
 
 // node is a query operator. match returns the chunks it matches and, when

@@ -72,6 +72,9 @@ func answers(t *testing.T, dir string) string {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if !resp.TotalExact {
+			resp.Total = -1 // a lower bound, which depends on the segments
+		}
 		data, _ := json.Marshal(resp)
 		fmt.Fprintf(&out, "%+v\n%s\n", req, data)
 	}

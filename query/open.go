@@ -56,6 +56,9 @@ type Index struct {
 	snap    *index.Snapshot
 	engine  *engine
 	ranking Ranking
+	// exhaustive scores every match term at a time: the reference top-k
+	// evaluation is tested against.
+	exhaustive bool
 
 	docsOnce sync.Once
 	docs     []artifact.Document

@@ -61,9 +61,13 @@ type Result struct {
 
 // Response answers a Request.
 type Response struct {
-	Query   string   `json:"query"`
-	Total   int      `json:"total"` // matching chunks
-	Results []Result `json:"results"`
+	Query string `json:"query"`
+	// Total counts the matching chunks; when TotalExact is false, top-k
+	// evaluation skipped chunks that could not rank, and Total is a lower
+	// bound.
+	Total      int      `json:"total"`
+	TotalExact bool     `json:"total_exact"`
+	Results    []Result `json:"results"`
 	// Trimmed is set when results were dropped or cut to fit MaxTokens.
 	Trimmed bool `json:"-"`
 	// Elsewhere, when nothing matched in the scopes in force, counts the
@@ -105,25 +109,29 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 	if must, mustNot := ix.filters(req, selected); len(must)+len(mustNot) > 0 {
 		root = boolNode{must: append([]node{root}, must...), mustNot: mustNot}
 	}
-	ev := ix.engine.newEval(ix.ranking, ix.Manifest.Fields, ix.Manifest.Counts.Chunks)
-	matched, err := root.match(ev, true)
+	top, err := ix.topK(root)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
-	total := int(matched.Count())
 	resp := &Response{Query: req.Query}
 	for k := req.N*8 + 24; ; k *= 4 {
-		hits, err := ix.hits(topScored(matched, ev.scores, k, ix.engine.factor))
+		found, err := top(k)
+		if err != nil {
+			return nil, fmt.Errorf("search: %w", err)
+		}
+		hits, err := ix.hits(found.hits)
 		if err != nil {
 			return nil, err
 		}
 		results := ix.rank(hits, plan, an, req)
-		resp.Total = total - (len(hits) - len(results.verified))
+		resp.Total = found.matched - (len(hits) - len(results.verified))
+		resp.TotalExact = found.exact
 		resp.Results = results.top
-		if len(resp.Results) >= req.N || len(hits) >= total {
+		if len(resp.Results) >= req.N || len(hits) < k {
 			break
 		}
 	}
+	total := resp.Total
 	if len(resp.Results) > req.N {
 		resp.Results = resp.Results[:req.N]
 	}
@@ -147,6 +155,31 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 		}
 	}
 	return resp, nil
+}
+
+// topK prepares the evaluation of root and returns a function that finds
+// its k best chunks: top-k evaluation when the query has its shape, else
+// every match scored term at a time.
+func (ix *Index) topK(root node) (func(k int) (topResult, error), error) {
+	ev := ix.engine.newEval(ix.ranking, ix.Manifest.Fields, ix.Manifest.Counts.Chunks)
+	if !ix.exhaustive {
+		q, ok, err := ev.compileTop(root)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return func(k int) (topResult, error) { return q.run(ev, k) }, nil
+		}
+	}
+	ev.scores = make([]float64, ix.engine.maxDoc)
+	matched, err := root.match(ev, true)
+	if err != nil {
+		return nil, err
+	}
+	total := int(matched.Count())
+	return func(k int) (topResult, error) {
+		return topResult{hits: topScored(matched, ev.scores, k, ix.engine.factor), matched: total, exact: true}, nil
+	}, nil
 }
 
 // selectedScopes checks the scopes a request names, by --scope or scope:

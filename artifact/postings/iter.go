@@ -59,6 +59,9 @@ func (it *Iterator) Err() error { return it.err }
 // Shallow, Next or Advance returned a chunk.
 func (it *Iterator) Block() *Block { return &it.block }
 
+// DF returns the length of the list.
+func (it *Iterator) DF() int { return it.p.DF }
+
 // Next moves to the next chunk and returns it.
 func (it *Iterator) Next() uint32 {
 	if !it.started {
@@ -66,6 +69,9 @@ func (it *Iterator) Next() uint32 {
 	}
 	if it.cur == NoMore {
 		return NoMore
+	}
+	if !it.decoded { // Shallow moved past the current chunk's block
+		return it.Advance(it.cur + 1)
 	}
 	it.i++
 	if it.i < it.n {

@@ -1,0 +1,555 @@
+package query
+
+import (
+	"slices"
+
+	"github.com/bits-and-blooms/bitset"
+
+	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/artifact/postings"
+)
+
+// Top-k evaluation scores chunks document at a time and skips those that
+// cannot reach the k best, as Lucene's block-max MaxScore does (Turtle and
+// Flood, "Query evaluation: strategies and optimizations", 1995; Ding and
+// Suel, "Faster top-k document retrieval using block-max indexes", 2011).
+// Each term's postings carry, per block of 128 chunks, bounds from which
+// the best score any chunk of the block can reach follows. Terms whose
+// bounds together cannot beat the k-th best score so far only add to the
+// scores of chunks the other terms find; a window of chunks whose block
+// bounds add up to less is skipped whole. Scores are added in the order
+// the term-at-a-time engine adds them, so both give the same numbers.
+
+// topQuery is a query in the shape top-k evaluation handles: scored terms
+// that are required (must) or optional (should, at least one of which must
+// match when there are no required terms), each searched in every text
+// field, and constraints that do not score, as sets of chunks.
+type topQuery struct {
+	terms   []topTerm // in the order the term-at-a-time engine scores them
+	must    int       // terms with required set
+	should  int
+	filter  *bitset.BitSet // chunks allowed; nil: all
+	exclude *bitset.BitSet // chunks excluded; nil: none
+	any     bool           // the should terms are alternatives, one required
+}
+
+// topTerm is a scored term of a topQuery.
+type topTerm struct {
+	node     textNode
+	required bool
+	sc       termScorer
+	idf      float64 // times included
+
+	// Per segment:
+	it       postings.Iterator
+	present  bool
+	max      float64 // bound of the whole list
+	hasBlock bool    // last and blockMax describe a block
+	last     uint32  // last chunk of the block bounded by blockMax
+	blockMax float64
+	c        float64 // contribution to the current chunk
+}
+
+// compileTop turns a query's node into a topQuery, or reports that it has
+// another shape: phrases among optional clauses, optional or alternative
+// prefixes, fields other than all, queries without scored terms.
+func (ev *eval) compileTop(root node) (*topQuery, bool, error) {
+	r := ev.ranking
+	if r.K1 <= 0 || r.B < 0 || r.B > 1 {
+		return nil, false, nil
+	}
+	c := &topCompiler{ev: ev, q: &topQuery{}}
+	if !c.required(root) || c.err != nil || len(c.q.terms) == 0 {
+		return nil, false, c.err
+	}
+	q := c.q
+	for i := range q.terms {
+		t := &q.terms[i]
+		t.sc = ev.termScorer(t.node)
+		for _, w := range t.sc.w {
+			if w < 0 {
+				return nil, false, nil
+			}
+		}
+		n, err := ev.liveDF(t.node.term)
+		if err != nil {
+			return nil, false, err
+		}
+		t.idf = t.node.times * IDF(n, ev.chunks)
+		if t.required {
+			q.must++
+		} else {
+			q.should++
+		}
+	}
+	if q.any == (q.must > 0) {
+		// Optional terms beside unscored constraints alone, or alternatives
+		// beside required terms: the general path evaluates those.
+		return nil, false, nil
+	}
+	return q, true, nil
+}
+
+type topCompiler struct {
+	ev  *eval
+	q   *topQuery
+	err error
+}
+
+// required adds a node every result must match.
+func (c *topCompiler) required(n node) bool {
+	switch n := n.(type) {
+	case textNode:
+		if !n.allFields() {
+			return false
+		}
+		c.q.terms = append(c.q.terms, topTerm{node: n, required: true})
+		return true
+	case allNode:
+		return true
+	case boolNode:
+		for _, m := range n.must {
+			if !c.required(m) {
+				return false
+			}
+		}
+		if len(n.should) > 0 {
+			if len(n.must) == 0 {
+				if c.q.any {
+					return false // two sets of alternatives
+				}
+				c.q.any = true
+			}
+			for _, s := range n.should {
+				if !c.optional(s) {
+					return false
+				}
+			}
+		}
+		for _, x := range n.mustNot {
+			c.unscored(x, &c.q.exclude, (*bitset.BitSet).InPlaceUnion)
+		}
+		return c.err == nil
+	}
+	if scored(n) {
+		return false
+	}
+	c.unscored(n, &c.q.filter, (*bitset.BitSet).InPlaceIntersection)
+	return c.err == nil
+}
+
+// optional adds a scored node results need not match.
+func (c *topCompiler) optional(n node) bool {
+	switch n := n.(type) {
+	case textNode:
+		if !n.allFields() {
+			return false
+		}
+		c.q.terms = append(c.q.terms, topTerm{node: n})
+		return true
+	case anyNode:
+		for _, k := range n {
+			if !c.optional(k) {
+				return false
+			}
+		}
+		return true
+	case expandNode:
+		if !n.text {
+			return false
+		}
+		terms, err := n.expand(c.ev.e)
+		if err != nil {
+			c.err = err
+			return false
+		}
+		for _, t := range terms {
+			if !c.optional(newTextNode(t, n.fields, c.ev.ranking)) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// unscored evaluates a node that does not score into *set, combined with
+// what is there by op.
+func (c *topCompiler) unscored(n node, set **bitset.BitSet, op func(*bitset.BitSet, *bitset.BitSet)) {
+	m, err := n.match(c.ev, false)
+	if err != nil {
+		c.err = err
+		return
+	}
+	if *set == nil {
+		*set = m
+		return
+	}
+	op(*set, m)
+}
+
+// scored reports whether a node scores chunks.
+func scored(n node) bool {
+	switch n := n.(type) {
+	case textNode:
+		return true
+	case expandNode:
+		return n.text
+	case anyNode:
+		return slices.ContainsFunc(n, scored)
+	case boolNode:
+		return slices.ContainsFunc(n.must, scored) || slices.ContainsFunc(n.should, scored)
+	}
+	return false
+}
+
+// liveDF counts the live chunks holding term, in every segment.
+func (ev *eval) liveDF(term string) (uint64, error) {
+	var n uint64
+	var it postings.Iterator
+	for _, s := range ev.e.segs {
+		p, ok, err := s.text.Lookup([]byte(term))
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			continue
+		}
+		n += uint64(p.DF)
+		if s.deleted == nil {
+			continue
+		}
+		it.Reset(p, s.text.Docs())
+		del := s.deleted.Iterator()
+		for del.HasNext() {
+			d := del.Next()
+			if it.Advance(d) == d {
+				n--
+			}
+		}
+		if err := it.Err(); err != nil {
+			return 0, err
+		}
+	}
+	return n, nil
+}
+
+// topResult is what top-k evaluation found.
+type topResult struct {
+	hits []scoredDoc
+	// matched counts the matching chunks seen; exact is false when chunks
+	// were skipped, and matched is then a lower bound.
+	matched int
+	exact   bool
+}
+
+// run finds the k best chunks, and those tied with the k-th.
+func (q *topQuery) run(ev *eval, k int) (topResult, error) {
+	col := topCollector{k: k}
+	res := topResult{exact: true}
+	for _, s := range ev.e.segs {
+		if err := q.runSegment(ev, s, &col, &res); err != nil {
+			return topResult{}, err
+		}
+	}
+	res.hits = col.result()
+	return res, nil
+}
+
+// margin keeps rounding from pruning a chunk whose bound, added in another
+// order, came out a hair below its score.
+const margin = 1 + 1e-9
+
+func (q *topQuery) runSegment(ev *eval, s seg, col *topCollector, res *topResult) error {
+	k1 := ev.ranking.K1
+	fmax := 1.0
+	if s.text.HasFactors() {
+		fmax = maxFactor
+	}
+	docs := s.text.Docs()
+	var live []*topTerm // present in this segment
+	for i := range q.terms {
+		t := &q.terms[i]
+		p, ok, err := s.text.Lookup([]byte(t.node.term))
+		if err != nil {
+			return err
+		}
+		t.present = ok
+		if !ok {
+			if t.required {
+				return nil // no chunk of this segment holds it
+			}
+			continue
+		}
+		t.it.Reset(p, docs)
+		t.max = t.idf * saturate(t.sc.bound(&p.Max), k1) * margin
+		t.hasBlock = false
+		live = append(live, t)
+	}
+	if len(live) == 0 {
+		return nil
+	}
+	e := evalSegment{q: q, ev: ev, s: s, col: col, res: res, terms: live, fmax: fmax, k1: k1}
+	if q.must > 0 {
+		return e.conjunction()
+	}
+	return e.disjunction()
+}
+
+// maxFactor bounds the score factor importance gives.
+var maxFactor = artifact.ImportanceFactor(1) * margin
+
+type evalSegment struct {
+	q     *topQuery
+	ev    *eval
+	s     seg
+	col   *topCollector
+	res   *topResult
+	terms []*topTerm
+	fmax  float64
+	k1    float64
+}
+
+// blockBound returns the bound of t's block holding the first chunk at
+// or after doc, and the last chunk it covers; 0 and NoMore past its end.
+func (e *evalSegment) blockBound(t *topTerm, doc uint32) (float64, uint32) {
+	if t.hasBlock && doc <= t.last {
+		return t.blockMax, t.last
+	}
+	t.hasBlock = true
+	if !t.it.Shallow(doc) {
+		t.last, t.blockMax = postings.NoMore, 0
+		return 0, postings.NoMore
+	}
+	b := t.it.Block()
+	t.last, t.blockMax = b.Last, t.idf*saturate(t.sc.bound(b), e.k1)*margin
+	return t.blockMax, t.last
+}
+
+// allowed reports whether a chunk may be a result, leaving scores aside.
+func (e *evalSegment) allowed(doc uint32) bool {
+	g := uint(e.s.base + uint64(doc))
+	q := e.q
+	return e.ev.e.live.Test(g) && (q.filter == nil || q.filter.Test(g)) && (q.exclude == nil || !q.exclude.Test(g))
+}
+
+// collect scores a chunk every term that holds it is positioned on, or
+// past, and offers it to the collector.
+func (e *evalSegment) collect(doc uint32) {
+	score := 0.0
+	for i := range e.q.terms {
+		t := &e.q.terms[i]
+		if t.present && t.it.Doc() == doc && t.c > 0 {
+			score += t.c
+		}
+	}
+	e.col.add(scoredDoc{doc: e.s.base + uint64(doc), score: score * e.s.text.Factor(doc)})
+}
+
+// contribution computes t's contribution to doc, where t is positioned.
+func (e *evalSegment) contribution(t *topTerm, doc uint32) {
+	tf, _ := t.sc.tf(t.it.Freqs(), e.s.text, doc)
+	t.c = 0
+	if tf > 0 {
+		t.c = t.idf * saturate(tf, e.k1)
+	}
+}
+
+// disjunction evaluates optional terms, at least one of which matches.
+func (e *evalSegment) disjunction() error {
+	terms := e.terms
+	slices.SortFunc(terms, func(a, b *topTerm) int { return cmpFloat(a.max, b.max) })
+	upper := make([]float64, len(terms)) // upper[i]: bound of terms[:i+1]
+	sum := 0.0
+	for i, t := range terms {
+		sum += t.max
+		upper[i] = sum
+	}
+	for _, t := range terms {
+		t.it.Next()
+	}
+	firstEssential := func() int {
+		θ := e.col.threshold()
+		i := 0
+		for i < len(terms) && upper[i]*e.fmax < θ {
+			i++
+		}
+		return i
+	}
+	for {
+		ess := firstEssential()
+		if ess > 0 {
+			e.res.exact = false
+		}
+		if ess == len(terms) {
+			return e.errs()
+		}
+		doc := uint32(postings.NoMore)
+		for _, t := range terms[ess:] {
+			doc = min(doc, t.it.Doc())
+		}
+		if doc == postings.NoMore {
+			return e.errs()
+		}
+		// Skip the window where the blocks of all terms cannot compete.
+		if θ := e.col.threshold(); e.col.full() {
+			bound, end := 0.0, uint32(postings.NoMore)
+			for _, t := range terms {
+				b, last := e.blockBound(t, doc)
+				bound += b
+				end = min(end, last)
+			}
+			if bound*e.fmax < θ {
+				e.res.exact = false
+				if end == postings.NoMore {
+					return e.errs()
+				}
+				for _, t := range terms[ess:] {
+					t.it.Advance(end + 1)
+				}
+				continue
+			}
+		}
+		if e.allowed(doc) {
+			e.score(doc, terms, ess)
+		}
+		for _, t := range terms[ess:] {
+			if t.it.Doc() == doc {
+				t.it.Next()
+			}
+		}
+	}
+}
+
+// score scores doc, found by the essential terms terms[ess:], adding the
+// others while they can still lift it to the k best.
+func (e *evalSegment) score(doc uint32, terms []*topTerm, ess int) {
+	e.res.matched++
+	partial := 0.0
+	for _, t := range terms[ess:] {
+		if t.it.Doc() == doc {
+			e.contribution(t, doc)
+			partial += t.c
+		}
+	}
+	rest := 0.0
+	for _, t := range terms[:ess] {
+		b, _ := e.blockBound(t, doc)
+		rest += b
+	}
+	θ := e.col.threshold()
+	for i := ess - 1; i >= 0; i-- {
+		if (partial+rest)*e.fmax < θ {
+			return
+		}
+		t := terms[i]
+		b, _ := e.blockBound(t, doc)
+		rest -= b
+		if t.it.Advance(doc) == doc {
+			e.contribution(t, doc)
+			partial += t.c
+		}
+	}
+	if partial*e.fmax < θ {
+		return
+	}
+	e.collect(doc)
+}
+
+// conjunction evaluates required terms, led by the rarest, adding the
+// optional ones.
+func (e *evalSegment) conjunction() error {
+	var req, opt []*topTerm
+	for _, t := range e.terms {
+		if t.required {
+			req = append(req, t)
+		} else {
+			opt = append(opt, t)
+		}
+	}
+	slices.SortFunc(req, func(a, b *topTerm) int { return a.it.DF() - b.it.DF() })
+	slices.SortFunc(opt, func(a, b *topTerm) int { return cmpFloat(a.max, b.max) })
+	doc := req[0].it.Next()
+	for doc != postings.NoMore {
+		// Leapfrog until every required term is on doc.
+		agreed := true
+		for _, t := range req[1:] {
+			if d := t.it.Advance(doc); d != doc {
+				doc = req[0].it.Advance(d)
+				agreed = false
+				break
+			}
+		}
+		if !agreed {
+			continue
+		}
+		if θ := e.col.threshold(); e.col.full() {
+			bound, end := 0.0, uint32(postings.NoMore)
+			for _, t := range e.terms {
+				b, last := e.blockBound(t, doc)
+				bound += b
+				end = min(end, last)
+			}
+			if bound*e.fmax < θ {
+				e.res.exact = false
+				if end == postings.NoMore {
+					break
+				}
+				doc = req[0].it.Advance(end + 1)
+				continue
+			}
+		}
+		if e.allowed(doc) {
+			e.res.matched++
+			partial := 0.0
+			for _, t := range req {
+				e.contribution(t, doc)
+				partial += t.c
+			}
+			rest := 0.0
+			for _, t := range opt {
+				b, _ := e.blockBound(t, doc)
+				rest += b
+			}
+			θ := e.col.threshold()
+			competes := true
+			for i := len(opt) - 1; i >= 0; i-- {
+				if (partial+rest)*e.fmax < θ {
+					competes = false
+					break
+				}
+				t := opt[i]
+				b, _ := e.blockBound(t, doc)
+				rest -= b
+				if t.it.Advance(doc) == doc {
+					e.contribution(t, doc)
+					partial += t.c
+				}
+			}
+			if competes {
+				e.collect(doc)
+			}
+		}
+		doc = req[0].it.Next()
+	}
+	return e.errs()
+}
+
+func (e *evalSegment) errs() error {
+	for _, t := range e.terms {
+		if err := t.it.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
