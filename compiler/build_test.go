@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"iter"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -80,14 +81,15 @@ func TestBuildIsReproducible(t *testing.T) {
 	testkb.BuildInto(t, b, files, nil)
 	ta, tb := readTree(t, a), readTree(t, b)
 	sameTree(t, ta, tb)
-	segments := 0
+	var segments []string
 	for name := range ta {
 		if strings.HasSuffix(name, ".seg") {
-			segments++
+			segments = append(segments, path.Base(name))
 		}
 	}
-	if segments < 2 {
-		t.Errorf("%d segments; the sample should need several batches", segments)
+	// The sample needs several batches, which the build merges into one.
+	if len(segments) != 1 || segments[0] == "000000000001.seg" {
+		t.Errorf("segments %v; want one, merged from several batches", segments)
 	}
 }
 
@@ -255,5 +257,45 @@ func TestBuildListsAfterTakingTheLock(t *testing.T) {
 	}
 	if !src.listed.Load() {
 		t.Error("the build never listed its source")
+	}
+}
+
+// TestIncrementalBuildsMergeSegments edits one document a build: each
+// build adds a small segment, and once a few pile up they are merged, so
+// the count stays bounded, and the artifact answers as a full build's.
+func TestIncrementalBuildsMergeSegments(t *testing.T) {
+	files := sampleFiles(1000)
+	dir := t.TempDir()
+	testkb.BuildInto(t, dir, files, nil)
+	most := 0
+	for i := range 12 {
+		files[".kb/deploy.md"] = fmt.Sprintf("# Deploy\n\nWith make, take %d.\n", i)
+		if res := testkb.BuildInto(t, dir, files, nil); !res.Incremental {
+			t.Fatalf("build %d was not incremental: %s", i, res.FullReason)
+		}
+		segments := 0
+		for name := range readTree(t, dir) {
+			if strings.HasSuffix(name, ".seg") {
+				segments++
+			}
+		}
+		most = max(most, segments)
+	}
+	const bound = 5 // the full build's segment and four small ones
+	if most > bound {
+		t.Errorf("%d segments after incremental builds; merges should keep them at %d or fewer", most, bound)
+	}
+	full := t.TempDir()
+	testkb.BuildInto(t, full, files, nil)
+	a, err := artifact.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := artifact.Read(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Counts.Chunks != b.Counts.Chunks || len(a.Documents) != len(b.Documents) {
+		t.Errorf("incremental: %d documents %d chunks; full: %d and %d", len(a.Documents), a.Counts.Chunks, len(b.Documents), b.Counts.Chunks)
 	}
 }

@@ -31,7 +31,7 @@ const (
 // rebuild says why an index of segs segments, holding live chunks and
 // deleted ones, should be built from scratch rather than updated, or "".
 func rebuild(segs int, live, deleted uint64) string {
-	full := int((live + batchChunks - 1) / batchChunks) // segments of a full build
+	full := int((live + tierTarget(live) - 1) / tierTarget(live)) // segments of a full build
 	switch {
 	case float64(deleted) > maxDeletedFraction*float64(live+deleted):
 		return fmt.Sprintf("%d of %d chunks would be deleted (over %.0f%%): a full build compacts them", deleted, live+deleted, 100*maxDeletedFraction)

@@ -13,8 +13,8 @@ func TestRebuildPolicy(t *testing.T) {
 		{2, 100, 40, true},       // 29% deleted
 		{65, 100, 0, true},       // one segment of a full build, 64 added
 		{64, 100, 0, false},      // 63 added
-		{113, 229080, 10, false}, // a large index: 112 segments built, one added
-		{112 + 64, 229080, 10, true},
+		{5, 229080, 10, false}, // a large index: 4 segments built, one added
+		{4 + 64, 229080, 10, true},
 	}
 	for _, tt := range tests {
 		if got := rebuild(tt.segs, tt.live, tt.deleted) != ""; got != tt.want {

@@ -146,6 +146,9 @@ func (b *indexBuild) run(ctx context.Context, l *listing) (*artifact.Manifest, e
 	if err != nil {
 		return nil, err
 	}
+	if segs, err = b.merge(segs, docs); err != nil {
+		return nil, err
+	}
 	snapshot, err := writeSnapshot(b.dir, b.nextSeg, segs)
 	if err != nil {
 		return nil, err

@@ -8,6 +8,8 @@ import (
 	"hash/crc32"
 	"math"
 	"sort"
+
+	"github.com/kbqdev/kbq/internal/mmap"
 )
 
 // ErrCorrupt means a postings file is damaged or not one.
@@ -27,7 +29,7 @@ type Reader struct {
 
 // Open maps the postings file name.
 func Open(name string) (*Reader, error) {
-	data, unmap, err := mapFile(name)
+	data, unmap, err := mmap.Map(name)
 	if err != nil {
 		return nil, err
 	}

@@ -1,11 +1,11 @@
 //go:build !unix
 
-package postings
+package mmap
 
 import "os"
 
-// mapFile reads name: systems without mmap hold the file in memory.
-func mapFile(name string) ([]byte, func() error, error) {
+// Map reads name: systems without mmap hold the file in memory.
+func Map(name string) ([]byte, func() error, error) {
 	data, err := os.ReadFile(name)
 	if err != nil {
 		return nil, nil, err

@@ -1,6 +1,6 @@
 //go:build unix
 
-package postings
+package mmap
 
 import (
 	"fmt"
@@ -9,8 +9,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mapFile maps name read-only.
-func mapFile(name string) ([]byte, func() error, error) {
+// Map maps the file name read-only; unmap releases it.
+func Map(name string) ([]byte, func() error, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, nil, err

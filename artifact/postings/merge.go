@@ -1,0 +1,158 @@
+package postings
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+)
+
+// Merge writes to out the postings of the segments of rs merged into one.
+// newDocs[i][d] numbers chunk d of rs[i] in the merged segment, or is
+// dropped for a chunk left out (ice.Merge's numbering); the numbers of the
+// chunks kept must rise from segment to segment.
+func Merge(out io.Writer, rs []*Reader, newDocs [][]uint64, dropped uint64) (int64, error) {
+	var docs uint64
+	for i, r := range rs {
+		if len(newDocs[i]) != int(r.docs) {
+			return 0, fmt.Errorf("merge postings: segment %d has %d chunks, %d numbered", i, r.docs, len(newDocs[i]))
+		}
+		for _, nd := range newDocs[i] {
+			if nd != dropped {
+				docs = max(docs, nd+1)
+			}
+		}
+	}
+	if docs > math.MaxUint32 {
+		return 0, fmt.Errorf("merge postings: %d chunks is too many for a segment", docs)
+	}
+	lens := make([]uint32, docs*Fields)
+	factors := make([]float64, docs)
+	ones := true
+	for i, r := range rs {
+		for d, nd := range newDocs[i] {
+			if nd == dropped {
+				continue
+			}
+			copy(lens[nd*Fields:(nd+1)*Fields], bytesToLens(r.lens[d*4*Fields:(d+1)*4*Fields]))
+			factors[nd] = r.Factor(uint32(d))
+			ones = ones && factors[nd] == 1
+		}
+	}
+	cursors := make([]*dictCursor, len(rs))
+	for i, r := range rs {
+		cursors[i] = &dictCursor{r: r}
+		cursors[i].next()
+	}
+	fw := newFileWriter(out)
+	var (
+		list []posting
+		buf  []byte
+		term []byte
+		it   Iterator
+	)
+	for {
+		term = term[:0]
+		found := false
+		for _, c := range cursors {
+			if c.err != nil {
+				return 0, fmt.Errorf("merge postings: %w", c.err)
+			}
+			if !c.done && (!found || bytes.Compare(c.term, term) < 0) {
+				term, found = append(term[:0], c.term...), true
+			}
+		}
+		if !found {
+			break
+		}
+		list = list[:0]
+		for i, c := range cursors {
+			if c.done || !bytes.Equal(c.term, term) {
+				continue
+			}
+			p, err := rs[i].postingsAt(c.off)
+			if err != nil {
+				return 0, fmt.Errorf("merge postings: %w", err)
+			}
+			it.Reset(p, rs[i].docs)
+			for d := it.Next(); d != NoMore; d = it.Next() {
+				nd := newDocs[i][d]
+				if nd == dropped {
+					continue
+				}
+				if n := len(list); n > 0 && uint64(list[n-1].doc) >= nd {
+					return 0, fmt.Errorf("merge postings: chunk numbers do not rise")
+				}
+				list = append(list, posting{doc: uint32(nd), freq: *it.Freqs()})
+			}
+			if err := it.Err(); err != nil {
+				return 0, fmt.Errorf("merge postings: %w", err)
+			}
+			c.next()
+		}
+		if len(list) > 0 {
+			buf = encodeList(buf[:0], list, lens)
+			fw.addTerm(string(term), buf)
+		}
+	}
+	if ones {
+		factors = nil
+	}
+	return fw.finish(uint32(docs), lens, factors)
+}
+
+func bytesToLens(b []byte) []uint32 {
+	out := make([]uint32, len(b)/4)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint32(b[4*i:])
+	}
+	return out
+}
+
+// dictCursor walks a dictionary in term order.
+type dictCursor struct {
+	r       *Reader
+	block   int
+	inBlock int // terms read from the block
+	pos     int
+	term    []byte
+	off     uint64
+	done    bool
+	err     error
+}
+
+// next moves to the next term; done is set past the last.
+func (c *dictCursor) next() {
+	if c.done || c.err != nil {
+		return
+	}
+	if c.inBlock == dictBlock {
+		c.block, c.inBlock, c.pos = c.block+1, 0, 0
+	}
+	if c.block*dictBlock+c.inBlock >= int(c.r.terms) {
+		c.done = true
+		return
+	}
+	if c.inBlock == 0 {
+		c.term = c.term[:0]
+	}
+	d := c.r.blockStart(c.block)
+	shared, n1 := uvarintAt(d, c.pos)
+	suffix, n2 := uvarintAt(d, c.pos+max(n1, 0))
+	if n1 <= 0 || n2 <= 0 || shared > uint64(len(c.term)) || uint64(len(d)-c.pos-n1-n2) < suffix {
+		c.err = fmt.Errorf("%w: dictionary block %d", ErrCorrupt, c.block)
+		return
+	}
+	c.pos += n1 + n2
+	c.term = append(c.term[:shared], d[c.pos:c.pos+int(suffix)]...)
+	c.pos += int(suffix)
+	off, n3 := uvarintAt(d, c.pos)
+	if n3 <= 0 {
+		c.err = fmt.Errorf("%w: dictionary block %d", ErrCorrupt, c.block)
+		return
+	}
+	c.pos += n3
+	c.off = off
+	c.inBlock++
+}

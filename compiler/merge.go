@@ -1,0 +1,239 @@
+package compiler
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/RoaringBitmap/roaring"
+	segment "github.com/blugelabs/bluge_segment_api"
+	"github.com/blugelabs/ice"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/artifact/postings"
+	"github.com/kbqdev/kbq/internal/mmap"
+)
+
+// A build writes small segments in parallel, each from one batch, and then
+// merges them, so that a query opens a few segments, whatever the size of
+// the knowledge base: a full build merges its batches into segments of at
+// least tierChunks chunks, about fullSegments of them for a large corpus.
+// Incremental builds add a small segment each; once smallSegments of those
+// pile up they are merged into one, along with any segment that lost most
+// of its chunks, so the count stays bounded and an edit costs a small
+// merge at most.
+const (
+	tierChunks    = 1 << 16
+	fullSegments  = 8
+	smallSegments = 4
+)
+
+// segSize is a segment of the index being built and its chunk counts.
+type segSize struct {
+	artifact.SnapshotSegment
+	chunks, live uint64
+}
+
+// tierTarget returns the size a full build's segments grow to.
+func tierTarget(live uint64) uint64 {
+	return max(tierChunks, (live+fullSegments-1)/fullSegments)
+}
+
+// fullMerges groups consecutive segments of a full build into segments of
+// at least the tier's target size.
+func fullMerges(segs []segSize) [][]int {
+	var live uint64
+	for _, s := range segs {
+		live += s.live
+	}
+	target := tierTarget(live)
+	var groups [][]int
+	var cur []int
+	var size uint64
+	for i, s := range segs {
+		cur = append(cur, i)
+		size += s.live
+		if size >= target {
+			groups = append(groups, cur)
+			cur, size = nil, 0
+		}
+	}
+	if len(cur) > 0 {
+		groups = append(groups, cur)
+	}
+	return slices.DeleteFunc(groups, func(g []int) bool { return len(g) < 2 })
+}
+
+// incrementalMerges picks the small and the mostly deleted segments of an
+// updated index to merge into one, once there are enough of them.
+func incrementalMerges(segs []segSize) [][]int {
+	var live uint64
+	for _, s := range segs {
+		live += s.live
+	}
+	small := tierTarget(live) / 4
+	var group []int
+	for i, s := range segs {
+		if s.live < small || 2*s.live < s.chunks {
+			group = append(group, i)
+		}
+	}
+	if len(group) < smallSegments {
+		return nil
+	}
+	return [][]int{group}
+}
+
+// sizes returns the segments of the index being built with their sizes.
+func (b *indexBuild) sizes(segs []artifact.SnapshotSegment) ([]segSize, error) {
+	out := make([]segSize, len(segs))
+	for i, s := range segs {
+		n, err := artifact.CheckSegment(filepath.Join(b.dir, artifact.SegmentName(s.ID)))
+		if err != nil {
+			return nil, err
+		}
+		out[i] = segSize{SnapshotSegment: s, chunks: n, live: n}
+		if s.Deleted != nil {
+			out[i].live -= min(s.Deleted.GetCardinality(), n)
+		}
+	}
+	return out, nil
+}
+
+// merge merges segments of the index being built as the policy above
+// says, and moves the documents they hold to the merged segments.
+func (b *indexBuild) merge(segs []artifact.SnapshotSegment, docs []artifact.Document) ([]artifact.SnapshotSegment, error) {
+	sizes, err := b.sizes(segs)
+	if err != nil {
+		return nil, err
+	}
+	groups := fullMerges(sizes)
+	if b.prev != nil {
+		groups = incrementalMerges(sizes)
+	}
+	if len(groups) == 0 {
+		return segs, nil
+	}
+	type merged struct {
+		id      uint64
+		newDocs [][]uint64
+	}
+	results := make([]merged, len(groups))
+	var g errgroup.Group
+	g.SetLimit(max(b.opts.Workers, 1))
+	for gi, group := range groups {
+		results[gi].id = b.nextSeg
+		b.nextSeg++
+		g.Go(func() error {
+			in := make([]artifact.SnapshotSegment, len(group))
+			for i, si := range group {
+				in[i] = segs[si]
+			}
+			newDocs, err := mergeSegments(b.dir, in, results[gi].id)
+			results[gi].newDocs = newDocs
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	// Where each merged segment's chunks went.
+	type move struct {
+		to      uint64
+		newDocs []uint64
+	}
+	moves := make(map[uint64]move)
+	gone := make(map[int]bool)
+	for gi, group := range groups {
+		for i, si := range group {
+			moves[segs[si].ID] = move{to: results[gi].id, newDocs: results[gi].newDocs[i]}
+			gone[si] = true
+		}
+	}
+	for i := range docs {
+		d := &docs[i]
+		mv, ok := moves[d.Seg]
+		if !ok {
+			continue
+		}
+		if int(d.Doc) >= len(mv.newDocs) || mv.newDocs[d.Doc] == iceDropped {
+			return nil, fmt.Errorf("merge segments: %s is not in segment %d", d.Path, d.Seg)
+		}
+		d.Seg, d.Doc = mv.to, uint32(mv.newDocs[d.Doc])
+	}
+	var out []artifact.SnapshotSegment
+	for i, s := range segs {
+		if !gone[i] {
+			out = append(out, s)
+			continue
+		}
+		for _, name := range []string{artifact.SegmentName(s.ID), postings.FileName(s.ID)} {
+			if err := os.Remove(filepath.Join(b.dir, name)); err != nil {
+				return nil, fmt.Errorf("merge segments: %w", err)
+			}
+		}
+	}
+	for _, r := range results {
+		out = append(out, artifact.SnapshotSegment{ID: r.id})
+	}
+	return out, nil
+}
+
+// iceDropped is how ice.Merge numbers a chunk it leaves out.
+const iceDropped = math.MaxInt64
+
+// mergeSegments merges the segments in of dir, without their deleted
+// chunks, into segment id, and returns where each chunk went.
+func mergeSegments(dir string, in []artifact.SnapshotSegment, id uint64) (_ [][]uint64, err error) {
+	segs := make([]segment.Segment, 0, len(in))
+	texts := make([]*postings.Reader, 0, len(in))
+	drops := make([]*roaring.Bitmap, len(in))
+	var unmaps []func() error
+	defer func() {
+		for _, t := range texts {
+			t.Close()
+		}
+		for _, u := range unmaps {
+			u()
+		}
+	}()
+	for i, s := range in {
+		data, unmap, err := mmap.Map(filepath.Join(dir, artifact.SegmentName(s.ID)))
+		if err != nil {
+			return nil, fmt.Errorf("merge segment %d: %w", s.ID, err)
+		}
+		unmaps = append(unmaps, unmap)
+		seg, err := ice.Load(segment.NewDataBytes(data))
+		if err != nil {
+			return nil, fmt.Errorf("merge segment %d: %w", s.ID, err)
+		}
+		segs = append(segs, seg)
+		text, err := postings.Open(filepath.Join(dir, postings.FileName(s.ID)))
+		if err != nil {
+			return nil, fmt.Errorf("merge segment %d: %w", s.ID, err)
+		}
+		texts = append(texts, text)
+		drops[i] = s.Deleted
+	}
+	m := ice.Merge(segs, drops, 1<<20)
+	err = writeFileSync(filepath.Join(dir, artifact.SegmentName(id)), func(w io.Writer) error {
+		_, err := m.WriteTo(w, nil)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("merge into segment %d: %w", id, err)
+	}
+	newDocs := m.DocumentNumbers()
+	err = writeFileSync(filepath.Join(dir, postings.FileName(id)), func(w io.Writer) error {
+		_, err := postings.Merge(w, texts, newDocs, iceDropped)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("merge into segment %d: %w", id, err)
+	}
+	return newDocs, nil
+}
