@@ -260,7 +260,7 @@ func TestBuildListsAfterTakingTheLock(t *testing.T) {
 	}
 }
 
-// TestIncrementalBuildsMergeSegments edits one document a build: each
+// TestIncrementalBuildsMergeSegments adds one document a build: each
 // build adds a small segment, and once a few pile up they are merged, so
 // the count stays bounded, and the artifact answers as a full build's.
 func TestIncrementalBuildsMergeSegments(t *testing.T) {
@@ -269,7 +269,7 @@ func TestIncrementalBuildsMergeSegments(t *testing.T) {
 	testkb.BuildInto(t, dir, files, nil)
 	most := 0
 	for i := range 12 {
-		files[".kb/deploy.md"] = fmt.Sprintf("# Deploy\n\nWith make, take %d.\n", i)
+		files[fmt.Sprintf(".kb/notes/n%02d.md", i)] = fmt.Sprintf("# Note %d\n\nA note.\n", i)
 		if res := testkb.BuildInto(t, dir, files, nil); !res.Incremental {
 			t.Fatalf("build %d was not incremental: %s", i, res.FullReason)
 		}
