@@ -15,7 +15,6 @@ import (
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/artifact/postings"
-	"github.com/kbqdev/kbq/internal/mmap"
 )
 
 // A build writes small segments in parallel, each from one batch, and then
@@ -192,22 +191,28 @@ func mergeSegments(dir string, in []artifact.SnapshotSegment, id uint64) (_ [][]
 	segs := make([]segment.Segment, 0, len(in))
 	texts := make([]*postings.Reader, 0, len(in))
 	drops := make([]*roaring.Bitmap, len(in))
-	var unmaps []func() error
+	var files []*os.File
 	defer func() {
 		for _, t := range texts {
 			t.Close()
 		}
-		for _, u := range unmaps {
-			u()
+		for _, f := range files {
+			f.Close()
 		}
 	}()
 	for i, s := range in {
-		data, unmap, err := mmap.Map(filepath.Join(dir, artifact.SegmentName(s.ID)))
+		// Read, not mapped: a merge reads each segment once, and mapped
+		// pages would count against the build's memory.
+		f, err := os.Open(filepath.Join(dir, artifact.SegmentName(s.ID)))
 		if err != nil {
 			return nil, fmt.Errorf("merge segment %d: %w", s.ID, err)
 		}
-		unmaps = append(unmaps, unmap)
-		seg, err := ice.Load(segment.NewDataBytes(data))
+		files = append(files, f)
+		data, err := segment.NewDataFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("merge segment %d: %w", s.ID, err)
+		}
+		seg, err := ice.Load(data)
 		if err != nil {
 			return nil, fmt.Errorf("merge segment %d: %w", s.ID, err)
 		}

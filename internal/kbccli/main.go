@@ -105,6 +105,6 @@ func tuneGC(s *cli.Streams) {
 		debug.SetGCPercent(400)
 	}
 	if s.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(240 << 20)
+		debug.SetMemoryLimit(200 << 20)
 	}
 }
