@@ -50,7 +50,7 @@ func indexDocument(d *document, fb *fieldBuilder, out []segment.Document, pw *po
 			tagsField,
 			fb.text(artifact.FieldBody, text[c.start:c.end], true),
 		}
-		pw.AddDoc(factor)
+		pw.AddDoc(factor, i == 0)
 		doc := make(indexDoc, 0, 12+len(shared))
 		doc = append(doc,
 			keyword(artifact.FieldPath, path, true, path),

@@ -72,9 +72,9 @@ func answers(t *testing.T, dir string) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !resp.TotalExact {
-			resp.Total = -1 // a lower bound, which depends on the segments
-		}
+		// A total past skipped chunks is a lower bound that depends on
+		// the segments (topk_test.go checks it).
+		resp.Total, resp.TotalExact = 0, false
 		data, _ := json.Marshal(resp)
 		fmt.Fprintf(&out, "%+v\n%s\n", req, data)
 	}

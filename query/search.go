@@ -109,12 +109,18 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 	if must, mustNot := ix.filters(req, selected); len(must)+len(mustNot) > 0 {
 		root = boolNode{must: append([]node{root}, must...), mustNot: mustNot}
 	}
-	top, err := ix.topK(root)
+	top, perDocument, err := ix.topK(root, !req.Chunks)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
 	resp := &Response{Query: req.Query}
-	for k := req.N*8 + 24; ; k *= 4 {
+	// Enough chunks for req.N documents once phrases are checked and each
+	// document is collapsed to its best chunk, or more next time round.
+	k := req.N*8 + 24
+	if perDocument && len(plan.phrases)+len(plan.notPhrases) == 0 {
+		k = req.N
+	}
+	for ; ; k *= 4 {
 		found, err := top(k)
 		if err != nil {
 			return nil, fmt.Errorf("search: %w", err)
@@ -159,27 +165,28 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 
 // topK prepares the evaluation of root and returns a function that finds
 // its k best chunks: top-k evaluation when the query has its shape, else
-// every match scored term at a time.
-func (ix *Index) topK(root node) (func(k int) (topResult, error), error) {
+// every match scored term at a time. With perDocument, top-k evaluation
+// keeps each document's best chunk only, and says so.
+func (ix *Index) topK(root node, perDocument bool) (func(k int) (topResult, error), bool, error) {
 	ev := ix.engine.newEval(ix.ranking, ix.Manifest.Fields, ix.Manifest.Counts.Chunks)
 	if !ix.exhaustive {
 		q, ok, err := ev.compileTop(root)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if ok {
-			return func(k int) (topResult, error) { return q.run(ev, k) }, nil
+			return func(k int) (topResult, error) { return q.run(ev, k, perDocument) }, perDocument, nil
 		}
 	}
 	ev.scores = make([]float64, ix.engine.maxDoc)
 	matched, err := root.match(ev, true)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	total := int(matched.Count())
 	return func(k int) (topResult, error) {
 		return topResult{hits: topScored(matched, ev.scores, k, ix.engine.factor), matched: total, exact: true}, nil
-	}, nil
+	}, false, nil
 }
 
 // selectedScopes checks the scopes a request names, by --scope or scope:

@@ -243,12 +243,13 @@ type topResult struct {
 	exact   bool
 }
 
-// run finds the k best chunks, and those tied with the k-th.
-func (q *topQuery) run(ev *eval, k int) (topResult, error) {
+// run finds the k best chunks, and those tied with the k-th; with
+// perDocument, the best chunk of each of the k best documents.
+func (q *topQuery) run(ev *eval, k int, perDocument bool) (topResult, error) {
 	col := topCollector{k: k}
 	res := topResult{exact: true}
 	for _, s := range ev.e.segs {
-		if err := q.runSegment(ev, s, &col, &res); err != nil {
+		if err := q.runSegment(ev, s, &col, &res, perDocument); err != nil {
 			return topResult{}, err
 		}
 	}
@@ -260,7 +261,7 @@ func (q *topQuery) run(ev *eval, k int) (topResult, error) {
 // order, came out a hair below its score.
 const margin = 1 + 1e-9
 
-func (q *topQuery) runSegment(ev *eval, s seg, col *topCollector, res *topResult) error {
+func (q *topQuery) runSegment(ev *eval, s seg, col *topCollector, res *topResult, perDocument bool) error {
 	k1 := ev.ranking.K1
 	fmax := 1.0
 	if s.text.HasFactors() {
@@ -289,11 +290,15 @@ func (q *topQuery) runSegment(ev *eval, s seg, col *topCollector, res *topResult
 	if len(live) == 0 {
 		return nil
 	}
-	e := evalSegment{q: q, ev: ev, s: s, col: col, res: res, terms: live, fmax: fmax, k1: k1}
+	e := evalSegment{q: q, ev: ev, s: s, col: col, res: res, terms: live, fmax: fmax, k1: k1, perDocument: perDocument}
+	var err error
 	if q.must > 0 {
-		return e.conjunction()
+		err = e.conjunction()
+	} else {
+		err = e.disjunction()
 	}
-	return e.disjunction()
+	e.flush()
+	return err
 }
 
 // maxFactor bounds the score factor importance gives.
@@ -308,6 +313,39 @@ type evalSegment struct {
 	terms []*topTerm
 	fmax  float64
 	k1    float64
+
+	// With perDocument, the best chunk so far of the document the last
+	// chunk scored belongs to, offered once the document is done: its
+	// chunks are consecutive.
+	perDocument bool
+	pending     scoredDoc
+	pendingLast uint32 // the last chunk of it scored
+	hasPending  bool
+}
+
+// offer offers a scored chunk to the collector.
+func (e *evalSegment) offer(d scoredDoc, chunk uint32) {
+	if !e.perDocument {
+		e.col.add(d)
+		return
+	}
+	if e.hasPending && e.s.text.SameDocument(e.pendingLast, chunk) {
+		if d.score > e.pending.score { // on a tie the earlier chunk wins, as ranking has it
+			e.pending = d
+		}
+		e.pendingLast = chunk
+		return
+	}
+	e.flush()
+	e.pending, e.pendingLast, e.hasPending = d, chunk, true
+}
+
+// flush offers the pending document's best chunk.
+func (e *evalSegment) flush() {
+	if e.hasPending {
+		e.col.add(e.pending)
+		e.hasPending = false
+	}
 }
 
 // blockBound returns the bound of t's block holding the first chunk at
@@ -343,7 +381,7 @@ func (e *evalSegment) collect(doc uint32) {
 			score += t.c
 		}
 	}
-	e.col.add(scoredDoc{doc: e.s.base + uint64(doc), score: score * e.s.text.Factor(doc)})
+	e.offer(scoredDoc{doc: e.s.base + uint64(doc), score: score * e.s.text.Factor(doc)}, doc)
 }
 
 // contribution computes t's contribution to doc, where t is positioned.

@@ -29,6 +29,7 @@
 //	             uvarint offset of its postings
 //	index      u32 offset of each dictionary block, from the dictionary
 //	lengths    u32 length of each field of each chunk
+//	starts     bit set of the chunks that start a document, u64 words
 //	factors    float64 score factor of each chunk (importance); absent
 //	           when every factor is 1
 //	footer     see footerLen

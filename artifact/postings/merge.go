@@ -29,6 +29,7 @@ func Merge(out io.Writer, rs []*Reader, newDocs [][]uint64, dropped uint64) (int
 	}
 	lens := make([]uint32, docs*Fields)
 	factors := make([]float64, docs)
+	var starts []uint64
 	ones := true
 	for i, r := range rs {
 		for d, nd := range newDocs[i] {
@@ -37,6 +38,7 @@ func Merge(out io.Writer, rs []*Reader, newDocs [][]uint64, dropped uint64) (int
 			}
 			copy(lens[nd*Fields:(nd+1)*Fields], bytesToLens(r.lens[d*4*Fields:(d+1)*4*Fields]))
 			factors[nd] = r.Factor(uint32(d))
+			starts = setBit(starts, uint32(nd), r.Starts(uint32(d)))
 			ones = ones && factors[nd] == 1
 		}
 	}
@@ -99,7 +101,7 @@ func Merge(out io.Writer, rs []*Reader, newDocs [][]uint64, dropped uint64) (int
 	if ones {
 		factors = nil
 	}
-	return fw.finish(uint32(docs), lens, factors)
+	return fw.finish(uint32(docs), lens, starts, factors)
 }
 
 func bytesToLens(b []byte) []uint32 {

@@ -12,9 +12,10 @@ import (
 // some fields.
 type corpus struct {
 	docs  int
-	lens  [][Fields]uint32
-	terms map[string][]posting
-	fact  []float64
+	lens   [][Fields]uint32
+	terms  map[string][]posting
+	fact   []float64
+	starts []bool
 }
 
 func randomCorpus(seed uint64, docs, vocab int) *corpus {
@@ -27,6 +28,7 @@ func randomCorpus(seed uint64, docs, vocab int) *corpus {
 		}
 		c.lens = append(c.lens, lens)
 		c.fact = append(c.fact, 1+float64(r.IntN(3))/10)
+		c.starts = append(c.starts, d == 0 || r.IntN(3) == 0)
 		for range r.IntN(12) {
 			// Zipf-like: low term numbers are common.
 			t := fmt.Sprintf("t%04d", int(float64(vocab)*r.Float64()*r.Float64()))
@@ -52,7 +54,7 @@ func (c *corpus) write(t *testing.T) *Reader {
 		}
 	}
 	for d := range c.docs {
-		w.AddDoc(c.fact[d])
+		w.AddDoc(c.fact[d], c.starts[d])
 		for f := range Fields {
 			w.SetLength(f, int(c.lens[d][f]))
 		}
@@ -94,6 +96,9 @@ func TestRoundTrip(t *testing.T) {
 				}
 				if got := r.Factor(uint32(d)); got != c.fact[d] {
 					t.Fatalf("factor of %d = %v, want %v", d, got, c.fact[d])
+				}
+				if got := r.Starts(uint32(d)); got != c.starts[d] {
+					t.Fatalf("chunk %d starts a document: %v, want %v", d, got, c.starts[d])
 				}
 			}
 			var it Iterator
@@ -240,6 +245,7 @@ func TestMerge(t *testing.T) {
 			next++
 			want.lens = append(want.lens, c.lens[d])
 			want.fact = append(want.fact, c.fact[d])
+			want.starts = append(want.starts, c.starts[d])
 		}
 		newDocs = append(newDocs, nd)
 	}

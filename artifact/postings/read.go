@@ -23,6 +23,7 @@ type Reader struct {
 	dict    []byte
 	index   []byte // u32 a dictionary block
 	lens    []byte // u32 a field of a chunk
+	starts  []byte // bit set of the chunks that start a document, u64 words
 	factors []byte // float64 a chunk, or nil
 	unmap   func() error
 }
@@ -59,18 +60,18 @@ func Parse(data []byte) (*Reader, error) {
 		return nil, fmt.Errorf("%w: footer checksum mismatch", ErrCorrupt)
 	}
 	r := &Reader{data: data, docs: le.Uint32(foot[8:]), terms: le.Uint32(foot[12:])}
-	dictOff, indexOff, lensOff, factorsOff := le.Uint64(foot[16:]), le.Uint64(foot[24:]), le.Uint64(foot[32:]), le.Uint64(foot[40:])
+	dictOff, indexOff, lensOff, startsOff, factorsOff := le.Uint64(foot[16:]), le.Uint64(foot[24:]), le.Uint64(foot[32:]), le.Uint64(foot[40:]), le.Uint64(foot[48:])
 	end := uint64(len(data) - footerLen)
-	lensEnd := end
+	startsEnd := end
 	if factorsOff != 0 {
-		lensEnd = factorsOff
+		startsEnd = factorsOff
 	}
-	if dictOff > indexOff || indexOff > lensOff || lensOff > lensEnd || lensEnd > end {
+	if dictOff > indexOff || indexOff > lensOff || lensOff > startsOff || startsOff > startsEnd || startsEnd > end {
 		return nil, fmt.Errorf("%w: section offsets out of order", ErrCorrupt)
 	}
-	r.dict, r.index, r.lens = data[dictOff:indexOff], data[indexOff:lensOff], data[lensOff:lensEnd]
+	r.dict, r.index, r.lens, r.starts = data[dictOff:indexOff], data[indexOff:lensOff], data[lensOff:startsOff], data[startsOff:startsEnd]
 	blocks := (uint64(r.terms) + dictBlock - 1) / dictBlock
-	if uint64(len(r.index)) != 4*blocks || uint64(len(r.lens)) != 4*Fields*uint64(r.docs) {
+	if uint64(len(r.index)) != 4*blocks || uint64(len(r.lens)) != 4*Fields*uint64(r.docs) || uint64(len(r.starts)) != 8*((uint64(r.docs)+63)/64) {
 		return nil, fmt.Errorf("%w: section sizes do not match %d terms and %d chunks", ErrCorrupt, r.terms, r.docs)
 	}
 	if factorsOff != 0 {
@@ -113,6 +114,22 @@ func (r *Reader) Factor(doc uint32) float64 {
 		return 1
 	}
 	return math.Float64frombits(binary.LittleEndian.Uint64(r.factors[8*doc:]))
+}
+
+// Starts reports whether chunk doc is the first of its document.
+func (r *Reader) Starts(doc uint32) bool {
+	return r.starts[doc/8]&(1<<(doc%8)) != 0
+}
+
+// SameDocument reports whether chunks a ≤ b belong to one document: no
+// chunk after a up to b starts one.
+func (r *Reader) SameDocument(a, b uint32) bool {
+	for d := a + 1; d <= b; d++ {
+		if r.Starts(d) {
+			return false
+		}
+	}
+	return true
 }
 
 // HasFactors reports whether some chunk's factor is not 1.

@@ -22,8 +22,8 @@ const (
 
 	magic     = "KBQT"
 	dictBlock = 32
-	// footerLen: magic, version, docs, terms, four offsets, CRC of the rest.
-	footerLen = 4 + 4 + 4 + 4 + 4*8 + 4
+	// footerLen: magic, version, docs, terms, five offsets, CRC of the rest.
+	footerLen = 4 + 4 + 4 + 4 + 5*8 + 4
 )
 
 // FileName is the name of the postings file of segment id.
@@ -42,6 +42,7 @@ type Writer struct {
 	terms   []string
 	lists   [][]posting
 	lens    []uint32 // Fields a chunk
+	starts  []uint64 // bit set: the chunk starts a document
 	factors []float64
 	ones    bool // every factor is 1
 	docs    uint32
@@ -51,8 +52,9 @@ type Writer struct {
 func NewWriter() *Writer { return &Writer{ids: make(map[string]int32), ones: true} }
 
 // AddDoc starts the next chunk, numbered from 0, whose scores are
-// multiplied by factor.
-func (w *Writer) AddDoc(factor float64) {
+// multiplied by factor; first says it is the first chunk of its document.
+func (w *Writer) AddDoc(factor float64, first bool) {
+	w.starts = setBit(w.starts, w.docs, first)
 	w.docs++
 	w.lens = append(w.lens, make([]uint32, Fields)...)
 	w.factors = append(w.factors, factor)
@@ -101,7 +103,18 @@ func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 	if !w.ones {
 		factors = w.factors
 	}
-	return fw.finish(w.docs, w.lens, factors)
+	return fw.finish(w.docs, w.lens, w.starts, factors)
+}
+
+// setBit sets bit i of set to v, growing it as needed.
+func setBit(set []uint64, i uint32, v bool) []uint64 {
+	for uint32(len(set)) <= i/64 {
+		set = append(set, 0)
+	}
+	if v {
+		set[i/64] |= 1 << (i % 64)
+	}
+	return set
 }
 
 // fileWriter writes a postings file from terms in order.
@@ -153,9 +166,9 @@ func commonPrefix(a, b string) int {
 	return n
 }
 
-// finish writes the dictionary, the lengths, the factors (nil when all
-// are 1) and the footer.
-func (fw *fileWriter) finish(docs uint32, lens []uint32, factors []float64) (int64, error) {
+// finish writes the dictionary, the lengths, the document starts, the
+// factors (nil when all are 1) and the footer.
+func (fw *fileWriter) finish(docs uint32, lens []uint32, starts []uint64, factors []float64) (int64, error) {
 	if len(fw.dict) > math.MaxUint32 {
 		return 0, errors.New("write postings: dictionary over 4 GiB")
 	}
@@ -177,6 +190,16 @@ func (fw *fileWriter) finish(docs uint32, lens []uint32, factors []float64) (int
 		}
 	}
 	fw.write(b)
+	startsOff := fw.off
+	b = b[:0]
+	for i := range (docs + 63) / 64 {
+		var w uint64
+		if int(i) < len(starts) {
+			w = starts[i]
+		}
+		b = binary.LittleEndian.AppendUint64(b, w)
+	}
+	fw.write(b)
 	var factorsOff uint64
 	if factors != nil {
 		factorsOff = fw.off
@@ -191,7 +214,7 @@ func (fw *fileWriter) finish(docs uint32, lens []uint32, factors []float64) (int
 	foot = binary.LittleEndian.AppendUint32(foot, Version)
 	foot = binary.LittleEndian.AppendUint32(foot, docs)
 	foot = binary.LittleEndian.AppendUint32(foot, fw.terms)
-	for _, o := range []uint64{dictOff, indexOff, lensOff, factorsOff} {
+	for _, o := range []uint64{dictOff, indexOff, lensOff, startsOff, factorsOff} {
 		foot = binary.LittleEndian.AppendUint64(foot, o)
 	}
 	foot = binary.LittleEndian.AppendUint32(foot, crc32.ChecksumIEEE(foot))
