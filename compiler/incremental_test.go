@@ -9,10 +9,10 @@ func TestRebuildPolicy(t *testing.T) {
 		want          bool
 	}{
 		{1, 100, 0, false},
-		{2, 100, 30, false},      // 23% deleted
-		{2, 100, 40, true},       // 29% deleted
-		{65, 100, 0, true},       // one segment of a full build, 64 added
-		{64, 100, 0, false},      // 63 added
+		{2, 100, 30, false},    // 23% deleted
+		{2, 100, 40, true},     // 29% deleted
+		{65, 100, 0, true},     // one segment of a full build, 64 added
+		{64, 100, 0, false},    // 63 added
 		{5, 229080, 10, false}, // a large index: 4 segments built, one added
 		{4 + 64, 229080, 10, true},
 	}

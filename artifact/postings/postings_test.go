@@ -11,7 +11,7 @@ import (
 // corpus is a segment built at random: each chunk holds some terms in
 // some fields.
 type corpus struct {
-	docs  int
+	docs   int
 	lens   [][Fields]uint32
 	terms  map[string][]posting
 	fact   []float64
