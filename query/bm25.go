@@ -85,14 +85,19 @@ func (sc *termScorer) tf(freqs *[postings.Fields]uint32, r *postings.Reader, doc
 }
 
 // bound returns the largest combined frequency a chunk within bound b can
-// have. It holds for weights ≥ 0 and 0 ≤ b ≤ 1, where more occurrences and
+// have: in each field, the most any of the field's pairs gives. It holds for weights ≥ 0 and 0 ≤ b ≤ 1, where more occurrences and
 // shorter fields never lower the frequency.
 func (sc *termScorer) bound(b *postings.Block) float64 {
 	tf := 0.0
-	for f, fr := range b.MaxFreq {
-		if fr != 0 && sc.in[f] && sc.w[f] != 0 {
-			tf += sc.w[f] * fieldTF(int(fr), int(b.MinLen[f]), sc.stats[f], sc.b)
+	for f, n := range b.N {
+		if n == 0 || !sc.in[f] || sc.w[f] == 0 {
+			continue
 		}
+		best := 0.0
+		for _, p := range b.Pairs[f][:n] {
+			best = max(best, fieldTF(int(p.Freq), int(p.Len), sc.stats[f], sc.b))
+		}
+		tf += sc.w[f] * best
 	}
 	return tf
 }

@@ -403,9 +403,6 @@ func (e *evalSegment) disjunction() error {
 		sum += t.max
 		upper[i] = sum
 	}
-	for _, t := range terms {
-		t.it.Next()
-	}
 	firstEssential := func() int {
 		θ := e.col.threshold()
 		i := 0
@@ -414,6 +411,9 @@ func (e *evalSegment) disjunction() error {
 		}
 		return i
 	}
+	target := uint32(0) // no chunk before it is left to score
+	checked := false      // the window of target was found competitive
+	var until uint32      // up to this chunk
 	for {
 		ess := firstEssential()
 		if ess > 0 {
@@ -422,40 +422,54 @@ func (e *evalSegment) disjunction() error {
 		if ess == len(terms) {
 			return e.errs()
 		}
+		// Skip windows where the blocks of all terms cannot compete,
+		// reading skip entries only.
+		if e.col.full() && (!checked || target > until) {
+			var ok bool
+			if target, until, ok = e.skipWindows(terms, target); !ok {
+				return e.errs()
+			}
+			checked = true
+		}
 		doc := uint32(postings.NoMore)
 		for _, t := range terms[ess:] {
-			doc = min(doc, t.it.Doc())
+			doc = min(doc, t.it.Advance(target))
 		}
 		if doc == postings.NoMore {
 			return e.errs()
 		}
-		// Skip the window where the blocks of all terms cannot compete.
-		if θ := e.col.threshold(); e.col.full() {
-			bound, end := 0.0, uint32(postings.NoMore)
-			for _, t := range terms {
-				b, last := e.blockBound(t, doc)
-				bound += b
-				end = min(end, last)
-			}
-			if bound*e.fmax < θ {
-				e.res.exact = false
-				if end == postings.NoMore {
-					return e.errs()
-				}
-				for _, t := range terms[ess:] {
-					t.it.Advance(end + 1)
-				}
-				continue
-			}
+		if e.col.full() && (!checked || doc > until) {
+			target, checked = doc, false // check the window it is in first
+			continue
 		}
 		if e.allowed(doc) {
 			e.score(doc, terms, ess)
 		}
-		for _, t := range terms[ess:] {
-			if t.it.Doc() == doc {
-				t.it.Next()
-			}
+		target = doc + 1
+	}
+}
+
+// skipWindows moves target past the windows of chunks where the block
+// bounds of terms add up to less than the collector's threshold. It
+// returns the new target, the end of its window, and whether any chunk is
+// left.
+func (e *evalSegment) skipWindows(terms []*topTerm, target uint32) (uint32, uint32, bool) {
+	θ := e.col.threshold()
+	for {
+		bound, end := 0.0, uint32(postings.NoMore)
+		for _, t := range terms {
+			b, last := e.blockBound(t, target)
+			bound += b
+			end = min(end, last)
 		}
+		if bound*e.fmax >= θ {
+			return target, end, true
+		}
+		e.res.exact = false
+		if end == postings.NoMore {
+			return 0, 0, false
+		}
+		target = end + 1
 	}
 }
 

@@ -19,8 +19,8 @@
 //	           a skip entry, one per block:
 //	             uvarint last-(prevLast+1), uvarint data length,
 //	             the block's bound
-//	           a bound: per field, uvarint maxFreq and, when it is not 0,
-//	             uvarint minLen
+//	           a bound: per field, uvarint n ≤ MaxPairs, then n pairs of
+//	             uvarint frequency, uvarint length
 //	           block data, per chunk:
 //	             uvarint (doc-(prevDoc+1))<<Fields | field mask,
 //	             uvarint freq for each field in the mask
@@ -34,9 +34,10 @@
 //	           when every factor is 1
 //	footer     see footerLen
 //
-// prevLast and prevDoc start at -1 for each term. maxFreq and minLen of a
-// block are the largest frequency and the shortest field length among the
-// block's chunks holding the term in that field: together they bound the
-// BM25F score of every chunk of the block for any field weights, k1, b and
-// average lengths.
+// prevLast and prevDoc start at -1 for each term. A bound's pairs for a
+// field are the (frequency, field length) pairs of the chunks holding the
+// term in the field that no other chunk beats on both counts, joined
+// (highest frequency, shortest length) while there are more than MaxPairs:
+// every chunk is within one of them, which bounds the BM25F score of every
+// chunk for any field weights, k1, 0 ≤ b ≤ 1 and average lengths.
 package postings

@@ -13,11 +13,19 @@ const NoMore = math.MaxUint32
 type Block struct {
 	// Last is the last chunk of the block.
 	Last uint32
-	// MaxFreq is the largest frequency of the term in each field, and
-	// MinLen the shortest length of that field, among the block's chunks
-	// holding the term in the field.
-	MaxFreq, MinLen [Fields]uint32
+	// Pairs[f][:N[f]] bounds the term's frequency in field f and the
+	// field's length: each chunk holding the term in the field has a
+	// frequency at most the Freq and a length at least the Len of one of
+	// them. None when no chunk holds the term in the field.
+	Pairs [Fields][MaxPairs]Pair
+	N     [Fields]uint8
 }
+
+// MaxPairs is the most pairs a bound keeps for a field.
+const MaxPairs = 4
+
+// Pair is a frequency and a field length.
+type Pair struct{ Freq, Len uint32 }
 
 // Iterator walks a postings list in chunk order, decoding only the blocks
 // it stops in. The zero value is exhausted; Reset starts it on a list.

@@ -149,8 +149,15 @@ func checkBound(t *testing.T, b *Block, p posting, lens [Fields]uint32) {
 		t.Fatalf("chunk %d after its block's last %d", p.doc, b.Last)
 	}
 	for f, fr := range p.freq {
-		if fr > b.MaxFreq[f] || fr > 0 && lens[f] < b.MinLen[f] {
-			t.Fatalf("chunk %d field %d: freq %d length %d outside the block's bound %d %d", p.doc, f, fr, lens[f], b.MaxFreq[f], b.MinLen[f])
+		if fr == 0 {
+			continue
+		}
+		bounded := false
+		for _, pr := range b.Pairs[f][:b.N[f]] {
+			bounded = bounded || fr <= pr.Freq && lens[f] >= pr.Len
+		}
+		if !bounded {
+			t.Fatalf("chunk %d field %d: freq %d length %d outside the block's bound %v", p.doc, f, fr, lens[f], b.Pairs[f][:b.N[f]])
 		}
 	}
 }

@@ -317,20 +317,21 @@ func uvarintAt(d []byte, pos int) (uint64, int) {
 // position after it.
 func readBound(d []byte, pos int, b *Block) (int, bool) {
 	for f := range Fields {
-		v, n := uvarintAt(d, pos)
-		if n <= 0 {
+		n, k := uvarintAt(d, pos)
+		if k <= 0 || n > MaxPairs {
 			return pos, false
 		}
-		pos += n
-		b.MaxFreq[f], b.MinLen[f] = uint32(min(v, math.MaxUint32)), 0
-		if v == 0 {
-			continue
+		pos += k
+		b.N[f] = uint8(n)
+		for i := range int(n) {
+			freq, k1 := uvarintAt(d, pos)
+			length, k2 := uvarintAt(d, pos+max(k1, 0))
+			if k1 <= 0 || k2 <= 0 {
+				return pos, false
+			}
+			pos += k1 + k2
+			b.Pairs[f][i] = Pair{Freq: uint32(min(freq, math.MaxUint32)), Len: uint32(min(length, math.MaxUint32))}
 		}
-		if v, n = uvarintAt(d, pos); n <= 0 {
-			return pos, false
-		}
-		pos += n
-		b.MinLen[f] = uint32(min(v, math.MaxUint32))
 	}
 	return pos, true
 }

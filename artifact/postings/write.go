@@ -2,6 +2,7 @@ package postings
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -234,23 +235,21 @@ func encodeList(buf []byte, list []posting, lens []uint32) []byte {
 	buf = binary.AppendUvarint(buf, uint64(len(list)))
 	var skip, data []byte
 	prevLast := int64(-1)
-	var listMax [Fields]uint32
-	listMin := [Fields]uint32{math.MaxUint32, math.MaxUint32, math.MaxUint32, math.MaxUint32}
+	var listPairs, blockPairs [Fields][]Pair
 	for start := 0; start < len(list); start += BlockSize {
 		block := list[start:min(start+BlockSize, len(list))]
-		var maxFreq [Fields]uint32
-		minLen := [Fields]uint32{math.MaxUint32, math.MaxUint32, math.MaxUint32, math.MaxUint32}
 		n := len(data)
 		prev := prevLast
+		for f := range Fields {
+			blockPairs[f] = blockPairs[f][:0]
+		}
 		for _, p := range block {
 			var mask uint64
 			for f, fr := range p.freq {
-				if fr == 0 {
-					continue
+				if fr != 0 {
+					mask |= 1 << f
+					blockPairs[f] = append(blockPairs[f], Pair{Freq: fr, Len: lens[int(p.doc)*Fields+f]})
 				}
-				mask |= 1 << f
-				maxFreq[f] = max(maxFreq[f], fr)
-				minLen[f] = min(minLen[f], lens[int(p.doc)*Fields+f])
 			}
 			data = binary.AppendUvarint(data, uint64(int64(p.doc)-(prev+1))<<Fields|mask)
 			for _, fr := range p.freq {
@@ -262,26 +261,54 @@ func encodeList(buf []byte, list []posting, lens []uint32) []byte {
 		}
 		skip = binary.AppendUvarint(skip, uint64(prev-(prevLast+1)))
 		skip = binary.AppendUvarint(skip, uint64(len(data)-n))
-		skip = appendBound(skip, maxFreq, minLen)
 		for f := range Fields {
-			listMax[f] = max(listMax[f], maxFreq[f])
-			listMin[f] = min(listMin[f], minLen[f])
+			blockPairs[f] = pareto(blockPairs[f])
+			listPairs[f] = pareto(append(listPairs[f], blockPairs[f]...))
 		}
+		skip = appendBound(skip, &blockPairs)
 		prevLast = prev
 	}
 	buf = binary.AppendUvarint(buf, uint64(len(skip)))
-	buf = appendBound(buf, listMax, listMin)
+	buf = appendBound(buf, &listPairs)
 	buf = append(buf, skip...)
 	return append(buf, data...)
 }
 
-// appendBound appends the largest frequency of each field and, when it is
-// not 0, the field's shortest length.
-func appendBound(b []byte, maxFreq, minLen [Fields]uint32) []byte {
-	for f := range Fields {
-		b = binary.AppendUvarint(b, uint64(maxFreq[f]))
-		if maxFreq[f] != 0 {
-			b = binary.AppendUvarint(b, uint64(minLen[f]))
+// pareto reduces pairs, in place, to at most MaxPairs that bound them all:
+// the pairs no other has a higher frequency and a shorter length than,
+// with neighbours joined (the higher frequency, the shorter length) while
+// there are too many.
+func pareto(pairs []Pair) []Pair {
+	slices.SortFunc(pairs, func(a, b Pair) int {
+		if a.Freq != b.Freq {
+			return cmp.Compare(b.Freq, a.Freq)
+		}
+		return cmp.Compare(a.Len, b.Len)
+	})
+	out := pairs[:0]
+	for _, p := range pairs {
+		if len(out) == 0 || p.Len < out[len(out)-1].Len {
+			out = append(out, p)
+		}
+	}
+	// out falls in frequency and in length; join neighbours in even groups.
+	if n := len(out); n > MaxPairs {
+		for g := range MaxPairs {
+			first, last := g*n/MaxPairs, (g+1)*n/MaxPairs-1
+			out[g] = Pair{Freq: out[first].Freq, Len: out[last].Len}
+		}
+		out = out[:MaxPairs]
+	}
+	return out
+}
+
+// appendBound appends the pairs of each field.
+func appendBound(b []byte, pairs *[Fields][]Pair) []byte {
+	for _, ps := range pairs {
+		b = binary.AppendUvarint(b, uint64(len(ps)))
+		for _, p := range ps {
+			b = binary.AppendUvarint(b, uint64(p.Freq))
+			b = binary.AppendUvarint(b, uint64(p.Len))
 		}
 	}
 	return b
