@@ -3,6 +3,7 @@ package query
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -27,8 +28,13 @@ import (
 // Bluge's search package, whose initialization alone costs milliseconds,
 // out of the kbq binary.
 
-// maxExpansion bounds the terms a prefix or wildcard expands to.
-const maxExpansion = 1024
+// maxExpansion bounds the terms a prefix or wildcard expands to: in text
+// fields, the most frequent of them, and the search says it was cut.
+// maxScanned bounds the dictionary entries read to find them.
+const (
+	maxExpansion = 128
+	maxScanned   = 1 << 20
+)
 
 // engine reads one index snapshot.
 type engine struct {
@@ -115,6 +121,15 @@ type eval struct {
 	ranking Ranking
 	stats   map[string]artifact.FieldStats
 	chunks  uint64 // live chunks, N of the idf
+	notes   []string
+}
+
+// note records something the user should know about how the query ran,
+// once.
+func (ev *eval) note(s string) {
+	if !slices.Contains(ev.notes, s) {
+		ev.notes = append(ev.notes, s)
+	}
 }
 
 func (e *engine) newEval(r Ranking, stats map[string]artifact.FieldStats, chunks int) *eval {
@@ -176,7 +191,7 @@ type expandNode struct {
 }
 
 func (n expandNode) match(ev *eval, scored bool) (*bitset.BitSet, error) {
-	terms, err := n.expand(ev.e)
+	terms, err := n.expand(ev)
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +206,10 @@ func (n expandNode) match(ev *eval, scored bool) (*bitset.BitSet, error) {
 	return anyNode(kids).match(ev, scored)
 }
 
-func (n expandNode) expand(e *engine) ([]string, error) {
+func (n expandNode) expand(ev *eval) ([]string, error) {
+	if n.text {
+		return n.expandText(ev)
+	}
 	seen := make(map[string]bool)
 	var terms []string
 	add := func(t string) bool {
@@ -201,21 +219,16 @@ func (n expandNode) expand(e *engine) ([]string, error) {
 		}
 		return len(terms) < maxExpansion
 	}
-	var err error
-	if n.text {
-		err = n.expandText(e, add)
-	} else {
-		err = n.expandKeyword(e, add)
-	}
-	if err != nil {
+	if err := n.expandKeyword(ev.e, add); err != nil {
 		return nil, err
 	}
 	slices.Sort(terms)
 	return terms, nil
 }
 
-// expandText expands over the text postings' dictionaries.
-func (n expandNode) expandText(e *engine, add func(string) bool) error {
+// expandText expands over the text postings' dictionaries, keeping the
+// maxExpansion terms most chunks hold, and notes when there were more.
+func (n expandNode) expandText(ev *eval) ([]string, error) {
 	start := n.prefix
 	var re *regexp.Regexp
 	if n.wildcard != "" {
@@ -224,22 +237,36 @@ func (n expandNode) expandText(e *engine, add func(string) bool) error {
 	}
 	from := []byte(start)
 	to := afterPrefix(from)
-	for _, s := range e.segs {
-		more := true
-		err := s.text.Range(from, to, func(term []byte, _ postings.Postings) bool {
+	df := make(map[string]int)
+	scanned := 0
+	for _, s := range ev.e.segs {
+		err := s.text.Range(from, to, func(term []byte, p postings.Postings) bool {
 			if re == nil || re.Match(term) {
-				more = add(string(term))
+				df[string(term)] += p.DF
 			}
-			return more
+			scanned++
+			return scanned < maxScanned
 		})
 		if err != nil {
-			return fmt.Errorf("read dictionary: %w", err)
-		}
-		if !more {
-			break
+			return nil, fmt.Errorf("read dictionary: %w", err)
 		}
 	}
-	return nil
+	terms := slices.Collect(maps.Keys(df))
+	if len(terms) > maxExpansion {
+		slices.SortFunc(terms, func(a, b string) int { return cmp.Or(cmp.Compare(df[b], df[a]), strings.Compare(a, b)) })
+		ev.note(fmt.Sprintf("%s matches %d terms or more: searched the %d most frequent; make it longer to narrow it", n.pattern(), len(terms), maxExpansion))
+		terms = terms[:maxExpansion]
+	}
+	slices.Sort(terms)
+	return terms, nil
+}
+
+// pattern is the expansion as the query wrote it.
+func (n expandNode) pattern() string {
+	if n.wildcard != "" {
+		return n.wildcard
+	}
+	return n.prefix + "*"
 }
 
 // expandKeyword expands a prefix over the ice dictionary of a keyword field.

@@ -16,3 +16,11 @@ func UsesTopK(ix *Index, q string) bool {
 	_, ok, err := ev.compileTop(pl.root)
 	return ok && err == nil
 }
+
+// SetExactTotals sets how many matches are counted before chunks are
+// skipped, and returns a function that restores it.
+func SetExactTotals(n int) func() {
+	old := exactTotals
+	exactTotals = n
+	return func() { exactTotals = old }
+}

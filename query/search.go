@@ -65,9 +65,11 @@ type Response struct {
 	// Total counts the matching chunks; when TotalExact is false, top-k
 	// evaluation skipped chunks that could not rank, and Total is a lower
 	// bound.
-	Total      int      `json:"total"`
-	TotalExact bool     `json:"total_exact"`
-	Results    []Result `json:"results"`
+	Total      int  `json:"total"`
+	TotalExact bool `json:"total_exact"`
+	// Notes say how the query was narrowed to bound its cost.
+	Notes   []string `json:"notes,omitempty"`
+	Results []Result `json:"results"`
 	// Trimmed is set when results were dropped or cut to fit MaxTokens.
 	Trimmed bool `json:"-"`
 	// Elsewhere, when nothing matched in the scopes in force, counts the
@@ -109,7 +111,7 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 	if must, mustNot := ix.filters(req, selected); len(must)+len(mustNot) > 0 {
 		root = boolNode{must: append([]node{root}, must...), mustNot: mustNot}
 	}
-	top, perDocument, err := ix.topK(root, !req.Chunks)
+	top, perDocument, ev, err := ix.topK(root, !req.Chunks)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
@@ -138,6 +140,7 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 		}
 	}
 	total := resp.Total
+	resp.Notes = ev.notes
 	if len(resp.Results) > req.N {
 		resp.Results = resp.Results[:req.N]
 	}
@@ -149,7 +152,7 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 	if resp.Results == nil {
 		resp.Results = []Result{}
 	}
-	if total == 0 && !req.AllScopes && !selected {
+	if total == 0 && !req.AllScopes && !selected && ix.scopesLimit(req.Dir) {
 		// Say when other scopes would have answered.
 		all := plan.root
 		if must, mustNot := ix.filters(Request{Kinds: req.Kinds, Tags: req.Tags, AllScopes: true}, false); len(must)+len(mustNot) > 0 {
@@ -167,26 +170,26 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 // its k best chunks: top-k evaluation when the query has its shape, else
 // every match scored term at a time. With perDocument, top-k evaluation
 // keeps each document's best chunk only, and says so.
-func (ix *Index) topK(root node, perDocument bool) (func(k int) (topResult, error), bool, error) {
+func (ix *Index) topK(root node, perDocument bool) (func(k int) (topResult, error), bool, *eval, error) {
 	ev := ix.engine.newEval(ix.ranking, ix.Manifest.Fields, ix.Manifest.Counts.Chunks)
 	if !ix.exhaustive {
 		q, ok, err := ev.compileTop(root)
 		if err != nil {
-			return nil, false, err
+			return nil, false, nil, err
 		}
 		if ok {
-			return func(k int) (topResult, error) { return q.run(ev, k, perDocument) }, perDocument, nil
+			return func(k int) (topResult, error) { return q.run(ev, k, perDocument) }, perDocument, ev, nil
 		}
 	}
 	ev.scores = make([]float64, ix.engine.maxDoc)
 	matched, err := root.match(ev, true)
 	if err != nil {
-		return nil, false, err
+		return nil, false, nil, err
 	}
 	total := int(matched.Count())
 	return func(k int) (topResult, error) {
 		return topResult{hits: topScored(matched, ev.scores, k, ix.engine.factor), matched: total, exact: true}, nil
-	}, false, nil
+	}, false, ev, nil
 }
 
 // selectedScopes checks the scopes a request names, by --scope or scope:
@@ -271,6 +274,21 @@ func (ix *Index) filters(req Request, selected bool) (must, mustNot []node) {
 		mustNot = append(mustNot, shadow)
 	}
 	return must, mustNot
+}
+
+// scopesLimit reports whether searches from dir leave anything out: a
+// scope not in force there, or a document shadowed there.
+func (ix *Index) scopesLimit(dir string) bool {
+	inForce := ix.scopesInForce(dir)
+	if len(inForce) < len(ix.Manifest.Counts.ByScope) {
+		return true
+	}
+	for _, s := range inForce {
+		if slices.Contains(ix.Manifest.Counts.Shadowing, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // scopesInForce lists the artifact's scopes that contain dir.

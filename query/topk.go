@@ -1,6 +1,7 @@
 package query
 
 import (
+	"math"
 	"slices"
 
 	"github.com/bits-and-blooms/bitset"
@@ -158,7 +159,7 @@ func (c *topCompiler) optional(n node) bool {
 		if !n.text {
 			return false
 		}
-		terms, err := n.expand(c.ev.e)
+		terms, err := n.expand(c.ev)
 		if err != nil {
 			c.err = err
 			return false
@@ -323,6 +324,22 @@ type evalSegment struct {
 	hasPending  bool
 }
 
+// exactTotals is how many matches are counted before chunks are skipped,
+// as Lucene's TopScoreDocCollector does: totals up to it are exact.
+var exactTotals = 1000
+
+// full reports whether chunks may be skipped: the collector holds k and
+// enough matches were counted.
+func (e *evalSegment) full() bool { return e.col.full() && e.res.matched >= exactTotals }
+
+// threshold is the score a chunk needs, -Inf while nothing may be skipped.
+func (e *evalSegment) threshold() float64 {
+	if !e.full() {
+		return math.Inf(-1)
+	}
+	return e.col.threshold()
+}
+
 // offer offers a scored chunk to the collector.
 func (e *evalSegment) offer(d scoredDoc, chunk uint32) {
 	if !e.perDocument {
@@ -404,7 +421,7 @@ func (e *evalSegment) disjunction() error {
 		upper[i] = sum
 	}
 	firstEssential := func() int {
-		θ := e.col.threshold()
+		θ := e.threshold()
 		i := 0
 		for i < len(terms) && upper[i]*e.fmax < θ {
 			i++
@@ -424,7 +441,7 @@ func (e *evalSegment) disjunction() error {
 		}
 		// Skip windows where the blocks of all terms cannot compete,
 		// reading skip entries only.
-		if e.col.full() && (!checked || target > until) {
+		if e.full() && (!checked || target > until) {
 			var ok bool
 			if target, until, ok = e.skipWindows(terms, target); !ok {
 				return e.errs()
@@ -438,7 +455,7 @@ func (e *evalSegment) disjunction() error {
 		if doc == postings.NoMore {
 			return e.errs()
 		}
-		if e.col.full() && (!checked || doc > until) {
+		if e.full() && (!checked || doc > until) {
 			target, checked = doc, false // check the window it is in first
 			continue
 		}
@@ -454,7 +471,7 @@ func (e *evalSegment) disjunction() error {
 // returns the new target, the end of its window, and whether any chunk is
 // left.
 func (e *evalSegment) skipWindows(terms []*topTerm, target uint32) (uint32, uint32, bool) {
-	θ := e.col.threshold()
+	θ := e.threshold()
 	for {
 		bound, end := 0.0, uint32(postings.NoMore)
 		for _, t := range terms {
@@ -489,7 +506,7 @@ func (e *evalSegment) score(doc uint32, terms []*topTerm, ess int) {
 		b, _ := e.blockBound(t, doc)
 		rest += b
 	}
-	θ := e.col.threshold()
+	θ := e.threshold()
 	for i := ess - 1; i >= 0; i-- {
 		if (partial+rest)*e.fmax < θ {
 			return
@@ -535,7 +552,7 @@ func (e *evalSegment) conjunction() error {
 		if !agreed {
 			continue
 		}
-		if θ := e.col.threshold(); e.col.full() {
+		if θ := e.threshold(); e.full() {
 			bound, end := 0.0, uint32(postings.NoMore)
 			for _, t := range e.terms {
 				b, last := e.blockBound(t, doc)
@@ -563,7 +580,7 @@ func (e *evalSegment) conjunction() error {
 				b, _ := e.blockBound(t, doc)
 				rest += b
 			}
-			θ := e.col.threshold()
+			θ := e.threshold()
 			competes := true
 			for i := len(opt) - 1; i >= 0; i-- {
 				if (partial+rest)*e.fmax < θ {

@@ -116,6 +116,9 @@ func runSearch(c *ucli.Context, s *cli.Streams, o *searchOptions) error {
 	if err != nil {
 		return err
 	}
+	for _, n := range resp.Notes {
+		fmt.Fprintf(s.Err, "kbq: %s\n", n)
+	}
 	if resp.Trimmed {
 		fmt.Fprintf(s.Err, "kbq: results trimmed to fit --max-tokens %d\n", o.maxTokens)
 	}
