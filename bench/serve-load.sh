@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/serve-load.sh: kbq serve under load and faults, on the PowerShell-Docs
-# artifact. wrk drives 32 connections for 30 s over ten searches while kbc
+# artifact (SCALE copies of it: SCALE=30 for the scale target). wrk drives 32 connections for 30 s over ten searches while kbc
 # rebuilds and republishes the artifact twice; then bench/faults holds 1000
 # idle connections, sends a 10 MB request and hangs up mid-response. Prints
 # requests/s, latency percentiles, errors and the server's peak RSS.
@@ -21,7 +21,7 @@ command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk 
 bench_setup ./bench/faults
 
 repo=$work/repo
-corpus_repo "$repo" "$corpus"
+corpus_repo "$repo" "$corpus" "${SCALE:-1}"
 cd "$repo"
 kbc build --no-global --keep-going 2>/dev/null
 
@@ -48,7 +48,7 @@ LUA
 
 # Two rebuilds during the run: a file changes, is committed, kbc publishes.
 (
-	target=$(git ls-files .kb | grep 'Start-Transcript.md$' | head -1)
+	target=$(git ls-files .kb | awk '/Start-Transcript\.md$/ && !t {t = $0} END {print t}')
 	for at in 1 2; do
 		sleep $((duration / 3))
 		echo "rebuild $at: zeppelin$at" >>"$target"
@@ -61,7 +61,7 @@ rebuild_pid=$!
 
 wrk -t2 -c32 -d"${duration}s" --latency -s "$work/queries.lua" "http://127.0.0.1:$port" | tee "$work/wrk.txt"
 wait $rebuild_pid
-curl -fs "http://127.0.0.1:$port/search?q=zeppelin2" | grep -q zeppelin2 && echo "the second republished artifact is served"
+curl -fs "http://127.0.0.1:$port/search?q=zeppelin2" | grep zeppelin2 >/dev/null && echo "the second republished artifact is served"
 
 faults -addr "127.0.0.1:$port"
 
