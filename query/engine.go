@@ -49,6 +49,7 @@ type engine struct {
 type seg struct {
 	segment.Segment
 	text    *postings.Reader
+	stored  *storedReader
 	base    uint64
 	deleted *roaring.Bitmap
 }
@@ -75,6 +76,10 @@ func newEngine(snap *index.Snapshot, dir string) (_ *engine, err error) {
 		if s.text, err = postings.Open(filepath.Join(dir, postings.FileName(withSeg.ID()))); err != nil {
 			return nil, err
 		}
+		if s.stored, err = openStored(filepath.Join(dir, artifact.SegmentName(withSeg.ID())), s.Fields()); err != nil {
+			s.text.Close()
+			return nil, err
+		}
 		e.segs = append(e.segs, s)
 		if uint64(s.text.Docs()) != s.Count() {
 			return nil, fmt.Errorf("postings of segment %d hold %d chunks, the segment %d", withSeg.ID(), s.text.Docs(), s.Count())
@@ -99,17 +104,23 @@ func newEngine(snap *index.Snapshot, dir string) (_ *engine, err error) {
 
 // factor returns the score factor of a chunk: its document's importance.
 func (e *engine) factor(doc uint64) float64 {
+	s := e.segOf(doc)
+	return s.text.Factor(uint32(doc - s.base))
+}
+
+// segOf returns the segment holding chunk doc, which must be below maxDoc.
+func (e *engine) segOf(doc uint64) *seg {
 	i, _ := slices.BinarySearchFunc(e.segs, doc, func(s seg, doc uint64) int {
 		return cmp.Compare(s.base+s.Count(), doc+1)
 	})
-	s := e.segs[i]
-	return s.text.Factor(uint32(doc - s.base))
+	return &e.segs[i]
 }
 
 // close unmaps the postings.
 func (e *engine) close() {
 	for _, s := range e.segs {
 		s.text.Close()
+		s.stored.close()
 	}
 }
 
@@ -478,5 +489,6 @@ func (noneNode) match(ev *eval, _ bool) (*bitset.BitSet, error) {
 
 // visitStored visits the stored fields of a chunk.
 func (e *engine) visitStored(doc uint64, visit segment.StoredFieldVisitor) error {
-	return e.snap.VisitStoredFields(doc, visit)
+	s := e.segOf(doc)
+	return s.stored.visit(doc-s.base, visit)
 }
