@@ -429,8 +429,8 @@ func (e *evalSegment) disjunction() error {
 		return i
 	}
 	target := uint32(0) // no chunk before it is left to score
-	checked := false      // the window of target was found competitive
-	var until uint32      // up to this chunk
+	checked := false    // the window of target was found competitive
+	var until uint32    // up to this chunk
 	for {
 		ess := firstEssential()
 		if ess > 0 {
