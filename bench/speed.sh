@@ -96,7 +96,7 @@ measure() {
 	tail -1 "$work/build.err"
 
 	# Incremental builds: one file changes, is committed, and kbc builds again.
-	target=$(git ls-files .kb | grep 'Start-Transcript.md$' | head -1)
+	target=$(git ls-files .kb | awk '/Start-Transcript\.md$/ && !t {t = $0} END {print t}')
 	inc_times=()
 	for i in $(seq 1 "$runs"); do
 		echo "edit $i" >>"$target"

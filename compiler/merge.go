@@ -15,6 +15,7 @@ import (
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/artifact/postings"
+	"github.com/kbqdev/kbq/internal/mmap"
 )
 
 // A build writes small segments in parallel, each from one batch, and then
@@ -182,6 +183,10 @@ func (b *indexBuild) merge(segs []artifact.SnapshotSegment, docs []artifact.Docu
 	return out, nil
 }
 
+// mapMergeBytes is the largest merge whose inputs are mapped: reading them
+// with pread cost a small build 7% of its time in system calls.
+const mapMergeBytes = 64 << 20
+
 // iceDropped is how ice.Merge numbers a chunk it leaves out.
 const iceDropped = math.MaxInt64
 
@@ -192,6 +197,7 @@ func mergeSegments(dir string, in []artifact.SnapshotSegment, id uint64) (_ [][]
 	texts := make([]*postings.Reader, 0, len(in))
 	drops := make([]*roaring.Bitmap, len(in))
 	var files []*os.File
+	var unmaps []func() error
 	defer func() {
 		for _, t := range texts {
 			t.Close()
@@ -199,18 +205,39 @@ func mergeSegments(dir string, in []artifact.SnapshotSegment, id uint64) (_ [][]
 		for _, f := range files {
 			f.Close()
 		}
+		for _, u := range unmaps {
+			u()
+		}
 	}()
-	for i, s := range in {
-		// Read, not mapped: a merge reads each segment once, and mapped
-		// pages would count against the build's memory.
-		f, err := os.Open(filepath.Join(dir, artifact.SegmentName(s.ID)))
+	var size int64
+	for _, s := range in {
+		fi, err := os.Stat(filepath.Join(dir, artifact.SegmentName(s.ID)))
 		if err != nil {
 			return nil, fmt.Errorf("merge segment %d: %w", s.ID, err)
 		}
-		files = append(files, f)
-		data, err := segment.NewDataFile(f)
-		if err != nil {
-			return nil, fmt.Errorf("merge segment %d: %w", s.ID, err)
+		size += fi.Size()
+	}
+	for i, s := range in {
+		// Small merges map their inputs; large ones read them, as mapped
+		// pages count against the build's memory.
+		name := filepath.Join(dir, artifact.SegmentName(s.ID))
+		var data *segment.Data
+		if size <= mapMergeBytes {
+			mem, unmap, err := mmap.Map(name)
+			if err != nil {
+				return nil, fmt.Errorf("merge segment %d: %w", s.ID, err)
+			}
+			unmaps = append(unmaps, unmap)
+			data = segment.NewDataBytes(mem)
+		} else {
+			f, err := os.Open(name)
+			if err != nil {
+				return nil, fmt.Errorf("merge segment %d: %w", s.ID, err)
+			}
+			files = append(files, f)
+			if data, err = segment.NewDataFile(f); err != nil {
+				return nil, fmt.Errorf("merge segment %d: %w", s.ID, err)
+			}
 		}
 		seg, err := ice.Load(data)
 		if err != nil {
