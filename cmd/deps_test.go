@@ -8,7 +8,8 @@ import (
 
 // kbq must stay small: its dependency graph holds neither go-git nor the
 // compiler, nor Bluge's search package with its costly initialization, nor
-// the servers' net/http and MCP SDK, which live in kbq-serve.
+// Bluge's index package (its writers, ice v2 and zstd: 1 MB of binary),
+// nor the servers' net/http and MCP SDK, which live in kbq-serve.
 func TestKbqDependencies(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "github.com/kbqdev/kbq/cmd/kbq").CombinedOutput()
 	if err != nil {
@@ -21,7 +22,8 @@ func TestKbqDependencies(t *testing.T) {
 	for _, d := range deps {
 		for _, banned := range []string{
 			"github.com/go-git/", "github.com/kbqdev/kbq/compiler", "github.com/kbqdev/kbq/gitsource",
-			"github.com/yuin/goldmark", "github.com/blugelabs/bluge/search",
+			"github.com/yuin/goldmark", "github.com/blugelabs/bluge/search", "github.com/blugelabs/bluge/index",
+			"github.com/blugelabs/ice/v2", "github.com/klauspost/compress",
 			"net/http", "github.com/modelcontextprotocol/", "github.com/kbqdev/kbq/internal/kbqserve",
 		} {
 			if strings.HasPrefix(d, banned) {

@@ -3,6 +3,7 @@ package query
 import (
 	"cmp"
 	"fmt"
+	"io"
 	"maps"
 	"path/filepath"
 	"regexp"
@@ -12,11 +13,12 @@ import (
 	"github.com/RoaringBitmap/roaring"
 	"github.com/bits-and-blooms/bitset"
 	"github.com/blevesearch/vellum"
-	"github.com/blugelabs/bluge/index"
 	segment "github.com/blugelabs/bluge_segment_api"
+	"github.com/blugelabs/ice"
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/artifact/postings"
+	"github.com/kbqdev/kbq/internal/mmap"
 )
 
 // The engine evaluates queries term at a time over the segments of a
@@ -36,9 +38,8 @@ const (
 	maxScanned   = 1 << 20
 )
 
-// engine reads one index snapshot.
+// engine reads one index: the segments its newest snapshot lists.
 type engine struct {
-	snap   *index.Snapshot
 	segs   []seg
 	maxDoc uint64
 	live   *bitset.BitSet
@@ -48,41 +49,39 @@ type engine struct {
 // text the postings of the text fields.
 type seg struct {
 	segment.Segment
+	unmap   func() error
 	text    *postings.Reader
 	stored  *storedReader
 	base    uint64
 	deleted *roaring.Bitmap
 }
 
-func newEngine(snap *index.Snapshot, dir string) (_ *engine, err error) {
-	e := &engine{snap: snap}
+// newEngine opens the index in dir. It reads the snapshot and loads the
+// segments itself rather than through Bluge's index package, which would
+// bring a second segment format, zstd and its writers into kbq.
+func newEngine(dir string) (_ *engine, err error) {
+	snap, err := artifact.ReadSnapshot(dir)
+	if err != nil {
+		return nil, err
+	}
+	e := &engine{}
 	defer func() {
 		if err != nil {
 			e.close()
 		}
 	}()
-	for _, ss := range snap.Segments() {
-		withSeg, ok := ss.(interface {
-			Segment() segment.Segment
-			ID() uint64
-		})
-		if !ok {
-			return nil, fmt.Errorf("unexpected segment type %T", ss)
+	for _, ss := range snap.Segments {
+		s, err := openSeg(dir, ss.ID)
+		if err != nil {
+			return nil, err
 		}
-		s := seg{Segment: withSeg.Segment(), base: e.maxDoc, deleted: ss.Deleted()}
+		s.base, s.deleted = e.maxDoc, ss.Deleted
 		if s.deleted != nil && s.deleted.IsEmpty() {
 			s.deleted = nil
 		}
-		if s.text, err = postings.Open(filepath.Join(dir, postings.FileName(withSeg.ID()))); err != nil {
-			return nil, err
-		}
-		if s.stored, err = openStored(filepath.Join(dir, artifact.SegmentName(withSeg.ID())), s.Fields()); err != nil {
-			s.text.Close()
-			return nil, err
-		}
 		e.segs = append(e.segs, s)
 		if uint64(s.text.Docs()) != s.Count() {
-			return nil, fmt.Errorf("postings of segment %d hold %d chunks, the segment %d", withSeg.ID(), s.text.Docs(), s.Count())
+			return nil, fmt.Errorf("postings of segment %d hold %d chunks, the segment %d", ss.ID, s.text.Docs(), s.Count())
 		}
 		e.maxDoc += s.Count()
 	}
@@ -102,6 +101,47 @@ func newEngine(snap *index.Snapshot, dir string) (_ *engine, err error) {
 	return e, nil
 }
 
+// openSeg maps segment id of dir and opens its postings and stored fields.
+func openSeg(dir string, id uint64) (s seg, err error) {
+	name := filepath.Join(dir, artifact.SegmentName(id))
+	data, unmap, err := mmap.Map(name)
+	if err != nil {
+		return seg{}, err
+	}
+	s.unmap = unmap
+	defer func() {
+		if err != nil {
+			s.close()
+		}
+	}()
+	if s.Segment, err = ice.Load(segment.NewDataBytes(data)); err != nil {
+		return s, fmt.Errorf("load segment %s: %w", name, err)
+	}
+	if s.text, err = postings.Open(filepath.Join(dir, postings.FileName(id))); err != nil {
+		return s, err
+	}
+	if s.stored, err = openStored(name, s.Fields()); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+// close releases what openSeg opened.
+func (s *seg) close() {
+	if s.text != nil {
+		s.text.Close()
+	}
+	if s.stored != nil {
+		s.stored.close()
+	}
+	if c, ok := s.Segment.(io.Closer); ok {
+		c.Close()
+	}
+	if s.unmap != nil {
+		s.unmap()
+	}
+}
+
 // factor returns the score factor of a chunk: its document's importance.
 func (e *engine) factor(doc uint64) float64 {
 	s := e.segOf(doc)
@@ -116,11 +156,10 @@ func (e *engine) segOf(doc uint64) *seg {
 	return &e.segs[i]
 }
 
-// close unmaps the postings.
+// close releases the segments.
 func (e *engine) close() {
-	for _, s := range e.segs {
-		s.text.Close()
-		s.stored.close()
+	for i := range e.segs {
+		e.segs[i].close()
 	}
 }
 
