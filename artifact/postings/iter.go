@@ -199,7 +199,10 @@ func (it *Iterator) decode() bool {
 	prev := it.prevLast
 	n, pos := 0, 0
 	for pos < len(d) {
-		v, k := binary.Uvarint(d[pos:])
+		v, k := uint64(d[pos]), 1 // most values fit a byte
+		if v >= 0x80 {
+			v, k = binary.Uvarint(d[pos:])
+		}
 		if k <= 0 || n == BlockSize {
 			return it.corrupt()
 		}
@@ -215,9 +218,14 @@ func (it *Iterator) decode() bool {
 			if mask&(1<<f) == 0 {
 				continue
 			}
-			x, k := uvarintAt(d, pos)
-			if k <= 0 {
+			if pos >= len(d) {
 				return it.corrupt()
+			}
+			x, k := uint64(d[pos]), 1
+			if x >= 0x80 {
+				if x, k = binary.Uvarint(d[pos:]); k <= 0 {
+					return it.corrupt()
+				}
 			}
 			pos += k
 			fr[f] = uint32(min(x, math.MaxUint32))
