@@ -120,7 +120,7 @@ func openSeg(dir string, id uint64) (s seg, err error) {
 	if s.text, err = postings.Open(filepath.Join(dir, postings.FileName(id))); err != nil {
 		return s, err
 	}
-	if s.stored, err = openStored(name, s.Fields()); err != nil {
+	if s.stored, err = openStored(name, data, s.Fields()); err != nil {
 		return s, err
 	}
 	return s, nil
