@@ -54,9 +54,8 @@ type Result struct {
 	// Trimmed is set when Content was cut to fit the token budget.
 	Trimmed bool `json:"-"`
 
-	chunk      int
-	importance float64
-	depth      int
+	chunk int
+	depth int
 }
 
 // Response answers a Request.
@@ -353,10 +352,6 @@ func (h *hit) visit(field string, value []byte) bool {
 		h.Lines[0], h.Lines[1], h.err = parseRange(field, value)
 	case artifact.FieldChunk:
 		h.chunk, h.err = parseStored(field, value, strconv.Atoi)
-	case artifact.FieldImportance:
-		h.importance, h.err = parseStored(field, value, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) })
-		h.importance = min(max(h.importance, 0), 1)
-		h.importance -= 0.5 // centred: documents without importance are neutral
 	}
 	return h.err == nil
 }
@@ -387,7 +382,7 @@ type ranked struct {
 	top      []Result
 }
 
-// rank verifies phrases, applies importance, orders hits and collapses each
+// rank verifies phrases, orders hits and collapses each
 // document to its best chunk.
 func (ix *Index) rank(hits []hit, plan *plan, an *artifact.Analyzer, req Request) ranked {
 	var out ranked

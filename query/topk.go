@@ -26,9 +26,8 @@ import (
 // match when there are no required terms), each searched in every text
 // field, and constraints that do not score, as sets of chunks.
 type topQuery struct {
-	terms   []topTerm // in the order the term-at-a-time engine scores them
-	must    int       // terms with required set
-	should  int
+	terms   []topTerm      // in the order the term-at-a-time engine scores them
+	must    int            // terms with required set
 	filter  *bitset.BitSet // chunks allowed; nil: all
 	exclude *bitset.BitSet // chunks excluded; nil: none
 	any     bool           // the should terms are alternatives, one required
@@ -79,8 +78,6 @@ func (ev *eval) compileTop(root node) (*topQuery, bool, error) {
 		t.idf = t.node.times * IDF(n, ev.chunks)
 		if t.required {
 			q.must++
-		} else {
-			q.should++
 		}
 	}
 	if q.any == (q.must > 0) {
@@ -473,12 +470,7 @@ func (e *evalSegment) disjunction() error {
 func (e *evalSegment) skipWindows(terms []*topTerm, target uint32) (uint32, uint32, bool) {
 	θ := e.threshold()
 	for {
-		bound, end := 0.0, uint32(postings.NoMore)
-		for _, t := range terms {
-			b, last := e.blockBound(t, target)
-			bound += b
-			end = min(end, last)
-		}
+		bound, end := e.windowBound(terms, target)
 		if bound*e.fmax >= θ {
 			return target, end, true
 		}
@@ -488,6 +480,18 @@ func (e *evalSegment) skipWindows(terms []*topTerm, target uint32) (uint32, uint
 		}
 		target = end + 1
 	}
+}
+
+// windowBound returns the sum of the bounds of terms' blocks holding the
+// first chunk at or after doc, and the last chunk all those blocks cover.
+func (e *evalSegment) windowBound(terms []*topTerm, doc uint32) (float64, uint32) {
+	bound, end := 0.0, uint32(postings.NoMore)
+	for _, t := range terms {
+		b, last := e.blockBound(t, doc)
+		bound += b
+		end = min(end, last)
+	}
+	return bound, end
 }
 
 // score scores doc, found by the essential terms terms[ess:], adding the
@@ -501,17 +505,27 @@ func (e *evalSegment) score(doc uint32, terms []*topTerm, ess int) {
 			partial += t.c
 		}
 	}
+	if partial, ok := e.addOptional(doc, partial, terms[:ess]); ok && partial*e.fmax >= e.threshold() {
+		e.collect(doc)
+	}
+}
+
+// addOptional adds to partial, doc's score so far, the contributions of
+// the terms in opt (in rising order of bound) holding doc, the largest
+// first, while the rest can still lift it to the k best. It reports
+// whether doc can still compete.
+func (e *evalSegment) addOptional(doc uint32, partial float64, opt []*topTerm) (float64, bool) {
 	rest := 0.0
-	for _, t := range terms[:ess] {
+	for _, t := range opt {
 		b, _ := e.blockBound(t, doc)
 		rest += b
 	}
 	θ := e.threshold()
-	for i := ess - 1; i >= 0; i-- {
+	for i := len(opt) - 1; i >= 0; i-- {
 		if (partial+rest)*e.fmax < θ {
-			return
+			return partial, false
 		}
-		t := terms[i]
+		t := opt[i]
 		b, _ := e.blockBound(t, doc)
 		rest -= b
 		if t.it.Advance(doc) == doc {
@@ -519,10 +533,7 @@ func (e *evalSegment) score(doc uint32, terms []*topTerm, ess int) {
 			partial += t.c
 		}
 	}
-	if partial*e.fmax < θ {
-		return
-	}
-	e.collect(doc)
+	return partial, true
 }
 
 // conjunction evaluates required terms, led by the rarest, adding the
@@ -553,13 +564,7 @@ func (e *evalSegment) conjunction() error {
 			continue
 		}
 		if θ := e.threshold(); e.full() {
-			bound, end := 0.0, uint32(postings.NoMore)
-			for _, t := range e.terms {
-				b, last := e.blockBound(t, doc)
-				bound += b
-				end = min(end, last)
-			}
-			if bound*e.fmax < θ {
+			if bound, end := e.windowBound(e.terms, doc); bound*e.fmax < θ {
 				e.res.exact = false
 				if end == postings.NoMore {
 					break
@@ -575,27 +580,7 @@ func (e *evalSegment) conjunction() error {
 				e.contribution(t, doc)
 				partial += t.c
 			}
-			rest := 0.0
-			for _, t := range opt {
-				b, _ := e.blockBound(t, doc)
-				rest += b
-			}
-			θ := e.threshold()
-			competes := true
-			for i := len(opt) - 1; i >= 0; i-- {
-				if (partial+rest)*e.fmax < θ {
-					competes = false
-					break
-				}
-				t := opt[i]
-				b, _ := e.blockBound(t, doc)
-				rest -= b
-				if t.it.Advance(doc) == doc {
-					e.contribution(t, doc)
-					partial += t.c
-				}
-			}
-			if competes {
+			if _, ok := e.addOptional(doc, partial, opt); ok {
 				e.collect(doc)
 			}
 		}

@@ -174,7 +174,7 @@ func (it *Iterator) nextBlock() bool {
 		it.err = fmt.Errorf("%w: skip entry", ErrCorrupt)
 	}
 	last := it.prevLast + 1 + int64(min(delta, math.MaxUint32))
-	if it.err == nil && (last >= int64(it.docs) || length > uint64(len(it.p.data)-it.dataPos-0)) {
+	if it.err == nil && (last >= int64(it.docs) || length > uint64(len(it.p.data)-it.dataPos)) {
 		it.err = fmt.Errorf("%w: skip entry out of range", ErrCorrupt)
 	}
 	if it.err != nil {

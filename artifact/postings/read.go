@@ -148,19 +148,9 @@ type Postings struct {
 
 // Lookup finds term's postings; ok is false when the segment lacks it.
 func (r *Reader) Lookup(term []byte) (p Postings, ok bool, err error) {
-	blocks := len(r.index) / 4
-	// The last block whose first term is ≤ term.
-	var derr error
-	b := sort.Search(blocks, func(i int) bool {
-		first, err := r.firstTerm(i)
-		if err != nil {
-			derr = err
-			return true
-		}
-		return bytes.Compare(first, term) > 0
-	}) - 1
-	if derr != nil {
-		return Postings{}, false, derr
+	b, err := r.findBlock(term)
+	if err != nil {
+		return Postings{}, false, err
 	}
 	if b < 0 {
 		return Postings{}, false, nil
@@ -189,17 +179,9 @@ func (r *Reader) Lookup(term []byte) (p Postings, ok bool, err error) {
 // The term passed to fn is only valid during the call.
 func (r *Reader) Range(from, to []byte, fn func(term []byte, p Postings) bool) error {
 	blocks := len(r.index) / 4
-	var derr error
-	b := sort.Search(blocks, func(i int) bool {
-		first, err := r.firstTerm(i)
-		if err != nil {
-			derr = err
-			return true
-		}
-		return bytes.Compare(first, from) > 0
-	}) - 1
-	if derr != nil {
-		return derr
+	b, err := r.findBlock(from)
+	if err != nil {
+		return err
 	}
 	b = max(b, 0)
 	var ferr error
@@ -233,6 +215,21 @@ func (r *Reader) Range(from, to []byte, fn func(term []byte, p Postings) bool) e
 		}
 	}
 	return nil
+}
+
+// findBlock returns the last dictionary block whose first term is ≤ term,
+// or -1 when term comes before them all.
+func (r *Reader) findBlock(term []byte) (int, error) {
+	var derr error
+	b := sort.Search(len(r.index)/4, func(i int) bool {
+		first, err := r.firstTerm(i)
+		if err != nil {
+			derr = err
+			return true
+		}
+		return bytes.Compare(first, term) > 0
+	}) - 1
+	return b, derr
 }
 
 func (r *Reader) blockStart(b int) []byte {
