@@ -20,7 +20,7 @@ import (
 // written, and snapshot files (%012x.snp) listing the segments that make up
 // the index, each with a bitmap of its deleted documents. kbc writes both
 // itself, in Bluge's snapshot format version 1 (bluge v0.2.2,
-// index/snapshot.go) and ice segments; kbq reads them with Bluge. Both
+// index/snapshot.go) and ice segments; kbq reads them itself. Both
 // sides check them with the functions here before trusting a manifest's
 // placement of documents.
 
@@ -179,50 +179,34 @@ func CheckSegment(name string) (uint64, error) {
 		return 0, fmt.Errorf("%w: segment %w", ErrCorrupt, err)
 	}
 	defer f.Close()
-	foot, err := ReadSegmentFooter(f)
-	if err != nil {
-		return 0, err
-	}
-	return foot.Docs, nil
-}
-
-// SegmentFooter is what an ice segment's footer says.
-type SegmentFooter struct {
-	Docs              uint64
-	StoredIndexOffset uint64
-}
-
-// ReadSegmentFooter reads and checks the footer of the segment in f.
-func ReadSegmentFooter(f *os.File) (SegmentFooter, error) {
-	name := f.Name()
 	fi, err := f.Stat()
 	if err != nil {
-		return SegmentFooter{}, fmt.Errorf("%w: segment %w", ErrCorrupt, err)
+		return 0, fmt.Errorf("%w: segment %w", ErrCorrupt, err)
 	}
 	size := fi.Size()
 	if size < segmentFooterLen {
-		return SegmentFooter{}, fmt.Errorf("%w: segment %s is truncated (%d bytes)", ErrCorrupt, name, size)
+		return 0, fmt.Errorf("%w: segment %s is truncated (%d bytes)", ErrCorrupt, name, size)
 	}
 	var foot [segmentFooterLen]byte
 	if _, err := f.ReadAt(foot[:], size-segmentFooterLen); err != nil {
-		return SegmentFooter{}, fmt.Errorf("%w: segment %s: %w", ErrCorrupt, name, err)
+		return 0, fmt.Errorf("%w: segment %s: %w", ErrCorrupt, name, err)
 	}
 	be := binary.BigEndian
 	numDocs := be.Uint64(foot[0:])
 	offsets := []uint64{be.Uint64(foot[8:]), be.Uint64(foot[16:]), be.Uint64(foot[24:])}
 	if v := be.Uint32(foot[36:]); v != SegmentVersion {
-		return SegmentFooter{}, fmt.Errorf("%w: segment %s is truncated or not a segment of version %d", ErrCorrupt, name, SegmentVersion)
+		return 0, fmt.Errorf("%w: segment %s is truncated or not a segment of version %d", ErrCorrupt, name, SegmentVersion)
 	}
 	for _, off := range offsets {
 		// The doc-values offset is all ones when no field has doc values.
 		if off != ^uint64(0) && off > uint64(size-segmentFooterLen) {
-			return SegmentFooter{}, fmt.Errorf("%w: segment %s is truncated: its footer points past its end", ErrCorrupt, name)
+			return 0, fmt.Errorf("%w: segment %s is truncated: its footer points past its end", ErrCorrupt, name)
 		}
 	}
-	if numDocs > uint64(size) || offsets[0]+8*numDocs > uint64(size) {
-		return SegmentFooter{}, fmt.Errorf("%w: segment %s claims %d documents in %d bytes", ErrCorrupt, name, numDocs, size)
+	if numDocs > uint64(size) {
+		return 0, fmt.Errorf("%w: segment %s claims %d documents in %d bytes", ErrCorrupt, name, numDocs, size)
 	}
-	return SegmentFooter{Docs: numDocs, StoredIndexOffset: offsets[0]}, nil
+	return numDocs, nil
 }
 
 // CheckPlacement reports whether the manifest's documents are where it

@@ -114,13 +114,19 @@ func openSeg(dir string, id uint64) (s seg, err error) {
 			s.close()
 		}
 	}()
-	if s.Segment, err = ice.Load(segment.NewDataBytes(data)); err != nil {
+	loaded, err := ice.Load(segment.NewDataBytes(data))
+	if err != nil {
 		return s, fmt.Errorf("load segment %s: %w", name, err)
+	}
+	s.Segment = loaded
+	iceSeg, ok := loaded.(*ice.Segment)
+	if !ok {
+		return s, fmt.Errorf("load segment %s: unexpected type %T", name, loaded)
 	}
 	if s.text, err = postings.Open(filepath.Join(dir, postings.FileName(id))); err != nil {
 		return s, err
 	}
-	if s.stored, err = openStored(name, data, s.Fields()); err != nil {
+	if s.stored, err = openStored(name, data, iceSeg); err != nil {
 		return s, err
 	}
 	return s, nil

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	segment "github.com/blugelabs/bluge_segment_api"
+	"github.com/blugelabs/ice"
 	"github.com/golang/snappy"
 
 	"github.com/kbqdev/kbq/artifact"
@@ -35,24 +36,18 @@ type storedReader struct {
 // guess is how much of a chunk's record one read fetches; most records fit.
 const guess = 4 << 10
 
-// openStored opens the stored fields of the segment file name, mapped in
-// data.
-func openStored(name string, data []byte, fields []string) (*storedReader, error) {
+// openStored opens the stored fields of the segment file name, loaded as
+// seg from the mapping data.
+func openStored(name string, data []byte, seg *ice.Segment) (*storedReader, error) {
+	offset, docs := seg.StoredIndexOffset(), seg.NumDocs()
+	if offset > uint64(len(data)) || docs > (uint64(len(data))-offset)/8 {
+		return nil, fmt.Errorf("%w: segment %s is shorter than its stored offsets", artifact.ErrCorrupt, name)
+	}
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
 	}
-	foot, err := artifact.ReadSegmentFooter(f)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if uint64(len(data)) < foot.StoredIndexOffset+8*foot.Docs {
-		f.Close()
-		return nil, fmt.Errorf("%w: segment %s is shorter than its stored offsets", artifact.ErrCorrupt, name)
-	}
-	index := data[foot.StoredIndexOffset : foot.StoredIndexOffset+8*foot.Docs]
-	return &storedReader{f: f, index: index, docs: foot.Docs, fields: fields}, nil
+	return &storedReader{f: f, index: data[offset : offset+8*docs], docs: docs, fields: seg.Fields()}, nil
 }
 
 func (r *storedReader) close() error { return r.f.Close() }
