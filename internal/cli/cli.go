@@ -1,16 +1,16 @@
 // Package cli holds what kbc and kbq share on the command line: the
-// streams every command writes to, exit codes, flag parsing that accepts
-// flags after arguments, and progress on a terminal.
+// streams every command writes to, exit codes, commands and their flags
+// (parsed the same way in every binary, flags before or after arguments),
+// help, and progress on a terminal.
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-
-	ucli "github.com/urfave/cli/v2"
 )
 
 // Exit codes, the same for both binaries.
@@ -67,46 +67,28 @@ func (s *Streams) Color() bool {
 	return s.OutTTY && s.Getenv("NO_COLOR") == "" && s.Getenv("TERM") != "dumb"
 }
 
-// NewApp returns a urfave/cli application wired to s that never exits the
-// process and reports usage errors as ErrUsage.
-func NewApp(name, usage string, s *Streams, commands []*ucli.Command) *ucli.App {
-	app := &ucli.App{
-		Name:            name,
-		Usage:           usage,
-		Writer:          s.Out,
-		ErrWriter:       s.Err,
-		Commands:        commands,
-		HideHelpCommand: true,
-		Suggest:         true,
-		ExitErrHandler:  func(*ucli.Context, error) {},
-		OnUsageError: func(_ *ucli.Context, err error, _ bool) error {
-			return fmt.Errorf("%w: %w", ErrUsage, err)
-		},
-	}
-	for _, c := range commands {
-		setUsageErrors(c)
-	}
-	return app
-}
-
-func setUsageErrors(c *ucli.Command) {
-	c.OnUsageError = func(_ *ucli.Context, err error, _ bool) error {
-		return fmt.Errorf("%w: %w", ErrUsage, err)
-	}
-	for _, sub := range c.Subcommands {
-		setUsageErrors(sub)
-	}
-}
-
-// Run runs app with args (without the program name) and returns the exit
-// code; exitCode maps errors the commands return to codes (nil for the
-// default: ErrFailure 1, anything else 2). Errors are printed to s.Err.
-func Run(app *ucli.App, args []string, s *Streams, exitCode func(error) (int, bool)) int {
-	var notFound string
-	app.CommandNotFound = func(_ *ucli.Context, name string) { notFound = name }
-	err := app.Run(append([]string{app.Name}, Reorder(app, args)...))
-	if notFound != "" && err == nil {
-		err = Usagef("unknown command %q", notFound)
+// Run runs the program root with args (without the program name) and
+// returns the exit code; exitCode maps errors the commands return to codes
+// (false for the default: ErrFailure 1, anything else 2). Help goes to
+// s.Out; errors, and the usage printed when no command is named, to s.Err.
+func Run(root *Command, args []string, s *Streams, exitCode func(error) (int, bool)) int {
+	inv, err := parse(root, args)
+	switch {
+	case errors.Is(err, errHelp):
+		target := inv.cmd
+		if inv.helpFor != nil {
+			target = inv.helpFor
+		}
+		writeHelp(s.Out, target)
+		return ExitOK
+	case errors.Is(err, errVersion):
+		fmt.Fprintf(s.Out, "%s version %s\n", root.Name, root.Version())
+		return ExitOK
+	case err == nil && inv.cmd.Action == nil:
+		writeUsage(s.Err, inv.cmd)
+		return ExitError
+	case err == nil:
+		err = inv.cmd.Action(&Context{Context: context.Background(), Command: inv.cmd, args: inv.args, set: inv.set})
 	}
 	if err == nil {
 		return ExitOK
@@ -121,32 +103,9 @@ func Run(app *ucli.App, args []string, s *Streams, exitCode func(error) (int, bo
 	case errors.Is(err, ErrFailure), errors.Is(err, ErrSilent):
 	case errors.Is(err, ErrUsage):
 		msg := strings.TrimPrefix(err.Error(), ErrUsage.Error()+": ")
-		fmt.Fprintf(s.Err, "%s: %s\nRun '%s --help' for usage.\n", app.Name, msg, helpTarget(app, args))
+		fmt.Fprintf(s.Err, "%s: %s\nRun '%s --help' for usage.\n", root.Name, msg, inv.cmd.FullName())
 	default:
-		fmt.Fprintf(s.Err, "%s: %v\n", app.Name, err)
+		fmt.Fprintf(s.Err, "%s: %v\n", root.Name, err)
 	}
 	return code
-}
-
-// helpTarget names the command the user ran, for "Run 'kbc build --help'".
-func helpTarget(app *ucli.App, args []string) string {
-	name := app.Name
-	cmds := app.Commands
-	for _, a := range args {
-		if strings.HasPrefix(a, "-") {
-			continue
-		}
-		var found *ucli.Command
-		for _, c := range cmds {
-			if c.HasName(a) {
-				found = c
-			}
-		}
-		if found == nil {
-			break
-		}
-		name += " " + found.Name
-		cmds = found.Subcommands
-	}
-	return name
 }

@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"time"
 
-	ucli "github.com/urfave/cli/v2"
-
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/internal/cli"
@@ -25,9 +23,9 @@ type buildOptions struct {
 	stopwords string
 }
 
-func newBuildCommand(s *cli.Streams, g *globalOptions) *ucli.Command {
+func newBuildCommand(s *cli.Streams, g *globalOptions) *cli.Command {
 	o := &buildOptions{}
-	return &ucli.Command{
+	return &cli.Command{
 		Name:      "build",
 		Usage:     "validate the knowledge and compile it into the artifact",
 		UsageText: "kbc build [--rev REV | --staged | --worktree] [-o DIR] [--global | --no-global] [--keep-going]",
@@ -67,15 +65,15 @@ EXAMPLES:
 
 ` + exitCodesHelp,
 		Flags: append(sourceFlags(&o.source, "default, unless CI=true"),
-			&ucli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the artifact to `DIR` (default: .kbq at the repository root)", Destination: &o.out},
-			&ucli.BoolFlag{Name: "keep-going", Aliases: []string{"k"}, Usage: "leave out files with errors instead of failing", Destination: &o.keepGoing},
-			&ucli.BoolFlag{Name: "full", Usage: "build from nothing, whatever the previous artifact holds", Destination: &o.full},
-			&ucli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "say why a build is full rather than incremental", Destination: &o.verbose},
-			&ucli.StringFlag{Name: "stemmer", Usage: "stem English words with `NAME`: porter, porter2 or none", Value: artifact.DefaultAnalysis.Stemmer, Destination: &o.stemmer},
-			&ucli.StringFlag{Name: "stopwords", Usage: "drop the stop words of `LIST`: lucene, snowball or none", Value: artifact.DefaultAnalysis.Stopwords, Destination: &o.stopwords},
-			&ucli.StringFlag{Name: "format", Usage: "diagnostics as `FORMAT`: text, github or json", Value: "text", Destination: &o.format},
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the artifact to `DIR` (default: .kbq at the repository root)", Destination: &o.out},
+			&cli.BoolFlag{Name: "keep-going", Aliases: []string{"k"}, Usage: "leave out files with errors instead of failing", Destination: &o.keepGoing},
+			&cli.BoolFlag{Name: "full", Usage: "build from nothing, whatever the previous artifact holds", Destination: &o.full},
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "say why a build is full rather than incremental", Destination: &o.verbose},
+			&cli.StringFlag{Name: "stemmer", Usage: "stem English words with `NAME`: porter, porter2 or none", Value: artifact.DefaultAnalysis.Stemmer, Destination: &o.stemmer},
+			&cli.StringFlag{Name: "stopwords", Usage: "drop the stop words of `LIST`: lucene, snowball or none", Value: artifact.DefaultAnalysis.Stopwords, Destination: &o.stopwords},
+			&cli.StringFlag{Name: "format", Usage: "diagnostics as `FORMAT`: text, github or json", Value: "text", Destination: &o.format},
 		),
-		Action: func(c *ucli.Context) error {
+		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return cli.Usagef("kbc build takes no arguments (got %q)", c.Args().First())
 			}
@@ -84,7 +82,7 @@ EXAMPLES:
 	}
 }
 
-func runBuild(c *ucli.Context, s *cli.Streams, g *globalOptions, o *buildOptions) error {
+func runBuild(c *cli.Context, s *cli.Streams, g *globalOptions, o *buildOptions) error {
 	if err := checkFormat(o.format); err != nil {
 		return err
 	}

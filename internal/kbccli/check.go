@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	ucli "github.com/urfave/cli/v2"
-
 	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/internal/cli"
 )
@@ -18,9 +16,9 @@ type checkOptions struct {
 	format string
 }
 
-func newCheckCommand(s *cli.Streams, g *globalOptions) *ucli.Command {
+func newCheckCommand(s *cli.Streams, g *globalOptions) *cli.Command {
 	o := &checkOptions{}
-	return &ucli.Command{
+	return &cli.Command{
 		Name:      "check",
 		Usage:     "validate knowledge files without building",
 		UsageText: "kbc check [--rev REV | --staged [--all] | --worktree] [--format text|github|json] [PATH...]",
@@ -47,14 +45,14 @@ EXAMPLES:
 
 ` + exitCodesHelp,
 		Flags: append(sourceFlags(&o.source, "default, unless CI=true"),
-			&ucli.BoolFlag{Name: "all", Usage: "with --staged: check every staged knowledge file, not only the changed ones", Destination: &o.all},
-			&ucli.StringFlag{Name: "format", Usage: "diagnostics as `FORMAT`: text, github or json", Value: "text", Destination: &o.format},
+			&cli.BoolFlag{Name: "all", Usage: "with --staged: check every staged knowledge file, not only the changed ones", Destination: &o.all},
+			&cli.StringFlag{Name: "format", Usage: "diagnostics as `FORMAT`: text, github or json", Value: "text", Destination: &o.format},
 		),
-		Action: func(c *ucli.Context) error { return runCheck(c, s, g, o) },
+		Action: func(c *cli.Context) error { return runCheck(c, s, g, o) },
 	}
 }
 
-func runCheck(c *ucli.Context, s *cli.Streams, g *globalOptions, o *checkOptions) error {
+func runCheck(c *cli.Context, s *cli.Streams, g *globalOptions, o *checkOptions) error {
 	if err := checkFormat(o.format); err != nil {
 		return err
 	}

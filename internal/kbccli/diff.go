@@ -3,16 +3,14 @@ package kbccli
 import (
 	"slices"
 
-	ucli "github.com/urfave/cli/v2"
-
 	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/gitsource"
 	"github.com/kbqdev/kbq/internal/cli"
 )
 
-func newDiffCommand(s *cli.Streams, g *globalOptions) *ucli.Command {
+func newDiffCommand(s *cli.Streams, g *globalOptions) *cli.Command {
 	var format string
-	return &ucli.Command{
+	return &cli.Command{
 		Name:      "diff",
 		Usage:     "list the knowledge changes between two revisions",
 		UsageText: "kbc diff BASE [HEAD] [--format text|md|json]",
@@ -28,11 +26,11 @@ EXAMPLES:
 
 ` + exitCodesHelp + `
    (diff reports validation errors; it exits 0 unless it cannot run)`,
-		Flags: []ucli.Flag{
-			&ucli.StringFlag{Name: "format", Usage: "print as `FORMAT`: text, md or json", Value: "text", Destination: &format},
-			&ucli.StringSliceFlag{Name: "context-files", Usage: "agent context file `NAMES` picked up outside .kb/", Value: ucli.NewStringSlice(compiler.DefaultContextFiles...)},
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "format", Usage: "print as `FORMAT`: text, md or json", Value: "text", Destination: &format},
+			&cli.StringSliceFlag{Name: "context-files", Usage: "agent context file `NAMES` picked up outside .kb/", Value: append([]string(nil), compiler.DefaultContextFiles...)},
 		},
-		Action: func(c *ucli.Context) error {
+		Action: func(c *cli.Context) error {
 			if c.NArg() < 1 || c.NArg() > 2 {
 				return cli.Usagef("kbc diff takes a base revision and, optionally, a head revision")
 			}

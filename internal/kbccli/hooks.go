@@ -5,16 +5,14 @@ import (
 	"os"
 	"path/filepath"
 
-	ucli "github.com/urfave/cli/v2"
-
 	"github.com/kbqdev/kbq/gitsource"
 	"github.com/kbqdev/kbq/hooks"
 	"github.com/kbqdev/kbq/internal/cli"
 )
 
-func newHooksCommand(s *cli.Streams, g *globalOptions) *ucli.Command {
+func newHooksCommand(s *cli.Streams, g *globalOptions) *cli.Command {
 	var uninstall bool
-	install := &ucli.Command{
+	install := &cli.Command{
 		Name:      "install",
 		Usage:     "install the pre-commit hook",
 		UsageText: "kbc hooks install [--uninstall]",
@@ -29,10 +27,10 @@ Teams that use the pre-commit framework can use the kbc-check hook of
 .pre-commit-hooks.yaml instead.
 
 ` + exitCodesHelp,
-		Flags: []ucli.Flag{
-			&ucli.BoolFlag{Name: "uninstall", Usage: "remove the hook", Destination: &uninstall},
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "uninstall", Usage: "remove the hook", Destination: &uninstall},
 		},
-		Action: func(c *ucli.Context) error {
+		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return cli.Usagef("kbc hooks install takes no arguments")
 			}
@@ -80,10 +78,10 @@ Teams that use the pre-commit framework can use the kbc-check hook of
 			return nil
 		},
 	}
-	return &ucli.Command{
-		Name:        "hooks",
-		Usage:       "manage the git pre-commit hook",
-		UsageText:   "kbc hooks install [--uninstall]",
-		Subcommands: []*ucli.Command{install},
+	return &cli.Command{
+		Name:      "hooks",
+		Usage:     "manage the git pre-commit hook",
+		UsageText: "kbc hooks install [--uninstall]",
+		Commands:  []*cli.Command{install},
 	}
 }

@@ -7,12 +7,11 @@ import (
 	"runtime/debug"
 	"strconv"
 
-	ucli "github.com/urfave/cli/v2"
-
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/gitsource"
 	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/version"
 )
 
 // globalOptions apply to every command.
@@ -30,7 +29,7 @@ const exitCodesHelp = `EXIT CODES:
 func Main(args []string, s *cli.Streams) int {
 	tuneGC(s)
 	g := &globalOptions{}
-	app := cli.NewApp("kbc", "compile a repository's knowledge into a kbq artifact", s, []*ucli.Command{
+	app := &cli.Command{Name: "kbc", Usage: "compile a repository's knowledge into a kbq artifact", Commands: []*cli.Command{
 		newBuildCommand(s, g),
 		newCheckCommand(s, g),
 		newRememberCommand(s, g),
@@ -39,8 +38,10 @@ func Main(args []string, s *cli.Streams) int {
 		newHooksCommand(s, g),
 		newMCPCommand(s, g),
 		newWatchCommand(s, g),
-	})
-	app.Version = compiler.Version + " (artifact format " + strconv.Itoa(artifact.FormatVersion) + ")"
+	}}
+	app.Version = func() string {
+		return version.Describe("artifact format " + strconv.Itoa(artifact.FormatVersion))
+	}
 	app.Description = `kbc reads the markdown knowledge of a git repository straight from git
 objects: .kb/ directories at any depth (context.md, memories/, articles/,
 topics), AGENTS.md, CLAUDE.md and GEMINI.md files, and the personal global
@@ -55,8 +56,8 @@ versioned, reproducible search artifact (.kbq/) that kbq serves.
    kbq search "rollback"  search the artifact
 
 ` + exitCodesHelp
-	app.Flags = []ucli.Flag{
-		&ucli.StringFlag{Name: "C", Usage: "run as if kbc was started in `DIR`", Destination: &g.dir},
+	app.Flags = []cli.Flag{
+		&cli.StringFlag{Name: "C", Usage: "run as if kbc was started in `DIR`", Destination: &g.dir},
 	}
 	return cli.Run(app, args, s, exitCode)
 }

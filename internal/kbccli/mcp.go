@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	ucli "github.com/urfave/cli/v2"
 
 	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/gitsource"
@@ -251,12 +250,12 @@ func (w *writer) finish(ctx context.Context, path, action string, stage func(str
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, res, nil
 }
 
-func newMCPCommand(s *cli.Streams, g *globalOptions) *ucli.Command {
+func newMCPCommand(s *cli.Streams, g *globalOptions) *cli.Command {
 	var (
 		index string
 		stage bool
 	)
-	return &ucli.Command{
+	return &cli.Command{
 		Name:      "mcp",
 		Usage:     "serve the knowledge to agents over MCP (stdio), with tools that write it",
 		UsageText: "kbc mcp [--stage] [--index DIR]",
@@ -286,11 +285,11 @@ Register it with an agent, for instance:
 kbq mcp instead.
 
 ` + exitCodesHelp,
-		Flags: []ucli.Flag{
-			&ucli.StringFlag{Name: "index", Usage: "read the artifact in `DIR` (default: $KBQ_INDEX, else .kbq at the repository root)", Destination: &index},
-			&ucli.BoolFlag{Name: "stage", Usage: "add each write to git's index (never commits)", Destination: &stage},
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "index", Usage: "read the artifact in `DIR` (default: $KBQ_INDEX, else .kbq at the repository root)", Destination: &index},
+			&cli.BoolFlag{Name: "stage", Usage: "add each write to git's index (never commits)", Destination: &stage},
 		},
-		Action: func(c *ucli.Context) error {
+		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return cli.Usagef("kbc mcp takes no arguments")
 			}

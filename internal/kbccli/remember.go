@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	ucli "github.com/urfave/cli/v2"
-
 	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/gitsource"
 	"github.com/kbqdev/kbq/internal/cli"
@@ -23,9 +21,9 @@ type rememberOptions struct {
 
 const noRefreshUsage = "leave the artifact as it is (by default it is refreshed from the working tree, so that the next search sees the change)"
 
-func newRememberCommand(s *cli.Streams, g *globalOptions) *ucli.Command {
+func newRememberCommand(s *cli.Streams, g *globalOptions) *cli.Command {
 	o := &rememberOptions{}
-	return &ucli.Command{
+	return &cli.Command{
 		Name:      "remember",
 		Usage:     "write a new memory",
 		UsageText: `kbc remember "TEXT" [--tags a,b] [--dir D] [--source S] [--stage]` + "\n   echo TEXT | kbc remember - [...]",
@@ -47,18 +45,18 @@ EXAMPLES:
    git log -1 --format=%B | kbc remember - --source extracted
 
 ` + exitCodesHelp,
-		Flags: []ucli.Flag{
-			&ucli.StringSliceFlag{Name: "tags", Usage: "tag the memory with `TAGS` (comma-separated or repeated)"},
-			&ucli.StringFlag{Name: "dir", Usage: "write into `D`/.kb/memories (default: the deepest scope containing the current directory)", Destination: &o.dir},
-			&ucli.StringFlag{Name: "source", Usage: "record where the memory came from: `S` such as user-told or extracted", Destination: &o.source},
-			&ucli.BoolFlag{Name: "stage", Usage: "add the new file to git's index", Destination: &o.stage},
-			&ucli.BoolFlag{Name: "no-refresh", Usage: noRefreshUsage, Destination: &o.noRefresh},
+		Flags: []cli.Flag{
+			&cli.StringSliceFlag{Name: "tags", Usage: "tag the memory with `TAGS` (comma-separated or repeated)"},
+			&cli.StringFlag{Name: "dir", Usage: "write into `D`/.kb/memories (default: the deepest scope containing the current directory)", Destination: &o.dir},
+			&cli.StringFlag{Name: "source", Usage: "record where the memory came from: `S` such as user-told or extracted", Destination: &o.source},
+			&cli.BoolFlag{Name: "stage", Usage: "add the new file to git's index", Destination: &o.stage},
+			&cli.BoolFlag{Name: "no-refresh", Usage: noRefreshUsage, Destination: &o.noRefresh},
 		},
-		Action: func(c *ucli.Context) error { return runRemember(c, s, g, o) },
+		Action: func(c *cli.Context) error { return runRemember(c, s, g, o) },
 	}
 }
 
-func runRemember(c *ucli.Context, s *cli.Streams, g *globalOptions, o *rememberOptions) error {
+func runRemember(c *cli.Context, s *cli.Streams, g *globalOptions, o *rememberOptions) error {
 	if !c.Args().Present() {
 		return cli.Usagef(`kbc remember needs the text to remember (or "-" to read it from stdin)`)
 	}
@@ -136,12 +134,12 @@ func openScopeDir(g *globalOptions, dir string) (*gitsource.Repo, string, error)
 	return repo, resolved, nil
 }
 
-func newForgetCommand(s *cli.Streams, g *globalOptions) *ucli.Command {
+func newForgetCommand(s *cli.Streams, g *globalOptions) *cli.Command {
 	var (
 		dir       string
 		noRefresh bool
 	)
-	return &ucli.Command{
+	return &cli.Command{
 		Name:      "forget",
 		Usage:     "remove a memory",
 		UsageText: "kbc forget ID|PATH [--dir D]",
@@ -155,11 +153,11 @@ Refuses anything that is not in a .kb/memories/ directory.
 
 ` + exitCodesHelp + `
    (1 also when no memory has that id or path)`,
-		Flags: []ucli.Flag{
-			&ucli.StringFlag{Name: "dir", Usage: "forget a memory of `D`/.kb/memories (default: the deepest scope containing the current directory)", Destination: &dir},
-			&ucli.BoolFlag{Name: "no-refresh", Usage: noRefreshUsage, Destination: &noRefresh},
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "dir", Usage: "forget a memory of `D`/.kb/memories (default: the deepest scope containing the current directory)", Destination: &dir},
+			&cli.BoolFlag{Name: "no-refresh", Usage: noRefreshUsage, Destination: &noRefresh},
 		},
-		Action: func(c *ucli.Context) error {
+		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return cli.Usagef("kbc forget takes one memory id or path")
 			}

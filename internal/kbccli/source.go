@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	ucli "github.com/urfave/cli/v2"
-
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/gitsource"
@@ -29,16 +27,16 @@ type sourceOptions struct {
 	jobs         int
 }
 
-func sourceFlags(o *sourceOptions, globalDefault string) []ucli.Flag {
-	return []ucli.Flag{
-		&ucli.StringFlag{Name: "rev", Usage: "read the committed tree of `REV` (branch, tag, commit, HEAD~1); the default when CI=true is HEAD", Destination: &o.rev},
-		&ucli.BoolFlag{Name: "staged", Usage: "read git's index: what the next commit will hold (pre-commit hooks)", Destination: &o.staged},
-		&ucli.BoolFlag{Name: "worktree", Usage: "read the working tree, honouring .gitignore (the default, unless CI=true)", Destination: &o.worktree},
-		&ucli.BoolFlag{Name: "global", Usage: "include the global scope (" + globalDefault + ")", Destination: &o.global},
-		&ucli.BoolFlag{Name: "no-global", Usage: "leave the global scope out (the default when CI=true)", Destination: &o.noGlobal},
-		&ucli.StringSliceFlag{Name: "context-files", Usage: "agent context file `NAMES` picked up outside .kb/", Value: ucli.NewStringSlice(compiler.DefaultContextFiles...)},
-		&ucli.StringFlag{Name: "max-file-size", Usage: "skip knowledge files over `SIZE` with an error (5MiB, 512KiB, bytes)", Value: "5MiB", Destination: &o.maxSize},
-		&ucli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "parse and index with `N` goroutines (0: one per CPU)", Destination: &o.jobs},
+func sourceFlags(o *sourceOptions, globalDefault string) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "rev", Usage: "read the committed tree of `REV` (branch, tag, commit, HEAD~1); the default when CI=true is HEAD", Destination: &o.rev},
+		&cli.BoolFlag{Name: "staged", Usage: "read git's index: what the next commit will hold (pre-commit hooks)", Destination: &o.staged},
+		&cli.BoolFlag{Name: "worktree", Usage: "read the working tree, honouring .gitignore (the default, unless CI=true)", Destination: &o.worktree},
+		&cli.BoolFlag{Name: "global", Usage: "include the global scope (" + globalDefault + ")", Destination: &o.global},
+		&cli.BoolFlag{Name: "no-global", Usage: "leave the global scope out (the default when CI=true)", Destination: &o.noGlobal},
+		&cli.StringSliceFlag{Name: "context-files", Usage: "agent context file `NAMES` picked up outside .kb/", Value: append([]string(nil), compiler.DefaultContextFiles...)},
+		&cli.StringFlag{Name: "max-file-size", Usage: "skip knowledge files over `SIZE` with an error (5MiB, 512KiB, bytes)", Value: "5MiB", Destination: &o.maxSize},
+		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "parse and index with `N` goroutines (0: one per CPU)", Destination: &o.jobs},
 	}
 }
 
@@ -51,7 +49,7 @@ type source struct {
 }
 
 // fromContext completes o with what only the parsed command line knows.
-func (o *sourceOptions) fromContext(c *ucli.Context) {
+func (o *sourceOptions) fromContext(c *cli.Context) {
 	o.contextFiles = c.StringSlice("context-files")
 	o.revSet = c.IsSet("rev")
 }

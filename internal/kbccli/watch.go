@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-	ucli "github.com/urfave/cli/v2"
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/gitsource"
@@ -26,7 +25,7 @@ type watchOptions struct {
 	debounce time.Duration
 }
 
-func newWatchCommand(s *cli.Streams, g *globalOptions) *ucli.Command {
+func newWatchCommand(s *cli.Streams, g *globalOptions) *cli.Command {
 	o := &watchOptions{}
 	flags := sourceFlags(&o.source, "default, unless CI=true")
 	// A watch follows the working tree; the other sources do not change.
@@ -36,7 +35,7 @@ func newWatchCommand(s *cli.Streams, g *globalOptions) *ucli.Command {
 			kept = append(kept, f)
 		}
 	}
-	return &ucli.Command{
+	return &cli.Command{
 		Name:      "watch",
 		Usage:     "keep the artifact in step with the working tree as files change",
 		UsageText: "kbc watch [-o DIR] [--debounce 100ms] [--global | --no-global]",
@@ -50,10 +49,10 @@ serve or kbq mcp picks up each new artifact. Stop it with Ctrl-C.
 
 ` + exitCodesHelp,
 		Flags: append(kept,
-			&ucli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the artifact to `DIR` (default: .kbq at the repository root)", Destination: &o.out},
-			&ucli.DurationFlag{Name: "debounce", Usage: "wait until files have been quiet for `D` before rebuilding", Value: 100 * time.Millisecond, Destination: &o.debounce},
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the artifact to `DIR` (default: .kbq at the repository root)", Destination: &o.out},
+			&cli.DurationFlag{Name: "debounce", Usage: "wait until files have been quiet for `D` before rebuilding", Value: 100 * time.Millisecond, Destination: &o.debounce},
 		),
-		Action: func(c *ucli.Context) error {
+		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return cli.Usagef("kbc watch takes no arguments")
 			}

@@ -11,16 +11,14 @@ import (
 	"text/tabwriter"
 	"time"
 
-	ucli "github.com/urfave/cli/v2"
-
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/query"
 )
 
-func newGetCommand(s *cli.Streams) *ucli.Command {
+func newGetCommand(s *cli.Streams) *cli.Command {
 	var index, dir string
 	var asJSON bool
-	return &ucli.Command{
+	return &cli.Command{
 		Name:      "get",
 		Usage:     "print a whole document",
 		UsageText: "kbq get TOPIC|PATH|memory:ID [--dir D] [--json]",
@@ -32,12 +30,12 @@ the one in force from --dir (default: the current directory) wins, the
 deepest first.
 
 ` + ExitCodesHelp,
-		Flags: []ucli.Flag{
+		Flags: []cli.Flag{
 			IndexFlag(&index),
-			&ucli.StringFlag{Name: "dir", Usage: "resolve topics from `DIR` (default: the current directory)", Destination: &dir},
-			&ucli.BoolFlag{Name: "json", Usage: "print JSON with the document's metadata and content", Destination: &asJSON},
+			&cli.StringFlag{Name: "dir", Usage: "resolve topics from `DIR` (default: the current directory)", Destination: &dir},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON with the document's metadata and content", Destination: &asJSON},
 		},
-		Action: func(c *ucli.Context) error {
+		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return cli.Usagef("kbq get takes one TOPIC, PATH or memory:ID")
 			}
@@ -67,10 +65,10 @@ deepest first.
 	}
 }
 
-func newListCommand(s *cli.Streams) *ucli.Command {
+func newListCommand(s *cli.Streams) *cli.Command {
 	var index string
 	var asJSON bool
-	return &ucli.Command{
+	return &cli.Command{
 		Name:      "list",
 		Usage:     "list documents",
 		UsageText: "kbq list [--kind K] [--tag T] [--scope S] [--json]",
@@ -78,14 +76,14 @@ func newListCommand(s *cli.Streams) *ucli.Command {
 source, in path order.
 
 ` + ExitCodesHelp,
-		Flags: []ucli.Flag{
+		Flags: []cli.Flag{
 			IndexFlag(&index),
-			&ucli.StringSliceFlag{Name: "kind", Usage: "only documents of `KIND` (repeatable)"},
-			&ucli.StringSliceFlag{Name: "tag", Usage: "only documents tagged `TAG` (repeatable)"},
-			&ucli.StringSliceFlag{Name: "scope", Usage: "only documents of `SCOPE` and below (repeatable)"},
-			&ucli.BoolFlag{Name: "json", Usage: "print JSON", Destination: &asJSON},
+			&cli.StringSliceFlag{Name: "kind", Usage: "only documents of `KIND` (repeatable)"},
+			&cli.StringSliceFlag{Name: "tag", Usage: "only documents tagged `TAG` (repeatable)"},
+			&cli.StringSliceFlag{Name: "scope", Usage: "only documents of `SCOPE` and below (repeatable)"},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON", Destination: &asJSON},
 		},
-		Action: func(c *ucli.Context) error {
+		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return cli.Usagef("kbq list takes no arguments; filter with --kind, --tag or --scope")
 			}
@@ -170,10 +168,10 @@ func orDash(s string) string {
 	return s
 }
 
-func newContextCommand(s *cli.Streams) *ucli.Command {
+func newContextCommand(s *cli.Streams) *cli.Command {
 	var index, dir string
 	var wrap, asJSON bool
-	return &ucli.Command{
+	return &cli.Command{
 		Name:      "context",
 		Usage:     "print the always-loaded context for a directory",
 		UsageText: "kbq context [--dir D] [--wrap]",
@@ -188,13 +186,13 @@ character) and says so on stderr. --wrap wraps the text in
 <system-reminder> tags and escapes such tags inside the knowledge.
 
 ` + ExitCodesHelp,
-		Flags: []ucli.Flag{
+		Flags: []cli.Flag{
 			IndexFlag(&index),
-			&ucli.StringFlag{Name: "dir", Usage: "assemble the context for `DIR` (default: the current directory)", Destination: &dir},
-			&ucli.BoolFlag{Name: "wrap", Usage: "wrap in <system-reminder> tags", Destination: &wrap},
-			&ucli.BoolFlag{Name: "json", Usage: "print JSON: dir, text, warnings, truncated", Destination: &asJSON},
+			&cli.StringFlag{Name: "dir", Usage: "assemble the context for `DIR` (default: the current directory)", Destination: &dir},
+			&cli.BoolFlag{Name: "wrap", Usage: "wrap in <system-reminder> tags", Destination: &wrap},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON: dir, text, warnings, truncated", Destination: &asJSON},
 		},
-		Action: func(c *ucli.Context) error {
+		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return cli.Usagef("kbq context takes no arguments; give the directory with --dir")
 			}
@@ -233,10 +231,10 @@ character) and says so on stderr. --wrap wraps the text in
 	}
 }
 
-func newStatsCommand(s *cli.Streams) *ucli.Command {
+func newStatsCommand(s *cli.Streams) *cli.Command {
 	var index string
 	var asJSON bool
-	return &ucli.Command{
+	return &cli.Command{
 		Name:      "stats",
 		Usage:     "describe the artifact",
 		UsageText: "kbq stats [--json]",
@@ -247,11 +245,11 @@ files changed on disk since a build from the working tree, or HEAD moved
 since a build from a commit.
 
 ` + ExitCodesHelp,
-		Flags: []ucli.Flag{
+		Flags: []cli.Flag{
 			IndexFlag(&index),
-			&ucli.BoolFlag{Name: "json", Usage: "print JSON", Destination: &asJSON},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON", Destination: &asJSON},
 		},
-		Action: func(c *ucli.Context) error {
+		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return cli.Usagef("kbq stats takes no arguments")
 			}

@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	ucli "github.com/urfave/cli/v2"
-
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/query"
@@ -29,9 +27,9 @@ type evalOptions struct {
 	k1, b   float64
 }
 
-func newEvalCommand(s *cli.Streams) *ucli.Command {
+func newEvalCommand(s *cli.Streams) *cli.Command {
 	o := &evalOptions{}
-	return &ucli.Command{
+	return &cli.Command{
 		Name:      "eval",
 		Usage:     "measure retrieval quality against judged queries",
 		UsageText: "kbq eval [EVALS.yaml | --beir QUERIES.jsonl QRELS.tsv] [--min-ndcg X] [--json]",
@@ -56,22 +54,22 @@ them by measurement.
 
 ` + ExitCodesHelp + `
    (1 also when nDCG@10 is below --min-ndcg)`,
-		Flags: []ucli.Flag{
+		Flags: []cli.Flag{
 			IndexFlag(&o.index),
-			&ucli.BoolFlag{Name: "beir", Usage: "read a BEIR benchmark: QUERIES.jsonl QRELS.tsv", Destination: &o.beir},
-			&ucli.StringFlag{Name: "doc-id", Usage: "match judgments by `KIND`: stem (file name), topic or path (default: stem with --beir, topic or path otherwise)", Destination: &o.docID},
-			&ucli.Float64Flag{Name: "min-ndcg", Usage: "exit 1 when nDCG@10 is below `X`", Destination: &o.minNDCG},
-			&ucli.IntFlag{Name: "worst", Usage: "list the `N` queries with the lowest nDCG@10", Value: 5, Destination: &o.worst},
-			&ucli.BoolFlag{Name: "json", Usage: "print JSON", Destination: &o.json},
-			&ucli.Float64Flag{Name: "k1", Usage: "BM25 term saturation `K1`", Value: query.DefaultK1, Destination: &o.k1},
-			&ucli.Float64Flag{Name: "b", Usage: "BM25 length normalization `B`", Value: query.DefaultB, Destination: &o.b},
-			&ucli.StringSliceFlag{Name: "boost", Usage: "weigh `FIELD=X` (title, heading, tags or body) X times (repeatable)"},
+			&cli.BoolFlag{Name: "beir", Usage: "read a BEIR benchmark: QUERIES.jsonl QRELS.tsv", Destination: &o.beir},
+			&cli.StringFlag{Name: "doc-id", Usage: "match judgments by `KIND`: stem (file name), topic or path (default: stem with --beir, topic or path otherwise)", Destination: &o.docID},
+			&cli.FloatFlag{Name: "min-ndcg", Usage: "exit 1 when nDCG@10 is below `X`", Destination: &o.minNDCG},
+			&cli.IntFlag{Name: "worst", Usage: "list the `N` queries with the lowest nDCG@10", Value: 5, Destination: &o.worst},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON", Destination: &o.json},
+			&cli.FloatFlag{Name: "k1", Usage: "BM25 term saturation `K1`", Value: query.DefaultK1, Destination: &o.k1},
+			&cli.FloatFlag{Name: "b", Usage: "BM25 length normalization `B`", Value: query.DefaultB, Destination: &o.b},
+			&cli.StringSliceFlag{Name: "boost", Usage: "weigh `FIELD=X` (title, heading, tags or body) X times (repeatable)"},
 		},
-		Action: func(c *ucli.Context) error { return runEval(c, s, o) },
+		Action: func(c *cli.Context) error { return runEval(c, s, o) },
 	}
 }
 
-func runEval(c *ucli.Context, s *cli.Streams, o *evalOptions) error {
+func runEval(c *cli.Context, s *cli.Streams, o *evalOptions) error {
 	ranking := query.Ranking{K1: o.k1, B: o.b, Boosts: maps.Clone(query.DefaultBoosts)}
 	for _, kv := range c.StringSlice("boost") {
 		field, value, ok := strings.Cut(kv, "=")
@@ -131,7 +129,7 @@ func runEval(c *ucli.Context, s *cli.Streams, o *evalOptions) error {
 }
 
 // readJudgments reads the queries to evaluate, and names their file.
-func readJudgments(c *ucli.Context, o *evalOptions, root string) ([]query.Judgment, string, error) {
+func readJudgments(c *cli.Context, o *evalOptions, root string) ([]query.Judgment, string, error) {
 	args := c.Args().Slice()
 	if o.beir {
 		if len(args) != 2 {

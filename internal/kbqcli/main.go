@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 
-	ucli "github.com/urfave/cli/v2"
-
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/version"
@@ -36,7 +34,7 @@ func Main(args []string, s *cli.Streams) int {
 	// Bluge logs snapshot problems to the standard logger before returning
 	// them as errors; the errors are enough.
 	log.SetOutput(io.Discard)
-	app := cli.NewApp("kbq", "search the knowledge compiled by kbc", s, []*ucli.Command{
+	app := &cli.Command{Name: "kbq", Usage: "search the knowledge compiled by kbc", Commands: []*cli.Command{
 		newSearchCommand(s),
 		newGetCommand(s),
 		newListCommand(s),
@@ -45,8 +43,10 @@ func Main(args []string, s *cli.Streams) int {
 		newEvalCommand(s),
 		newServerCommand(s, "serve", "serve the knowledge over a read-only HTTP JSON API and MCP", "kbq serve [--addr 127.0.0.1:7419] [--allow-remote] [--allow-origin URL]"),
 		newServerCommand(s, "mcp", "serve the knowledge to agents over the Model Context Protocol (stdio)", "kbq mcp [--index DIR]"),
-	})
-	app.Version = Version + " (artifact format " + strconv.Itoa(artifact.FormatVersion) + ")"
+	}}
+	app.Version = func() string {
+		return version.Describe("artifact format " + strconv.Itoa(artifact.FormatVersion))
+	}
 	app.Description = `kbq answers questions from the artifact kbc compiles: for people, scripts,
 CI and AI coding agents. It never writes the artifact.
 
@@ -78,8 +78,8 @@ func exitCode(err error) (int, bool) {
 }
 
 // IndexFlag is --index, which every command takes.
-func IndexFlag(dst *string) ucli.Flag {
-	return &ucli.StringFlag{Name: "index", Usage: "read the artifact in `DIR` (default: $KBQ_INDEX, else .kbq/ at the repository root)", Destination: dst}
+func IndexFlag(dst *string) cli.Flag {
+	return &cli.StringFlag{Name: "index", Usage: "read the artifact in `DIR` (default: $KBQ_INDEX, else .kbq/ at the repository root)", Destination: dst}
 }
 
 // Opened is an open artifact and the root of the repository it was found

@@ -6,8 +6,6 @@ import (
 	"io"
 	"strings"
 
-	ucli "github.com/urfave/cli/v2"
-
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/query"
 )
@@ -23,9 +21,9 @@ type searchOptions struct {
 	md        bool
 }
 
-func newSearchCommand(s *cli.Streams) *ucli.Command {
+func newSearchCommand(s *cli.Streams) *cli.Command {
 	o := &searchOptions{}
-	return &ucli.Command{
+	return &cli.Command{
 		Name:      "search",
 		Usage:     "search the knowledge",
 		UsageText: "kbq search QUERY [-n N] [--max-tokens T] [--kind K] [--tag T] [--scope S] [--dir D] [--json | --md]",
@@ -61,24 +59,24 @@ EXAMPLES:
    kbq search retries --json -n 3
 
 ` + ExitCodesHelp,
-		Flags: []ucli.Flag{
+		Flags: []cli.Flag{
 			IndexFlag(&o.index),
-			&ucli.IntFlag{Name: "n", Aliases: []string{"limit"}, Usage: "show `N` results", Value: query.DefaultN, Destination: &o.n},
-			&ucli.IntFlag{Name: "max-tokens", Usage: "fit results into about `T` tokens", Value: query.DefaultMaxTokens, Destination: &o.maxTokens},
-			&ucli.StringSliceFlag{Name: "kind", Usage: "only documents of `KIND`: context, memory, article, topic (repeatable)"},
-			&ucli.StringSliceFlag{Name: "tag", Usage: "only documents tagged `TAG` (repeatable)"},
-			&ucli.StringSliceFlag{Name: "scope", Usage: "only documents of `SCOPE` and below: global, project or a directory (repeatable)"},
-			&ucli.StringFlag{Name: "dir", Usage: "query from `DIR`: its scopes are in force (default: the current directory)", Destination: &o.dir},
-			&ucli.BoolFlag{Name: "all-scopes", Usage: "search every scope, without shadowing", Destination: &o.allScopes},
-			&ucli.BoolFlag{Name: "chunks", Usage: "show every matching chunk, not each document's best", Destination: &o.chunks},
-			&ucli.BoolFlag{Name: "json", Usage: "print JSON", Destination: &o.json},
-			&ucli.BoolFlag{Name: "md", Usage: "print markdown for agents", Destination: &o.md},
+			&cli.IntFlag{Name: "n", Aliases: []string{"limit"}, Usage: "show `N` results", Value: query.DefaultN, Destination: &o.n},
+			&cli.IntFlag{Name: "max-tokens", Usage: "fit results into about `T` tokens", Value: query.DefaultMaxTokens, Destination: &o.maxTokens},
+			&cli.StringSliceFlag{Name: "kind", Usage: "only documents of `KIND`: context, memory, article, topic (repeatable)"},
+			&cli.StringSliceFlag{Name: "tag", Usage: "only documents tagged `TAG` (repeatable)"},
+			&cli.StringSliceFlag{Name: "scope", Usage: "only documents of `SCOPE` and below: global, project or a directory (repeatable)"},
+			&cli.StringFlag{Name: "dir", Usage: "query from `DIR`: its scopes are in force (default: the current directory)", Destination: &o.dir},
+			&cli.BoolFlag{Name: "all-scopes", Usage: "search every scope, without shadowing", Destination: &o.allScopes},
+			&cli.BoolFlag{Name: "chunks", Usage: "show every matching chunk, not each document's best", Destination: &o.chunks},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON", Destination: &o.json},
+			&cli.BoolFlag{Name: "md", Usage: "print markdown for agents", Destination: &o.md},
 		},
-		Action: func(c *ucli.Context) error { return runSearch(c, s, o) },
+		Action: func(c *cli.Context) error { return runSearch(c, s, o) },
 	}
 }
 
-func runSearch(c *ucli.Context, s *cli.Streams, o *searchOptions) error {
+func runSearch(c *cli.Context, s *cli.Streams, o *searchOptions) error {
 	q := strings.TrimSpace(strings.Join(c.Args().Slice(), " "))
 	if q == "" {
 		return cli.Usagef("kbq search needs a query")

@@ -10,8 +10,6 @@ import (
 	"runtime"
 	"syscall"
 
-	ucli "github.com/urfave/cli/v2"
-
 	"github.com/kbqdev/kbq/internal/cli"
 )
 
@@ -22,14 +20,14 @@ import (
 const ServerBinary = "kbq-serve"
 
 // newServerCommand is a command that kbq-serve implements.
-func newServerCommand(s *cli.Streams, name, usage, usageText string) *ucli.Command {
-	return &ucli.Command{
+func newServerCommand(s *cli.Streams, name, usage, usageText string) *cli.Command {
+	return &cli.Command{
 		Name:            name,
 		Usage:           usage,
 		UsageText:       usageText,
 		SkipFlagParsing: true,
 		Description:     "Run kbq " + name + " --help for its options. It is implemented by " + ServerBinary + ", found next to kbq or on PATH.",
-		Action: func(c *ucli.Context) error {
+		Action: func(c *cli.Context) error {
 			return runServer(s, append([]string{name}, c.Args().Slice()...))
 		},
 	}

@@ -8,20 +8,18 @@ import (
 	"io"
 	"log"
 
-	ucli "github.com/urfave/cli/v2"
-
 	"github.com/kbqdev/kbq/internal/cli"
-	"github.com/kbqdev/kbq/internal/kbqcli"
+	"github.com/kbqdev/kbq/internal/version"
 )
 
 // Main runs kbq-serve with args (without the program name): "serve ..." or
 // "mcp ...". It returns the exit code.
 func Main(args []string, s *cli.Streams) int {
 	log.SetOutput(io.Discard) // Bluge logs what it also returns as errors
-	app := cli.NewApp("kbq", "serve the knowledge compiled by kbc", s, []*ucli.Command{
+	app := &cli.Command{Name: "kbq", Usage: "serve the knowledge compiled by kbc", Commands: []*cli.Command{
 		newServeCommand(s),
 		newMCPCommand(s),
-	})
-	app.Version = kbqcli.Version
+	}}
+	app.Version = func() string { return version.Describe() }
 	return cli.Run(app, args, s, func(error) (int, bool) { return 0, false })
 }

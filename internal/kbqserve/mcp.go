@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	ucli "github.com/urfave/cli/v2"
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/cli"
@@ -341,9 +340,9 @@ func (t *tools) close() {
 	}
 }
 
-func newMCPCommand(s *cli.Streams) *ucli.Command {
+func newMCPCommand(s *cli.Streams) *cli.Command {
 	var index string
-	return &ucli.Command{
+	return &cli.Command{
 		Name:      "mcp",
 		Usage:     "serve the knowledge to agents over the Model Context Protocol (stdio)",
 		UsageText: "kbq mcp [--index DIR]",
@@ -360,8 +359,8 @@ Register it with an agent, for instance:
 (README.md has the configuration files too.)
 
 ` + kbqcli.ExitCodesHelp,
-		Flags: []ucli.Flag{kbqcli.IndexFlag(&index)},
-		Action: func(c *ucli.Context) error {
+		Flags: []cli.Flag{kbqcli.IndexFlag(&index)},
+		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return cli.Usagef("kbq mcp takes no arguments")
 			}

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	ucli "github.com/urfave/cli/v2"
 
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/kbqcli"
@@ -40,9 +39,9 @@ type serveOptions struct {
 	allowOrigins []string
 }
 
-func newServeCommand(s *cli.Streams) *ucli.Command {
+func newServeCommand(s *cli.Streams) *cli.Command {
 	o := &serveOptions{}
-	return &ucli.Command{
+	return &cli.Command{
 		Name:      "serve",
 		Usage:     "serve the knowledge over a read-only HTTP JSON API and MCP",
 		UsageText: "kbq serve [--addr 127.0.0.1:7419] [--allow-remote] [--allow-origin URL]",
@@ -64,13 +63,13 @@ by kbc is picked up within a second, without a restart and without failing
 requests in flight. SIGINT or SIGTERM stop it gracefully.
 
 ` + kbqcli.ExitCodesHelp,
-		Flags: []ucli.Flag{
+		Flags: []cli.Flag{
 			kbqcli.IndexFlag(&o.index),
-			&ucli.StringFlag{Name: "addr", Usage: "listen on `ADDR`", Value: "127.0.0.1:7419", Destination: &o.addr},
-			&ucli.BoolFlag{Name: "allow-remote", Usage: "allow listening on an address other machines can reach", Destination: &o.allowRemote},
-			&ucli.StringSliceFlag{Name: "allow-origin", Usage: "admit browser requests from `URL` (repeatable)"},
+			&cli.StringFlag{Name: "addr", Usage: "listen on `ADDR`", Value: "127.0.0.1:7419", Destination: &o.addr},
+			&cli.BoolFlag{Name: "allow-remote", Usage: "allow listening on an address other machines can reach", Destination: &o.allowRemote},
+			&cli.StringSliceFlag{Name: "allow-origin", Usage: "admit browser requests from `URL` (repeatable)"},
 		},
-		Action: func(c *ucli.Context) error {
+		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return cli.Usagef("kbq serve takes no arguments")
 			}

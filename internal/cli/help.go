@@ -1,0 +1,160 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// writeHelp writes cmd's --help: what it does, its synopsis, description,
+// commands and flags.
+func writeHelp(w io.Writer, cmd *Command) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s - %s\n\nUSAGE:\n   %s\n", cmd.FullName(), cmd.Usage, synopsis(cmd))
+	if cmd.Description != "" {
+		b.WriteString("\nDESCRIPTION:\n")
+		for _, line := range strings.Split(strings.TrimRight(cmd.Description, "\n"), "\n") {
+			if line != "" {
+				b.WriteString("   " + line)
+			}
+			b.WriteByte('\n')
+		}
+	}
+	var rows [][2]string
+	for _, sub := range cmd.Commands {
+		if !sub.Hidden {
+			rows = append(rows, [2]string{strings.Join(sub.names(), ", "), sub.Usage})
+		}
+	}
+	if len(rows) > 0 {
+		b.WriteString("\nCOMMANDS:\n")
+		table(&b, rows)
+	}
+	rows = rows[:0]
+	for _, f := range cmd.Flags {
+		rows = append(rows, flagRow(f))
+	}
+	rows = append(rows, [2]string{"-h, --help", "show help"})
+	if cmd.parent == nil && cmd.Version != nil {
+		rows = append(rows, [2]string{"-v, --version", "print the version"})
+	}
+	b.WriteString("\nOPTIONS:\n")
+	table(&b, rows)
+	rows = rows[:0]
+	for c := cmd.parent; c != nil; c = c.parent {
+		for _, f := range c.Flags {
+			rows = append(rows, flagRow(f))
+		}
+	}
+	if len(rows) > 0 {
+		b.WriteString("\nGLOBAL OPTIONS:\n")
+		table(&b, rows)
+	}
+	if len(cmd.Commands) > 0 {
+		fmt.Fprintf(&b, "\nRun '%s help COMMAND' for more about a command.\n", cmd.FullName())
+	}
+	io.WriteString(w, b.String())
+}
+
+// writeUsage writes the short usage printed, on stderr, when a program or a
+// command that needs a subcommand is run without one.
+func writeUsage(w io.Writer, cmd *Command) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s - %s\n\nUSAGE:\n   %s\n\nCOMMANDS:\n", cmd.FullName(), cmd.Usage, synopsis(cmd))
+	var rows [][2]string
+	for _, sub := range cmd.Commands {
+		if !sub.Hidden {
+			rows = append(rows, [2]string{sub.Name, sub.Usage})
+		}
+	}
+	table(&b, rows)
+	fmt.Fprintf(&b, "\nRun '%s --help' for more.\n", cmd.FullName())
+	io.WriteString(w, b.String())
+}
+
+func synopsis(cmd *Command) string {
+	switch {
+	case cmd.UsageText != "":
+		return strings.ReplaceAll(strings.TrimRight(cmd.UsageText, "\n"), "\n", "\n   ")
+	case len(cmd.Commands) > 0:
+		return cmd.FullName() + " COMMAND [options]"
+	}
+	return cmd.FullName() + " [options]"
+}
+
+// flagRow is a flag's line in OPTIONS: its names with the value's
+// placeholder, and its usage with the default.
+func flagRow(f Flag) [2]string {
+	usage, def := f.help()
+	value, text := placeholder(f, usage)
+	var names []string
+	for _, n := range f.Names() {
+		names = append(names, dashed(n))
+	}
+	left := strings.Join(names, ", ")
+	if len(f.Names()[0]) > 1 {
+		left = "    " + left // long names line up under those of -n, --name
+	}
+	if value != "" {
+		left += " " + value
+	}
+	if def != "" {
+		text += " (default: " + def + ")"
+	}
+	return [2]string{left, strings.TrimSpace(text)}
+}
+
+// table writes two aligned columns, indented.
+func table(b *strings.Builder, rows [][2]string) {
+	width := 0
+	for _, r := range rows {
+		width = max(width, len(r[0]))
+	}
+	for _, r := range rows {
+		line := fmt.Sprintf("   %-*s  %s", width, r[0], r[1])
+		b.WriteString(strings.TrimRight(line, " ") + "\n")
+	}
+}
+
+// suggest returns the candidate closest to typed, if one is close enough to
+// be a likely typo: at most two edits (one for short words), transpositions
+// counting as one.
+func suggest(typed string, candidates []string) string {
+	best, bestDist := "", 3
+	if len(typed) <= 4 {
+		bestDist = 2
+	}
+	for _, c := range candidates {
+		if d := editDistance(typed, c); d < bestDist {
+			best, bestDist = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the optimal string alignment distance between a and b:
+// insertions, deletions, substitutions and adjacent transpositions.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev2 := make([]int, len(rb)+1)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(rb)]
+}
