@@ -32,7 +32,7 @@ func (a Analysis) Valid() bool {
 	default:
 		return false
 	}
-	_, ok := stopwordLists[a.Stopwords]
+	_, ok := stopwordLists()[a.Stopwords]
 	return ok
 }
 
@@ -64,7 +64,7 @@ type Analyzer struct {
 // NewAnalyzer returns an analyzer for a. Unknown names fall back to no
 // stemming and no stop words; check a.Valid first.
 func NewAnalyzer(a Analysis) *Analyzer {
-	an := &Analyzer{stop: stopwordLists[a.Stopwords], cache: make(map[string][]byte)}
+	an := &Analyzer{stop: stopwordLists()[a.Stopwords], cache: make(map[string][]byte)}
 	switch a.Stemmer {
 	case "porter2":
 		an.stem = stemPorter2

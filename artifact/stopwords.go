@@ -1,13 +1,19 @@
 package artifact
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
-// stopwordLists are the stop word lists an Analysis may name.
-var stopwordLists = map[string]map[string]bool{
-	"none":     nil,
-	"lucene":   wordSet(luceneStopwords),
-	"snowball": wordSet(snowballStopwords),
-}
+// stopwordLists are the stop word lists an Analysis may name, built when
+// first needed: a process that analyses no text never pays for them.
+var stopwordLists = sync.OnceValue(func() map[string]map[string]bool {
+	return map[string]map[string]bool{
+		"none":     nil,
+		"lucene":   wordSet(luceneStopwords),
+		"snowball": wordSet(snowballStopwords),
+	}
+})
 
 // luceneStopwords is EnglishAnalyzer.ENGLISH_STOP_WORDS_SET of Apache Lucene.
 const luceneStopwords = `a an and are as at be but by for if in into is it no not of on or
