@@ -286,3 +286,40 @@ func TestMerge(t *testing.T) {
 		t.Fatal("merged file differs from the file written from the merged postings")
 	}
 }
+
+// TestPareto compares pareto with its definition: sorted by falling
+// frequency, the pairs shorter than every pair before them, joined in even
+// groups when there are more than MaxPairs.
+func TestPareto(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 2000 {
+		pairs := make([]Pair, rng.IntN(300))
+		maxFreq := []uint32{3, 70, 1000}[rng.IntN(3)]
+		for i := range pairs {
+			pairs[i] = Pair{Freq: 1 + rng.Uint32N(maxFreq), Len: rng.Uint32N(500)}
+		}
+		want := slices.Clone(pairs)
+		slices.SortFunc(want, func(a, b Pair) int {
+			if a.Freq != b.Freq {
+				return int(b.Freq) - int(a.Freq)
+			}
+			return int(a.Len) - int(b.Len)
+		})
+		var frontier []Pair
+		for _, p := range want {
+			if len(frontier) == 0 || p.Len < frontier[len(frontier)-1].Len {
+				frontier = append(frontier, p)
+			}
+		}
+		if n := len(frontier); n > MaxPairs {
+			joined := make([]Pair, MaxPairs)
+			for g := range joined {
+				joined[g] = Pair{Freq: frontier[g*n/MaxPairs].Freq, Len: frontier[(g+1)*n/MaxPairs-1].Len}
+			}
+			frontier = joined
+		}
+		if got := pareto(slices.Clone(pairs)); !slices.Equal(got, frontier) && len(got)+len(frontier) > 0 {
+			t.Fatalf("pareto(%v) = %v, want %v", pairs, got, frontier)
+		}
+	}
+}

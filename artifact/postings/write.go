@@ -263,7 +263,11 @@ func encodeList(buf []byte, list []posting, lens []uint32) []byte {
 		skip = binary.AppendUvarint(skip, uint64(len(data)-n))
 		for f := range Fields {
 			blockPairs[f] = pareto(blockPairs[f])
-			listPairs[f] = pareto(append(listPairs[f], blockPairs[f]...))
+			if start == 0 {
+				listPairs[f] = append(listPairs[f][:0], blockPairs[f]...)
+			} else {
+				listPairs[f] = pareto(append(listPairs[f], blockPairs[f]...))
+			}
 		}
 		skip = appendBound(skip, &blockPairs)
 		prevLast = prev
@@ -279,16 +283,42 @@ func encodeList(buf []byte, list []posting, lens []uint32) []byte {
 // with neighbours joined (the higher frequency, the shorter length) while
 // there are too many.
 func pareto(pairs []Pair) []Pair {
-	slices.SortFunc(pairs, func(a, b Pair) int {
+	if len(pairs) <= 1 {
+		return pairs
+	}
+	// Only the shortest length of each frequency can be on the frontier.
+	// Frequencies are mostly small: those below 64 take one pass and no
+	// sort; the rest, moved to the front, are sorted.
+	var shortest [64]uint32
+	var seen uint64
+	high := 0
+	for _, p := range pairs {
+		if p.Freq >= 64 {
+			pairs[high] = p
+			high++
+		} else if seen&(1<<p.Freq) == 0 || p.Len < shortest[p.Freq] {
+			shortest[p.Freq] = p.Len
+			seen |= 1 << p.Freq
+		}
+	}
+	slices.SortFunc(pairs[:high], func(a, b Pair) int {
 		if a.Freq != b.Freq {
 			return cmp.Compare(b.Freq, a.Freq)
 		}
 		return cmp.Compare(a.Len, b.Len)
 	})
 	out := pairs[:0]
-	for _, p := range pairs {
+	keep := func(p Pair) {
 		if len(out) == 0 || p.Len < out[len(out)-1].Len {
 			out = append(out, p)
+		}
+	}
+	for _, p := range pairs[:high] {
+		keep(p)
+	}
+	for f := 63; f > 0; f-- {
+		if seen&(1<<f) != 0 {
+			keep(Pair{Freq: uint32(f), Len: shortest[f]})
 		}
 	}
 	// out falls in frequency and in length; join neighbours in even groups.
