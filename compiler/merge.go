@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -187,6 +188,25 @@ func (b *indexBuild) merge(segs []artifact.SnapshotSegment, docs []artifact.Docu
 // with pread cost a small build 7% of its time in system calls.
 const mapMergeBytes = 64 << 20
 
+// renumber numbers the chunks of segs as ice.Merge does: the live ones in
+// order, from segment to segment; deleted ones are iceDropped.
+func renumber(segs []segment.Segment, drops []*roaring.Bitmap) [][]uint64 {
+	out := make([][]uint64, len(segs))
+	var next uint64
+	for i, seg := range segs {
+		out[i] = make([]uint64, seg.Count())
+		for d := range out[i] {
+			if drops[i] != nil && drops[i].Contains(uint32(d)) {
+				out[i][d] = iceDropped
+				continue
+			}
+			out[i][d] = next
+			next++
+		}
+	}
+	return out
+}
+
 // iceDropped is how ice.Merge numbers a chunk it leaves out.
 const iceDropped = math.MaxInt64
 
@@ -251,19 +271,27 @@ func mergeSegments(dir string, in []artifact.SnapshotSegment, id uint64) (_ [][]
 		texts = append(texts, text)
 		drops[i] = s.Deleted
 	}
+	// The postings merge needs the new chunk numbers, which follow from the
+	// deletions alone; it runs beside ice's merge, which must agree.
+	newDocs := renumber(segs, drops)
+	var text errgroup.Group
+	text.Go(func() error {
+		return writeFileSync(filepath.Join(dir, postings.FileName(id)), func(w io.Writer) error {
+			_, err := postings.Merge(w, texts, newDocs, iceDropped)
+			return err
+		})
+	})
 	m := ice.Merge(segs, drops, 1<<20)
 	err = writeFileSync(filepath.Join(dir, artifact.SegmentName(id)), func(w io.Writer) error {
 		_, err := m.WriteTo(w, nil)
 		return err
 	})
-	if err != nil {
-		return nil, fmt.Errorf("merge into segment %d: %w", id, err)
+	if terr := text.Wait(); err == nil {
+		err = terr
 	}
-	newDocs := m.DocumentNumbers()
-	err = writeFileSync(filepath.Join(dir, postings.FileName(id)), func(w io.Writer) error {
-		_, err := postings.Merge(w, texts, newDocs, iceDropped)
-		return err
-	})
+	if err == nil && !slices.EqualFunc(newDocs, m.DocumentNumbers(), slices.Equal) {
+		err = errors.New("ice numbered the merged chunks differently")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("merge into segment %d: %w", id, err)
 	}
