@@ -25,9 +25,6 @@ type Command struct {
 	// Action untouched: for commands another program implements.
 	SkipFlagParsing bool
 	Hidden          bool // left out of the parent's list of commands
-	// Complete lists candidates for the command's next argument, for
-	// shell completion; args are the arguments typed so far.
-	Complete func(args []string) []string
 
 	parent *Command
 }

@@ -34,6 +34,7 @@ func newTestProgram() *testProgram {
 				&StringSliceFlag{Name: "kind", Value: []string{"all"}},
 			}},
 			{Name: "serve", Usage: "serve", SkipFlagParsing: true, Action: report},
+			{Name: "debug", Usage: "for developers", Hidden: true, Action: report},
 			{Name: "hooks", Usage: "manage hooks", Commands: []*Command{
 				{Name: "install", Usage: "install them", Action: report},
 			}},
@@ -63,6 +64,7 @@ func TestParse(t *testing.T) {
 		{"-C dir search x", `prog search args=["x"] json=false n=5 kind=["all"] dir="dir" nset=false`},
 		{"search x -C dir", `prog search args=["x"] json=false n=5 kind=["all"] dir="dir" nset=false`},
 		{"hooks install", `prog hooks install args=[] json=false n=5 kind=[] dir="" nset=false`},
+		{"debug x", `prog debug args=["x"] json=false n=5 kind=[] dir="" nset=false`},
 		{"serve --addr 127.0.0.1:1 -h", `prog serve args=["--addr" "127.0.0.1:1" "-h"] json=false n=5 kind=[] dir="" nset=false`},
 	}
 	for _, tt := range tests {
@@ -114,7 +116,8 @@ func TestHelpAndUsage(t *testing.T) {
 		}
 	}
 	code, out, _ = run(t, newTestProgram(), "--help")
-	if code != 0 || !strings.Contains(out, "\n   search  search things\n") || !strings.Contains(out, "Run 'prog help COMMAND'") {
+	if code != 0 || !strings.Contains(out, "\n   search  search things\n") || !strings.Contains(out, "Run 'prog help COMMAND'") ||
+		strings.Contains(out, "debug") {
 		t.Errorf("--help: exit %d:\n%s", code, out)
 	}
 }
