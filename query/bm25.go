@@ -36,13 +36,18 @@ func IDF(n, N uint64) float64 {
 	return math.Log(1 + (float64(N)-float64(n)+0.5)/(float64(n)+0.5))
 }
 
-// fieldTF returns a term's length-normalized frequency in one field of dl
-// terms, before weighting and saturation.
-func fieldTF(freq, dl int, stats artifact.FieldStats, b float64) float64 {
-	avgdl := 1.0
-	if stats.Docs > 0 {
-		avgdl = float64(stats.Tokens) / float64(stats.Docs)
+// avgLength returns a field's average length in terms.
+func avgLength(stats artifact.FieldStats) float64 {
+	if stats.Docs == 0 {
+		return 1
 	}
+	return float64(stats.Tokens) / float64(stats.Docs)
+}
+
+// fieldTF returns a term's length-normalized frequency in one field of dl
+// terms, before weighting and saturation; avgdl is the field's average
+// length.
+func fieldTF(freq, dl int, avgdl, b float64) float64 {
 	return float64(freq) / (1 - b + b*float64(dl)/avgdl)
 }
 
@@ -55,14 +60,14 @@ func saturate(tf, k1 float64) float64 {
 type termScorer struct {
 	in    [postings.Fields]bool
 	w     [postings.Fields]float64
-	stats [postings.Fields]artifact.FieldStats
+	avgdl [postings.Fields]float64 // average field lengths, computed once per term
 	b     float64
 }
 
 func (ev *eval) termScorer(n textNode) termScorer {
 	sc := termScorer{in: n.in, w: n.weights, b: ev.ranking.B}
 	for i, f := range artifact.TextFields {
-		sc.stats[i] = ev.stats[f]
+		sc.avgdl[i] = avgLength(ev.stats[f])
 	}
 	return sc
 }
@@ -78,7 +83,7 @@ func (sc *termScorer) tf(freqs *[postings.Fields]uint32, r *postings.Reader, doc
 		}
 		ok = true
 		if sc.w[f] != 0 {
-			tf += sc.w[f] * fieldTF(int(fr), int(r.Length(doc, f)), sc.stats[f], sc.b)
+			tf += sc.w[f] * fieldTF(int(fr), int(r.Length(doc, f)), sc.avgdl[f], sc.b)
 		}
 	}
 	return tf, ok
@@ -95,7 +100,7 @@ func (sc *termScorer) bound(b *postings.Block) float64 {
 		}
 		best := 0.0
 		for _, p := range b.Pairs[f][:n] {
-			best = max(best, fieldTF(int(p.Freq), int(p.Len), sc.stats[f], sc.b))
+			best = max(best, fieldTF(int(p.Freq), int(p.Len), sc.avgdl[f], sc.b))
 		}
 		tf += sc.w[f] * best
 	}
