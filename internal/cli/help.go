@@ -20,12 +20,7 @@ func writeHelp(w io.Writer, cmd *Command) {
 			b.WriteByte('\n')
 		}
 	}
-	var rows [][2]string
-	for _, sub := range cmd.Commands {
-		if !sub.Hidden {
-			rows = append(rows, [2]string{strings.Join(sub.names(), ", "), sub.Usage})
-		}
-	}
+	rows := commandRows(cmd, true)
 	if len(rows) > 0 {
 		b.WriteString("\nCOMMANDS:\n")
 		table(&b, rows)
@@ -61,15 +56,26 @@ func writeHelp(w io.Writer, cmd *Command) {
 func writeUsage(w io.Writer, cmd *Command) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s - %s\n\nUSAGE:\n   %s\n\nCOMMANDS:\n", cmd.FullName(), cmd.Usage, synopsis(cmd))
-	var rows [][2]string
-	for _, sub := range cmd.Commands {
-		if !sub.Hidden {
-			rows = append(rows, [2]string{sub.Name, sub.Usage})
-		}
-	}
-	table(&b, rows)
+	table(&b, commandRows(cmd, false))
 	fmt.Fprintf(&b, "\nRun '%s --help' for more.\n", cmd.FullName())
 	io.WriteString(w, b.String())
+}
+
+// commandRows lists cmd's visible subcommands with their usage, by name
+// or, with aliases, by every name.
+func commandRows(cmd *Command, aliases bool) [][2]string {
+	var rows [][2]string
+	for _, sub := range cmd.Commands {
+		if sub.Hidden {
+			continue
+		}
+		name := sub.Name
+		if aliases {
+			name = strings.Join(sub.names(), ", ")
+		}
+		rows = append(rows, [2]string{name, sub.Usage})
+	}
+	return rows
 }
 
 func synopsis(cmd *Command) string {

@@ -28,7 +28,7 @@ EXAMPLES:
    (diff reports validation errors; it exits 0 unless it cannot run)`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Usage: "print as `FORMAT`: text, md or json", Value: "text", Destination: &format},
-			&cli.StringSliceFlag{Name: "context-files", Usage: "agent context file `NAMES` picked up outside .kb/", Value: append([]string(nil), compiler.DefaultContextFiles...)},
+			contextFilesFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() < 1 || c.NArg() > 2 {

@@ -34,10 +34,15 @@ func sourceFlags(o *sourceOptions, globalDefault string) []cli.Flag {
 		&cli.BoolFlag{Name: "worktree", Usage: "read the working tree, honouring .gitignore (the default, unless CI=true)", Destination: &o.worktree},
 		&cli.BoolFlag{Name: "global", Usage: "include the global scope (" + globalDefault + ")", Destination: &o.global},
 		&cli.BoolFlag{Name: "no-global", Usage: "leave the global scope out (the default when CI=true)", Destination: &o.noGlobal},
-		&cli.StringSliceFlag{Name: "context-files", Usage: "agent context file `NAMES` picked up outside .kb/", Value: append([]string(nil), compiler.DefaultContextFiles...)},
+		contextFilesFlag(),
 		&cli.StringFlag{Name: "max-file-size", Usage: "skip knowledge files over `SIZE` with an error (5MiB, 512KiB, bytes)", Value: "5MiB", Destination: &o.maxSize},
 		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "parse and index with `N` goroutines (0: one per CPU)", Destination: &o.jobs},
 	}
+}
+
+// contextFilesFlag is --context-files, for the commands that list sources.
+func contextFilesFlag() cli.Flag {
+	return &cli.StringSliceFlag{Name: "context-files", Usage: "agent context file `NAMES` picked up outside .kb/", Value: compiler.DefaultContextFiles}
 }
 
 // source is an opened build input.
