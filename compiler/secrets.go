@@ -6,6 +6,7 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // The secret guard: knowledge is committed and shared, so credentials in it
@@ -23,57 +24,64 @@ import (
 // secretRule is one kind of secret.
 type secretRule struct {
 	name     string
-	keywords []string // lowercase; the rule runs only on lines holding one
-	re       *regexp.Regexp
-	group    int     // the submatch holding the secret; 0 for the whole match
-	entropy  float64 // minimum Shannon entropy of the secret, bits per byte
-	block    bool    // matches across lines (private keys)
-	generic  bool    // a key name and a value: the value must look random
+	keywords []string              // lowercase; the rule runs only on lines holding one
+	re       func() *regexp.Regexp // compiled on first use
+	group    int                   // the submatch holding the secret; 0 for the whole match
+	entropy  float64               // minimum Shannon entropy of the secret, bits per byte
+	block    bool                  // matches across lines (private keys)
+	generic  bool                  // a key name and a value: the value must look random
 }
 
 var secretRules = []secretRule{
 	{name: "private key", keywords: []string{"-----begin"}, block: true,
-		re: regexp.MustCompile(`(?i)-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----[\s\S-]{64,}?KEY(?: BLOCK)?-----`)},
+		re: lazyRegexp(`(?i)-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----[\s\S-]{64,}?KEY(?: BLOCK)?-----`)},
 	{name: "AWS access key", keywords: []string{"akia", "asia", "abia", "acca", "a3t"}, entropy: 3, group: 1,
-		re: regexp.MustCompile(`\b((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b`)},
+		re: lazyRegexp(`\b((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b`)},
 	{name: "GitHub token", keywords: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, entropy: 3,
-		re: regexp.MustCompile(`(?:ghp|gho|ghu|ghs|ghr)_[0-9a-zA-Z]{36}`)},
+		re: lazyRegexp(`(?:ghp|gho|ghu|ghs|ghr)_[0-9a-zA-Z]{36}`)},
 	{name: "GitHub fine-grained token", keywords: []string{"github_pat_"}, entropy: 3,
-		re: regexp.MustCompile(`github_pat_\w{82}`)},
+		re: lazyRegexp(`github_pat_\w{82}`)},
 	{name: "GitLab token", keywords: []string{"glpat-"}, entropy: 3,
-		re: regexp.MustCompile(`glpat-[\w-]{20}`)},
+		re: lazyRegexp(`glpat-[\w-]{20}`)},
 	{name: "Slack token", keywords: []string{"xoxb", "xoxp", "xoxe", "xoxa"}, entropy: 2,
-		re: regexp.MustCompile(`xox[bpea]-[0-9]{10,13}-[0-9a-zA-Z-]{10,}`)},
+		re: lazyRegexp(`xox[bpea]-[0-9]{10,13}-[0-9a-zA-Z-]{10,}`)},
 	{name: "Slack webhook", keywords: []string{"hooks.slack.com"},
-		re: regexp.MustCompile(`(?:https?://)?hooks.slack.com/(?:services|workflows|triggers)/[A-Za-z0-9+/]{43,56}`)},
+		re: lazyRegexp(`(?:https?://)?hooks.slack.com/(?:services|workflows|triggers)/[A-Za-z0-9+/]{43,56}`)},
 	{name: "Stripe key", keywords: []string{"sk_", "rk_"}, entropy: 2, group: 1,
-		re: regexp.MustCompile(`\b((?:sk|rk)_(?:test|live|prod)_[a-zA-Z0-9]{10,99})(?:[\x60'"\s;]|\\[nr]|$)`)},
+		re: lazyRegexp(`\b((?:sk|rk)_(?:test|live|prod)_[a-zA-Z0-9]{10,99})(?:[\x60'"\s;]|\\[nr]|$)`)},
 	{name: "Google API key", keywords: []string{"aiza"}, entropy: 4, group: 1,
-		re: regexp.MustCompile(`\b(AIza[\w-]{35})(?:[\x60'"\s;]|\\[nr]|$)`)},
+		re: lazyRegexp(`\b(AIza[\w-]{35})(?:[\x60'"\s;]|\\[nr]|$)`)},
 	{name: "OpenAI API key", keywords: []string{"t3blbkfj"}, entropy: 3, group: 1,
-		re: regexp.MustCompile(`\b(sk-(?:proj|svcacct|admin)-(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})T3BlbkFJ(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})\b|sk-[a-zA-Z0-9]{20}T3BlbkFJ[a-zA-Z0-9]{20})(?:[\x60'"\s;]|\\[nr]|$)`)},
+		re: lazyRegexp(`\b(sk-(?:proj|svcacct|admin)-(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})T3BlbkFJ(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})\b|sk-[a-zA-Z0-9]{20}T3BlbkFJ[a-zA-Z0-9]{20})(?:[\x60'"\s;]|\\[nr]|$)`)},
 	{name: "Anthropic API key", keywords: []string{"sk-ant-"}, group: 1,
-		re: regexp.MustCompile(`\b(sk-ant-(?:api03|admin01)-[a-zA-Z0-9_\-]{93}AA)(?:[\x60'"\s;]|\\[nr]|$)`)},
+		re: lazyRegexp(`\b(sk-ant-(?:api03|admin01)-[a-zA-Z0-9_\-]{93}AA)(?:[\x60'"\s;]|\\[nr]|$)`)},
 	{name: "npm token", keywords: []string{"npm_"}, entropy: 2, group: 1,
-		re: regexp.MustCompile(`(?i)\b(npm_[a-z0-9]{36})(?:[\x60'"\s;]|\\[nr]|$)`)},
+		re: lazyRegexp(`(?i)\b(npm_[a-z0-9]{36})(?:[\x60'"\s;]|\\[nr]|$)`)},
 	{name: "PyPI token", keywords: []string{"pypi-ageichlwas5vcmc"}, entropy: 3,
-		re: regexp.MustCompile(`pypi-AgEIcHlwaS5vcmc[\w-]{50,1000}`)},
+		re: lazyRegexp(`pypi-AgEIcHlwaS5vcmc[\w-]{50,1000}`)},
 	{name: "SendGrid key", keywords: []string{"sg."}, entropy: 2, group: 1,
-		re: regexp.MustCompile(`\b(SG\.(?i)[a-z0-9=_\-\.]{66})(?:[\x60'"\s;]|\\[nr]|$)`)},
+		re: lazyRegexp(`\b(SG\.(?i)[a-z0-9=_\-\.]{66})(?:[\x60'"\s;]|\\[nr]|$)`)},
 	{name: "DigitalOcean token", keywords: []string{"doo_v1_", "dop_v1_"}, entropy: 3, group: 1,
-		re: regexp.MustCompile(`\b(do[op]_v1_[a-f0-9]{64})(?:[\x60'"\s;]|\\[nr]|$)`)},
+		re: lazyRegexp(`\b(do[op]_v1_[a-f0-9]{64})(?:[\x60'"\s;]|\\[nr]|$)`)},
 	{name: "Azure client secret", keywords: []string{"q~"}, entropy: 3, group: 1,
-		re: regexp.MustCompile(`(?:^|[\\'"\x60\s>=:(,)])([a-zA-Z0-9_~.]{3}\dQ~[a-zA-Z0-9_~.-]{31,34})(?:$|[\\'"\x60\s<),])`)},
+		re: lazyRegexp(`(?:^|[\\'"\x60\s>=:(,)])([a-zA-Z0-9_~.]{3}\dQ~[a-zA-Z0-9_~.-]{31,34})(?:$|[\\'"\x60\s<),])`)},
 	{name: "JSON web token", keywords: []string{"eyj"}, entropy: 3, group: 1,
-		re: regexp.MustCompile(`\b(ey[a-zA-Z0-9]{17,}\.ey[a-zA-Z0-9\/\\_-]{17,}\.(?:[a-zA-Z0-9\/\\_-]{10,}={0,2})?)(?:[\x60'"\s;]|\\[nr]|$)`)},
+		re: lazyRegexp(`\b(ey[a-zA-Z0-9]{17,}\.ey[a-zA-Z0-9\/\\_-]{17,}\.(?:[a-zA-Z0-9\/\\_-]{10,}={0,2})?)(?:[\x60'"\s;]|\\[nr]|$)`)},
 	// password=, api_key: and the like with a value that looks random.
 	{name: "credential assignment", entropy: 3.5, group: 1, generic: true,
 		keywords: []string{"passw", "pwd", "secret", "token", "api_key", "apikey", "api-key", "access_key", "accesskey", "auth"},
-		re:       regexp.MustCompile(`(?i)(?:passw(?:or)?d|pwd|secret|token|api[_-]?key|access[_-]?key|client[_-]?secret|auth[_-]?key)["']?\s{0,3}(?:=|:|=>|:=)\s{0,3}["'\x60]?([A-Za-z0-9+/_.=~!@#$%^&*-]{12,150})`)},
+		re:       lazyRegexp(`(?i)(?:passw(?:or)?d|pwd|secret|token|api[_-]?key|access[_-]?key|client[_-]?secret|auth[_-]?key)["']?\s{0,3}(?:=|:|=>|:=)\s{0,3}["'\x60]?([A-Za-z0-9+/_.=~!@#$%^&*-]{12,150})`)},
 }
 
 // placeholderRE matches values that only stand in for a secret.
-var placeholderRE = regexp.MustCompile(`(?i)^(?:x{4,}|\*{4,}|\.{3,}|<[^>]*>|\$\{?[A-Z_][A-Z0-9_]*\}?|.*(?:example|changeme|placeholder|your[_-]|redacted|dummy|sample|fake|not[_-]?a[_-]?secret).*)$`)
+var placeholderRE = lazyRegexp(`(?i)^(?:x{4,}|\*{4,}|\.{3,}|<[^>]*>|\$\{?[A-Z_][A-Z0-9_]*\}?|.*(?:example|changeme|placeholder|your[_-]|redacted|dummy|sample|fake|not[_-]?a[_-]?secret).*)$`)
+
+// lazyRegexp compiles pattern on first use. The rules' counted repetitions
+// ({50,1000}, {93}) make compiling them all take 12 ms, which every kbc
+// command paid at start-up, scanning or not.
+func lazyRegexp(pattern string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })
+}
 
 var allowMarkers = [][]byte{[]byte("kbq:allow-secret"), []byte("gitleaks:allow")}
 
@@ -175,7 +183,7 @@ func hasPrefixFold(text, prefix []byte) bool {
 func (rule secretRule) scan(src *source, offs []int, report reporter) {
 	text := src.text
 	if rule.block {
-		for _, m := range rule.re.FindAllIndex(text, -1) {
+		for _, m := range rule.re().FindAllIndex(text, -1) {
 			rule.check(src, m[0], m[1], report)
 		}
 		return
@@ -192,7 +200,7 @@ func (rule secretRule) scan(src *source, offs []int, report reporter) {
 		if line < len(src.lines) {
 			end = src.lines[line] - 1
 		}
-		for _, m := range rule.re.FindAllSubmatchIndex(text[start:end], -1) {
+		for _, m := range rule.re().FindAllSubmatchIndex(text[start:end], -1) {
 			s, e := m[2*rule.group], m[2*rule.group+1]
 			if s >= 0 {
 				rule.check(src, start+s, start+e, report)
@@ -216,7 +224,7 @@ func (rule secretRule) check(src *source, start, end int, report reporter) {
 			return
 		}
 	}
-	if !rule.block && (placeholderRE.Match(secret) || entropy(secret) < rule.entropy) {
+	if !rule.block && (placeholderRE().Match(secret) || entropy(secret) < rule.entropy) {
 		return
 	}
 	if rule.generic && !looksLiteral(secret) {
