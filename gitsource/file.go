@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"iter"
 	"strconv"
 )
@@ -79,6 +80,9 @@ type File struct {
 type DirStamp struct {
 	Path string // slash-separated, relative to the snapshot's root; "" is the root
 	Mod  int64
+	// Entries are what listing the directory returned, in name order,
+	// before ignore rules: what a later listing is compared with.
+	Entries []fs.DirEntry
 }
 
 // Snapshot is a set of files at one moment: a commit's tree, git's index or

@@ -158,6 +158,7 @@ func TestCorruptRepositoryFails(t *testing.T) {
 	r.commit(map[string]string{"a/b/c.md": "c"})
 	tree := r.git("rev-parse", "HEAD:a/b")
 	os.Remove(filepath.Join(r.dir, ".git", "objects", tree[:2], tree[2:]))
+	os.Remove(filepath.Join(r.dir, ".git", "index")) // or HEAD is listed from it
 	snap, err := r.open().Rev("HEAD")
 	if err != nil {
 		t.Fatal(err)
@@ -168,6 +169,52 @@ func TestCorruptRepositoryFails(t *testing.T) {
 	}
 	if walkErr == nil || !strings.Contains(walkErr.Error(), tree) {
 		t.Errorf("walk of a repository missing tree %s ended with %v", tree, walkErr)
+	}
+}
+
+// HEAD is listed from git's index while the index's cache tree says it
+// holds HEAD's tree, and from the trees once a change is staged.
+func TestRevListedFromIndex(t *testing.T) {
+	r := newRepo(t)
+	r.commit(map[string]string{"a/b/c.md": "c\n", "a/d.md": "d\n", "e.md": "e\n"})
+	want := map[string]string{}
+	for _, p := range []string{"a/b/c.md", "a/d.md", "e.md"} {
+		want[p] = r.git("rev-parse", "HEAD:"+p)
+	}
+	// Without the tree a/b, only the index can list HEAD.
+	tree := r.git("rev-parse", "HEAD:a/b")
+	os.Remove(filepath.Join(r.dir, ".git", "objects", tree[:2], tree[2:]))
+	snap, err := r.open().Rev("HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for f, err := range snap.Files() {
+		if err != nil {
+			t.Fatalf("HEAD listed from the index: %v", err)
+		}
+		got[f.Path] = f.Blob
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("HEAD listed from the index = %v, want %v", got, want)
+	}
+
+	// A staged change makes the index differ from HEAD: the trees are read,
+	// and the missing one is an error, not the staged content.
+	r.write("e.md", "staged\n")
+	r.git("add", "e.md")
+	snap, err = r.open().Rev("HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var walkErr error
+	for _, err := range snap.Files() {
+		if err != nil {
+			walkErr = err
+		}
+	}
+	if walkErr == nil || !strings.Contains(walkErr.Error(), tree) {
+		t.Errorf("HEAD with a change staged was listed without its trees (error %v)", walkErr)
 	}
 }
 

@@ -29,6 +29,7 @@ type Repo struct {
 	// do concurrently, and while it forgets its list of packs (retry.go).
 	// Loose objects, most of what a build reads, are read without it.
 	objects sync.Mutex
+	index   indexMemo
 }
 
 // readOnlySafeExtensions are repository extensions that change nothing about
@@ -65,7 +66,11 @@ func Open(path string) (*Repo, error) {
 		return nil, fmt.Errorf("open repository at %s: %w", path, err)
 	}
 	r := &Repo{git: repo}
-	if st, ok := repo.Storer.(*filesystem.Storage); ok {
+	storer := repo.Storer
+	if safe, ok := storer.(safeExtensionStorer); ok {
+		storer = safe.Storer
+	}
+	if st, ok := storer.(*filesystem.Storage); ok {
 		r.gitDir = st.Filesystem()
 	}
 	if wt, err := repo.Worktree(); err == nil {

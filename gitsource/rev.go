@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -94,12 +95,25 @@ type revSnapshot struct {
 	repo *Repo
 	tree *object.Tree
 	info Info
+	// files, when set, are the tree's files as git's index lists them;
+	// looked up by the first listing, on its goroutine.
+	indexed sync.Once
+	files   []File
 }
 
 func (s *revSnapshot) Info() Info { return s.info }
 
 func (s *revSnapshot) Files() iter.Seq2[File, error] {
 	return func(yield func(File, error) bool) {
+		s.indexed.Do(func() { s.files = s.repo.treeFromIndex(s.tree.Hash) })
+		if s.files != nil {
+			for _, f := range s.files {
+				if !yield(f, nil) {
+					return
+				}
+			}
+			return
+		}
 		s.walk(s.tree, "", yield)
 	}
 }

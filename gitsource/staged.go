@@ -1,16 +1,18 @@
 package gitsource
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
 )
@@ -86,28 +88,103 @@ func (r *Repo) indexEntries() ([]File, error) {
 	return files, nil
 }
 
+// indexMemo is the last index decoded, with the stat data of its file: a
+// build asks for the index several times (the stat cache, the base for the
+// dirty check), and decoding one of 100,000 entries takes tens of
+// milliseconds. Callers treat the decoded index as read-only.
+type indexMemo struct {
+	mu    sync.Mutex
+	stamp string // size and modification time of the file decoded
+	idx   *index.Index
+	err   error
+}
+
+// indexInfo stats the index file git uses: GIT_INDEX_FILE, or the
+// repository's own.
+func (r *Repo) indexInfo() (os.FileInfo, error) {
+	if path := indexFile(); path != "" {
+		return os.Stat(path)
+	}
+	if r.gitDir == nil {
+		return nil, os.ErrNotExist
+	}
+	return r.gitDir.Stat("index")
+}
+
 func (r *Repo) decodeIndex() (*index.Index, error) {
+	stamp := ""
+	if fi, err := r.indexInfo(); err == nil {
+		stamp = fmt.Sprintf("%d %d", fi.Size(), fi.ModTime().UnixNano())
+	}
+	r.index.mu.Lock()
+	defer r.index.mu.Unlock()
+	if stamp != "" && stamp == r.index.stamp {
+		return r.index.idx, r.index.err
+	}
+	idx, err := r.readIndex()
+	r.index.stamp, r.index.idx, r.index.err = stamp, idx, err
+	return idx, err
+}
+
+func (r *Repo) readIndex() (*index.Index, error) {
 	path := indexFile()
 	if path == "" {
-		idx, err := r.git.Storer.Index()
+		if r.gitDir == nil {
+			return nil, fmt.Errorf("read git index: %w", os.ErrNotExist)
+		}
+		f, err := r.gitDir.Open("index")
+		if errors.Is(err, os.ErrNotExist) {
+			return &index.Index{Version: 2}, nil // no index yet: nothing staged
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read git index: %w", err)
+		}
+		defer f.Close()
+		data, err := io.ReadAll(f)
+		if err != nil {
+			return nil, fmt.Errorf("read git index: %w", err)
+		}
+		idx, err := parseIndex(data)
 		if err != nil && !errors.Is(err, index.ErrUnknownExtension) {
 			return nil, fmt.Errorf("read git index: %w", err)
 		}
 		return idx, err
 	}
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read GIT_INDEX_FILE: %w", err)
 	}
-	defer f.Close()
-	idx := new(index.Index)
-	if err := index.NewDecoder(bufio.NewReader(f)).Decode(idx); err != nil {
-		if errors.Is(err, index.ErrUnknownExtension) {
-			return nil, err
-		}
+	idx, err := parseIndex(data)
+	if err != nil && !errors.Is(err, index.ErrUnknownExtension) {
 		return nil, fmt.Errorf("read GIT_INDEX_FILE %s: %w", path, err)
 	}
-	return idx, nil
+	return idx, err
+}
+
+// treeFromIndex lists the files of tree from git's index when the index's
+// cache tree records that the index holds exactly that tree, as it does
+// after a commit, checkout or reset; listing the index reads no tree
+// objects. It returns nil when the index cannot vouch for tree.
+func (r *Repo) treeFromIndex(tree plumbing.Hash) []File {
+	idx, err := r.decodeIndex()
+	if err != nil || idx.Cache == nil || len(idx.Cache.Entries) == 0 {
+		return nil
+	}
+	// An invalidated tree is left out of the decoded cache, so a first
+	// entry with a path is a subtree: the root is not valid.
+	root := idx.Cache.Entries[0]
+	if root.Path != "" || root.Hash != tree || root.Entries != len(idx.Entries) {
+		return nil
+	}
+	files := make([]File, 0, len(idx.Entries))
+	for _, e := range idx.Entries {
+		kind, err := kindOfMode(e.Mode)
+		if err != nil || e.Stage != mergedStage || e.IntentToAdd {
+			return nil
+		}
+		files = append(files, File{Path: e.Name, Blob: e.Hash.String(), Kind: kind})
+	}
+	return files
 }
 
 func kindOfMode(m filemode.FileMode) (Kind, error) {

@@ -7,9 +7,9 @@ import (
 	"io/fs"
 	"iter"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/config"
@@ -35,7 +35,7 @@ func (r *Repo) Worktree() (Snapshot, error) {
 	if !head.IsZero() {
 		s.info.Commit = head.String()
 	}
-	s.cache = r.statCache()
+	s.repo = r
 	return s, nil
 }
 
@@ -50,13 +50,15 @@ type dirSnapshot struct {
 	base       []gitignore.Pattern
 	gitignore  bool // read .gitignore files on the way down
 	skipHidden bool
+	repo       *Repo // when set, its index is the stat cache
+	cached     sync.Once
 	cache      *statCache
 	info       Info
 	dirs       []DirStamp
 }
 
 // Dirs returns the directories the last iteration of Files listed, with
-// their modification times from before they were read.
+// their modification times from before they were read and their entries.
 func (s *dirSnapshot) Dirs() []DirStamp { return s.dirs }
 
 // Root returns the directory the snapshot lists.
@@ -66,43 +68,105 @@ func (s *dirSnapshot) Info() Info { return s.info }
 
 func (s *dirSnapshot) Files() iter.Seq2[File, error] {
 	return func(yield func(File, error) bool) {
+		// The index, for the stat cache, is decoded while the directories
+		// are read: both take a while on a large working tree.
+		decoded := make(chan struct{})
+		go func() {
+			defer close(decoded)
+			s.cached.Do(func() {
+				if s.repo != nil {
+					s.cache = s.repo.statCache()
+				}
+			})
+		}()
+		root := s.list()
+		<-decoded
 		s.dirs = s.dirs[:0]
-		s.walk("", s.base, yield)
+		s.emit(root, yield)
 	}
 }
 
-// walk yields the entries of the directory rel (slash-separated, "" for the
-// root). It returns false when yield asked to stop or an error ended it.
-func (s *dirSnapshot) walk(rel string, patterns []gitignore.Pattern, yield func(File, error) bool) bool {
-	dir := filepath.Join(s.root, filepath.FromSlash(rel))
+// A walk reads directories on several goroutines, since most of its time
+// is system calls (a stat per file), and yields their files afterwards in
+// the order of a depth-first walk.
+type dirListing struct {
+	rel     string // slash-separated, "" for the root
+	mod     int64  // modification time before it was read; 0 if unknown
+	err     error
+	listed  []fs.DirEntry // as read, before ignore rules
+	entries []dirEntry
+}
+
+type dirEntry struct {
+	file File
+	info fs.FileInfo // of a regular file, for the stat cache
+	sub  *dirListing // of a directory the walk enters
+	err  error       // a file that could not be stat'ed
+}
+
+// walkers bounds the directories read at once.
+const walkers = 8
+
+// list reads the tree of directories below the root.
+func (s *dirSnapshot) list() *dirListing {
+	root := &dirListing{}
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, walkers)
+	var visit func(d *dirListing, patterns []gitignore.Pattern)
+	visit = func(d *dirListing, patterns []gitignore.Pattern) {
+		defer wg.Done()
+		slots <- struct{}{}
+		s.read(d, patterns, func(sub *dirListing, patterns []gitignore.Pattern) {
+			wg.Add(1)
+			go visit(sub, patterns)
+		})
+		<-slots
+	}
+	wg.Add(1)
+	visit(root, s.base)
+	wg.Wait()
+	return root
+}
+
+// read lists the directory d, whose ignore rules so far are patterns, and
+// calls enter for each subdirectory the walk descends into.
+func (s *dirSnapshot) read(d *dirListing, patterns []gitignore.Pattern, enter func(*dirListing, []gitignore.Pattern)) {
+	dir := filepath.Join(s.root, filepath.FromSlash(d.rel))
 	var domain []string
-	if rel != "" {
-		domain = strings.Split(rel, "/")
+	if d.rel != "" {
+		domain = strings.Split(d.rel, "/")
 	}
 	if s.gitignore {
 		ps, err := readIgnoreFile(filepath.Join(dir, ".gitignore"), domain)
 		if err != nil {
-			yield(File{}, err)
-			return false
+			d.err = err
+			return
 		}
 		patterns = append(patterns[:len(patterns):len(patterns)], ps...)
 	}
 	matcher := gitignore.NewMatcher(patterns)
 	if fi, err := os.Stat(dir); err == nil {
-		s.dirs = append(s.dirs, DirStamp{Path: rel, Mod: fi.ModTime().UnixNano()})
+		d.mod = fi.ModTime().UnixNano()
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		yield(File{}, fmt.Errorf("read directory %s: %w", dir, err))
-		return false
+		d.err = fmt.Errorf("read directory %s: %w", dir, err)
+		return
 	}
+	d.listed = entries
+	d.entries = make([]dirEntry, 0, len(entries))
+	parts := make([]string, len(domain)+1)
+	copy(parts, domain)
 	for _, e := range entries {
 		name := e.Name()
 		if name == ".git" || (s.skipHidden && strings.HasPrefix(name, ".")) {
 			continue
 		}
-		p := path.Join(rel, name)
-		parts := append(domain[:len(domain):len(domain)], name)
+		p := name
+		if d.rel != "" {
+			p = d.rel + "/" + name
+		}
+		parts[len(domain)] = name
 		isDir := e.IsDir()
 		if s.gitignore && matcher.Match(parts, isDir) {
 			continue
@@ -110,33 +174,57 @@ func (s *dirSnapshot) walk(rel string, patterns []gitignore.Pattern, yield func(
 		switch t := e.Type(); {
 		case isDir:
 			if _, err := os.Lstat(filepath.Join(dir, name, ".git")); err == nil {
-				if !yield(File{Path: p, Kind: Submodule}, nil) {
-					return false
-				}
+				d.entries = append(d.entries, dirEntry{file: File{Path: p, Kind: Submodule}})
 				continue
 			}
-			if !s.walk(p, patterns, yield) {
-				return false
-			}
+			sub := &dirListing{rel: p}
+			d.entries = append(d.entries, dirEntry{sub: sub})
+			enter(sub, patterns)
 		case t&fs.ModeSymlink != 0:
-			if !yield(File{Path: p, Kind: Symlink}, nil) {
-				return false
-			}
+			d.entries = append(d.entries, dirEntry{file: File{Path: p, Kind: Symlink}})
 		case t.IsRegular():
 			f := File{Path: p, Kind: Regular}
 			info, err := e.Info()
 			if err != nil {
-				yield(File{}, fmt.Errorf("stat %s: %w", p, err))
-				return false
+				d.entries = append(d.entries, dirEntry{err: fmt.Errorf("stat %s: %w", p, err)})
+				continue
 			}
 			if info.Mode()&0o111 != 0 {
 				f.Kind = Executable
 			}
-			f.Blob = s.cache.lookup(p, info)
 			f.Size, f.Mod = info.Size(), info.ModTime().UnixNano()
-			if !yield(f, nil) {
+			d.entries = append(d.entries, dirEntry{file: f, info: info})
+		}
+	}
+}
+
+// emit yields the files of d and of the directories below it. It returns
+// false when yield asked to stop or an error ended the walk.
+func (s *dirSnapshot) emit(d *dirListing, yield func(File, error) bool) bool {
+	if d.mod != 0 {
+		s.dirs = append(s.dirs, DirStamp{Path: d.rel, Mod: d.mod, Entries: d.listed})
+	}
+	if d.err != nil {
+		yield(File{}, d.err)
+		return false
+	}
+	for _, e := range d.entries {
+		switch {
+		case e.err != nil:
+			yield(File{}, e.err)
+			return false
+		case e.sub != nil:
+			if !s.emit(e.sub, yield) {
 				return false
 			}
+			continue
+		}
+		f := e.file
+		if e.info != nil {
+			f.Blob = s.cache.lookup(f.Path, e.info)
+		}
+		if !yield(f, nil) {
+			return false
 		}
 	}
 	return true
@@ -246,14 +334,11 @@ type statCache struct {
 }
 
 func (r *Repo) statCache() *statCache {
-	if r.gitDir == nil {
-		return nil
-	}
-	fi, err := r.gitDir.Stat("index")
+	fi, err := r.indexInfo()
 	if err != nil {
 		return nil
 	}
-	idx, err := r.git.Storer.Index()
+	idx, err := r.decodeIndex()
 	if err != nil {
 		return nil
 	}
