@@ -1,6 +1,7 @@
 package artifact
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -361,30 +362,32 @@ func Encode(w io.Writer, m *Manifest) error {
 	if cut < 0 {
 		return fmt.Errorf("encode manifest: documents field missing")
 	}
-	var buf bytes.Buffer
-	buf.Grow(len(head) + 256*len(m.Documents))
-	buf.Write(head[:cut])
-	buf.WriteString(",\n  \"documents\": [")
+	// Documents are written as they are encoded: a manifest of 100,000
+	// documents is tens of megabytes, and holding it all costs page faults.
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.Write(head[:cut])
+	bw.WriteString(",\n  \"documents\": [")
+	var scratch []byte
 	for i := range m.Documents {
 		if i > 0 {
-			buf.WriteByte(',')
+			bw.WriteByte(',')
 		}
-		buf.WriteString("\n    ")
-		buf.Write(appendDocument(buf.AvailableBuffer(), &m.Documents[i]))
+		bw.WriteString("\n    ")
+		scratch = appendDocument(scratch[:0], &m.Documents[i])
+		bw.Write(scratch)
 	}
 	if len(m.Documents) > 0 {
-		buf.WriteString("\n  ")
+		bw.WriteString("\n  ")
 	}
-	buf.WriteString("]")
+	bw.WriteString("]")
 	if len(m.Attachments) > 0 {
 		att, err := json.Marshal(m.Attachments)
 		if err != nil {
 			return err
 		}
-		buf.WriteString(",\n  \"attachments\": ")
-		buf.Write(att)
+		bw.WriteString(",\n  \"attachments\": ")
+		bw.Write(att)
 	}
-	buf.WriteString("\n}\n")
-	_, err = w.Write(buf.Bytes())
-	return err
+	bw.WriteString("\n}\n")
+	return bw.Flush()
 }

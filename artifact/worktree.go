@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -277,6 +278,11 @@ func (w *Worktree) KnowledgeEntries(abs, rel string) []Entry {
 	if err != nil {
 		return nil
 	}
+	return w.KnowledgeOf(rel, des)
+}
+
+// KnowledgeOf is KnowledgeEntries of a directory listed already.
+func (w *Worktree) KnowledgeOf(rel string, des []fs.DirEntry) []Entry {
 	inKB := slices.Contains(strings.Split(rel, "/"), ".kb")
 	var out []Entry
 	for _, e := range des {

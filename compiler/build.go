@@ -11,7 +11,6 @@ import (
 	"maps"
 	"runtime"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/kbqdev/kbq/artifact"
@@ -259,25 +258,30 @@ func contentKey(m *artifact.Manifest) string {
 
 // dirty reports whether the knowledge files read differ from the base's.
 func (b *indexBuild) dirty(l *listing) (bool, error) {
-	base, err := collect(b.opts.Base, nil, b.opts.ContextFiles)
-	if err != nil {
-		return false, fmt.Errorf("read base for comparison: %w", err)
-	}
-	current := maps.Clone(l.files)
-	for path, blob := range b.blobs {
-		if !strings.HasPrefix(path, artifact.GlobalPathPrefix) {
-			current[path] = blob
+	// A document read has the blob it was read with; any other was listed
+	// with the blob the previous artifact built it from (a listed blob
+	// that was unknown or different had it read).
+	current := func(p string) (blob string, listed bool) {
+		if blob, read := b.blobs[p]; read {
+			return blob, true
 		}
+		blob, listed = l.files[p]
+		return blob, listed
 	}
-	if len(current) != len(base.files) {
-		return true, nil
-	}
-	for p, blob := range current {
-		if blob == "" || base.files[p] != blob {
+	n := 0
+	for f, err := range b.opts.Base.Files() {
+		if err != nil {
+			return false, fmt.Errorf("read base for comparison: %w", err)
+		}
+		if _, ok := classify(f.Path, b.opts.ContextFiles); !ok {
+			continue
+		}
+		n++
+		if blob, listed := current(f.Path); !listed || blob == "" || blob != f.Blob {
 			return true, nil
 		}
 	}
-	return false, nil
+	return n != len(l.files), nil
 }
 
 // humanBytes formats a size in the unit that reads best: 5 MiB, 512 KiB.

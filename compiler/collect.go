@@ -100,6 +100,11 @@ func (l *listing) add(c candidate) {
 		l.attached = append(l.attached, c.path)
 		return
 	}
+	if len(l.docs) == cap(l.docs) {
+		// Doubling, not append's gentler growth for large slices: a listing
+		// of 100,000 candidates would otherwise copy five times its size.
+		l.docs = slices.Grow(l.docs, max(len(l.docs), 64))
+	}
 	l.docs = append(l.docs, c)
 }
 

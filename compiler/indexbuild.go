@@ -30,8 +30,7 @@ type indexBuild struct {
 
 	facts  []docFacts
 	blobs  map[string]string // path → blob of every document read
-	kept   []artifact.Document
-	failed bool // an error was found; stop writing segments
+	failed bool              // an error was found; stop writing segments
 
 	builders   chan *fieldBuilder // idle builders, keeping their vocabularies
 	batch      *batch
@@ -78,7 +77,6 @@ func (b *indexBuild) run(ctx context.Context, l *listing) (*artifact.Manifest, e
 		case len(todo) == 0 && len(b.prev.m.Documents) == len(l.docs) && slices.Equal(b.prev.m.Attachments, l.attachmentPaths()):
 			// Nothing changed: the index stays; only the manifest is new.
 			b.res.Incremental, b.res.Reused = true, len(b.prev.m.Documents)
-			b.kept = b.prev.m.Documents
 			m := b.manifest(b.prev.m.Documents, b.prev.m.Attachments)
 			m.Index = b.prev.m.Index
 			return m, b.markDirty(m, l)
@@ -165,11 +163,6 @@ func (b *indexBuild) markDirty(m *artifact.Manifest, l *listing) error {
 	if b.opts.Base == nil {
 		return nil
 	}
-	for _, d := range b.kept {
-		if _, read := b.blobs[d.Path]; !read {
-			b.blobs[d.Path] = d.Blob
-		}
-	}
 	dirty, err := b.dirty(l)
 	if err != nil {
 		return err
@@ -240,31 +233,81 @@ func (b *indexBuild) flush() {
 // chunks of the previous index that must be deleted, by segment.
 func (b *indexBuild) documents(l *listing) ([]artifact.Document, map[uint64]*roaring.Bitmap) {
 	deleted := make(map[uint64]*roaring.Bitmap)
-	var docs []artifact.Document
+	var fresh []artifact.Document
 	for _, bt := range b.batches {
-		docs = append(docs, bt.meta...)
+		fresh = append(fresh, bt.meta...)
 	}
-	if b.prev != nil {
-		indexed := make(map[string]bool, len(docs))
-		for _, d := range docs {
-			indexed[d.Path] = true
+	byPath := func(x, y artifact.Document) int { return cmp.Compare(x.Path, y.Path) }
+	if !slices.IsSortedFunc(fresh, byPath) { // batches follow the listing's order
+		slices.SortFunc(fresh, byPath)
+	}
+	if b.prev == nil {
+		return fresh, deleted
+	}
+	indexed := make(map[string]bool, len(fresh))
+	for _, d := range fresh {
+		indexed[d.Path] = true
+	}
+	prev := b.prev.m.Documents
+	keep := listed(l.docs, prev)
+	for i, d := range prev {
+		if keep[i] && !indexed[d.Path] && !b.prev.stale[d.Path] {
+			b.res.Reused++
+			continue
 		}
-		present := make(map[string]bool, len(l.docs))
-		for _, c := range l.docs {
-			present[c.path] = true
-		}
-		for _, d := range b.prev.m.Documents {
-			if present[d.Path] && !indexed[d.Path] && !b.prev.stale[d.Path] {
-				b.kept = append(b.kept, d)
-				continue
+		keep[i] = false
+		markDeleted(deleted, d.Seg, d.Doc, uint32(d.Chunks))
+	}
+	// Both lists are in path order (a manifest out of order is sorted
+	// first) and hold no path twice: merge them, copying each document once.
+	if !slices.IsSortedFunc(prev, byPath) {
+		var kept []artifact.Document
+		for i, d := range prev {
+			if keep[i] {
+				kept = append(kept, d)
 			}
-			markDeleted(deleted, d.Seg, d.Doc, uint32(d.Chunks))
 		}
-		b.res.Reused = len(b.kept)
-		docs = append(docs, b.kept...)
-		slices.SortFunc(docs, func(x, y artifact.Document) int { return cmp.Compare(x.Path, y.Path) })
+		slices.SortFunc(kept, byPath)
+		prev, keep = kept, nil
 	}
-	return docs, deleted
+	docs := make([]artifact.Document, 0, len(fresh)+b.res.Reused)
+	i := 0
+	for j := range prev {
+		if keep != nil && !keep[j] {
+			continue
+		}
+		for i < len(fresh) && fresh[i].Path < prev[j].Path {
+			docs = append(docs, fresh[i])
+			i++
+		}
+		docs = append(docs, prev[j])
+	}
+	return append(docs, fresh[i:]...), deleted
+}
+
+// listed reports, for each of docs, whether the listing holds its path.
+// The listing is in path order, and so are a built manifest's documents:
+// they are merged in one pass. A map serves for documents out of order.
+func listed(cands []candidate, docs []artifact.Document) []bool {
+	out := make([]bool, len(docs))
+	if slices.IsSortedFunc(docs, func(x, y artifact.Document) int { return cmp.Compare(x.Path, y.Path) }) {
+		j := 0
+		for i, d := range docs {
+			for j < len(cands) && cands[j].path < d.Path {
+				j++
+			}
+			out[i] = j < len(cands) && cands[j].path == d.Path
+		}
+		return out
+	}
+	paths := make(map[string]bool, len(cands))
+	for _, c := range cands {
+		paths[c.path] = true
+	}
+	for i, d := range docs {
+		out[i] = paths[d.Path]
+	}
+	return out
 }
 
 func markDeleted(deleted map[uint64]*roaring.Bitmap, seg uint64, first, n uint32) {

@@ -41,7 +41,7 @@ func recordWorktree(out string, src Source, l *listing, m *artifact.Manifest, co
 	for _, d := range m.Documents {
 		blobs[d.Path] = d.Blob
 	}
-	w := &artifact.Worktree{Index: m.Index, ContextFiles: contextFiles}
+	w := &artifact.Worktree{Index: m.Index, ContextFiles: contextFiles, Files: make([]artifact.FileStamp, 0, len(l.docs))}
 	holders := map[string]bool{"": true} // directories that hold a scope or a context file
 	for _, c := range l.docs {
 		if strings.HasPrefix(c.path, artifact.GlobalPathPrefix) || c.file.Mod == 0 {
@@ -54,18 +54,11 @@ func recordWorktree(out string, src Source, l *listing, m *artifact.Manifest, co
 			holders[dirOf(c.path)] = true
 		}
 	}
-	root := lister.Root()
 	for _, d := range lister.Dirs() {
 		if holders[d.Path] || slices.Contains(strings.Split(d.Path, "/"), KBDir) {
-			abs := filepath.Join(root, filepath.FromSlash(d.Path))
-			stamp := artifact.DirStamp{Path: d.Path, Mod: d.Mod, Entries: artifact.HashEntries(w.KnowledgeEntries(abs, d.Path))}
-			// The entries are listed after the walk: when the directory
-			// changed since the walk stamped it, they may hold a file the
-			// build never read, so no hash is recorded and kbq looks.
-			if fi, err := os.Lstat(abs); err != nil || fi.ModTime().UnixNano() != d.Mod {
-				stamp.Entries = 0
-			}
-			w.Dirs = append(w.Dirs, stamp)
+			// The entries are those the walk listed, and so read: a file
+			// added after the walk makes a later listing differ.
+			w.Dirs = append(w.Dirs, artifact.DirStamp{Path: d.Path, Mod: d.Mod, Entries: artifact.HashEntries(w.KnowledgeOf(d.Path, d.Entries))})
 		}
 	}
 	tmp := name + ".tmp"
