@@ -79,7 +79,7 @@ func writeFileSync(name string, fill func(io.Writer) error) (err error) {
 			os.Remove(name)
 		}
 	}()
-	bw := bufio.NewWriterSize(f, 1<<20)
+	bw := bufio.NewWriterSize(f, 128<<10)
 	if err := fill(bw); err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
 	}

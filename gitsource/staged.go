@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/format/index"
@@ -140,7 +141,7 @@ func (r *Repo) readIndex() (*index.Index, error) {
 			return nil, fmt.Errorf("read git index: %w", err)
 		}
 		defer f.Close()
-		data, err := io.ReadAll(f)
+		data, err := readAll(f)
 		if err != nil {
 			return nil, fmt.Errorf("read git index: %w", err)
 		}
@@ -159,6 +160,26 @@ func (r *Repo) readIndex() (*index.Index, error) {
 		return nil, fmt.Errorf("read GIT_INDEX_FILE %s: %w", path, err)
 	}
 	return idx, err
+}
+
+// readAll reads f into a buffer of its size: growing one as io.ReadAll
+// does touches three times the memory.
+func readAll(f billy.File) ([]byte, error) {
+	if st, ok := f.(interface{ Stat() (os.FileInfo, error) }); ok {
+		if fi, err := st.Stat(); err == nil && fi.Size() > 0 {
+			data := make([]byte, fi.Size())
+			n, err := io.ReadFull(f, data)
+			if err == io.ErrUnexpectedEOF {
+				return data[:n], nil // shrank since: its checksum will tell
+			}
+			if err != nil {
+				return nil, err
+			}
+			rest, err := io.ReadAll(f) // grew since
+			return append(data, rest...), err
+		}
+	}
+	return io.ReadAll(f)
 }
 
 // treeFromIndex lists the files of tree from git's index when the index's
