@@ -53,6 +53,12 @@ func collect(src Source, global *Global, contextFiles []string) (*listing, error
 		if err != nil {
 			return nil, err
 		}
+		if l.docs == nil {
+			if h, ok := src.(interface{ SizeHint() int }); ok && h.SizeHint() > 0 {
+				l.docs = make([]candidate, 0, h.SizeHint())
+				l.files = make(map[string]string, h.SizeHint())
+			}
+		}
 		loc, ok := classify(f.Path, contextFiles)
 		if !ok {
 			switch {
@@ -116,16 +122,31 @@ func (l *listing) skip(display, msg string) {
 // same topic hides it from queries made inside them: deeper scopes win.
 // Context documents accumulate instead of shadowing each other.
 func shadowing(docs []candidate) map[string][]string {
-	byTopic := make(map[string][]string)
-	for _, c := range docs {
-		if c.loc.kind != artifact.KindContext {
-			byTopic[c.loc.topic] = append(byTopic[c.loc.topic], c.loc.scope)
+	// Most topics live in one scope: a topic is filed under the index of
+	// its first document, and scopes are gathered only for the others.
+	first := make(map[string]int, len(docs))
+	var shared map[string][]string // topic → its scopes, when several
+	for i, c := range docs {
+		if c.loc.kind == artifact.KindContext {
+			continue
 		}
+		j, seen := first[c.loc.topic]
+		if !seen {
+			first[c.loc.topic] = i
+			continue
+		}
+		if shared == nil {
+			shared = make(map[string][]string)
+		}
+		if shared[c.loc.topic] == nil {
+			shared[c.loc.topic] = []string{docs[j].loc.scope}
+		}
+		shared[c.loc.topic] = append(shared[c.loc.topic], c.loc.scope)
 	}
 	out := make(map[string][]string)
 	for _, c := range docs {
-		scopes := byTopic[c.loc.topic]
-		if len(scopes) < 2 || c.loc.kind == artifact.KindContext {
+		scopes := shared[c.loc.topic]
+		if scopes == nil || c.loc.kind == artifact.KindContext {
 			continue
 		}
 		for _, s := range scopes {

@@ -57,6 +57,15 @@ type dirSnapshot struct {
 	dirs       []DirStamp
 }
 
+// SizeHint is about how many files Files yields, once it has yielded one:
+// the number git's index tracks.
+func (s *dirSnapshot) SizeHint() int {
+	if s.cache == nil {
+		return 0
+	}
+	return len(s.cache.entries)
+}
+
 // Dirs returns the directories the last iteration of Files listed, with
 // their modification times from before they were read and their entries.
 func (s *dirSnapshot) Dirs() []DirStamp { return s.dirs }
@@ -68,30 +77,26 @@ func (s *dirSnapshot) Info() Info { return s.info }
 
 func (s *dirSnapshot) Files() iter.Seq2[File, error] {
 	return func(yield func(File, error) bool) {
-		// The index, for the stat cache, is decoded while the directories
-		// are read: both take a while on a large working tree.
-		decoded := make(chan struct{})
-		go func() {
-			defer close(decoded)
-			s.cached.Do(func() {
-				if s.repo != nil {
-					s.cache = s.repo.statCache()
-				}
-			})
-		}()
+		// The index, for the stat cache, is decoded while the first
+		// directories are read.
 		root := s.list()
-		<-decoded
+		s.cached.Do(func() {
+			if s.repo != nil {
+				s.cache = s.repo.statCache()
+			}
+		})
 		s.dirs = s.dirs[:0]
 		s.emit(root, yield)
 	}
 }
 
 // A walk reads directories on several goroutines, since most of its time
-// is system calls (a stat per file), and yields their files afterwards in
-// the order of a depth-first walk.
+// is system calls (a stat per file), and yields their files in the order
+// of a depth-first walk as each directory is ready.
 type dirListing struct {
 	rel     string // slash-separated, "" for the root
-	mod     int64  // modification time before it was read; 0 if unknown
+	ready   chan struct{}
+	mod     int64 // modification time before it was read; 0 if unknown
 	err     error
 	listed  []fs.DirEntry // as read, before ignore rules
 	entries []dirEntry
@@ -107,24 +112,21 @@ type dirEntry struct {
 // walkers bounds the directories read at once.
 const walkers = 8
 
-// list reads the tree of directories below the root.
+// list starts reading the tree of directories below the root, and
+// returns the root's listing, ready once its ready channel is closed.
 func (s *dirSnapshot) list() *dirListing {
-	root := &dirListing{}
-	var wg sync.WaitGroup
 	slots := make(chan struct{}, walkers)
 	var visit func(d *dirListing, patterns []gitignore.Pattern)
 	visit = func(d *dirListing, patterns []gitignore.Pattern) {
-		defer wg.Done()
+		defer close(d.ready)
 		slots <- struct{}{}
+		defer func() { <-slots }()
 		s.read(d, patterns, func(sub *dirListing, patterns []gitignore.Pattern) {
-			wg.Add(1)
 			go visit(sub, patterns)
 		})
-		<-slots
 	}
-	wg.Add(1)
-	visit(root, s.base)
-	wg.Wait()
+	root := &dirListing{ready: make(chan struct{})}
+	go visit(root, s.base)
 	return root
 }
 
@@ -177,7 +179,7 @@ func (s *dirSnapshot) read(d *dirListing, patterns []gitignore.Pattern, enter fu
 				d.entries = append(d.entries, dirEntry{file: File{Path: p, Kind: Submodule}})
 				continue
 			}
-			sub := &dirListing{rel: p}
+			sub := &dirListing{rel: p, ready: make(chan struct{})}
 			d.entries = append(d.entries, dirEntry{sub: sub})
 			enter(sub, patterns)
 		case t&fs.ModeSymlink != 0:
@@ -201,6 +203,7 @@ func (s *dirSnapshot) read(d *dirListing, patterns []gitignore.Pattern, enter fu
 // emit yields the files of d and of the directories below it. It returns
 // false when yield asked to stop or an error ended the walk.
 func (s *dirSnapshot) emit(d *dirListing, yield func(File, error) bool) bool {
+	<-d.ready
 	if d.mod != 0 {
 		s.dirs = append(s.dirs, DirStamp{Path: d.rel, Mod: d.mod, Entries: d.listed})
 	}
