@@ -58,7 +58,11 @@ func parseDocument(in input) *document {
 	d.meta = readMeta(d.Kind, fm, report)
 	d.body = fm.body
 	var h1 string
-	d.chunks, h1 = chunkBody(d.src, d.body)
+	if !d.failed() {
+		// A document in error is never indexed: its markdown need not be
+		// parsed (a build that keeps going reads it on every build).
+		d.chunks, h1 = chunkBody(d.src, d.body)
+	}
 
 	switch {
 	case len(bytes.TrimSpace(in.data)) == 0:
