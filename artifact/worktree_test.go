@@ -2,6 +2,7 @@ package artifact
 
 import (
 	"bytes"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"slices"
@@ -127,5 +128,25 @@ func TestWorktreeUnhashedDir(t *testing.T) {
 	write(t, filepath.Join(root, ".kb/b.md"), "bravo\n")
 	if got, _ := w.Changed(root, 0); !slices.Equal(got, []string{".kb/b.md"}) {
 		t.Fatalf("Changed = %q, want .kb/b.md", got)
+	}
+}
+
+// HashEntries is FNV-1a over names, a slash after directories and a NUL
+// after each: records written by earlier builds must still compare equal.
+func TestHashEntriesIsFNV1a(t *testing.T) {
+	entries := []Entry{{"a.md", false}, {"deploy", true}, {"ünïcode.md", false}, {"", false}}
+	h := fnv.New64a()
+	for _, e := range entries {
+		h.Write([]byte(e.Name))
+		if e.Dir {
+			h.Write([]byte{'/'})
+		}
+		h.Write([]byte{0})
+	}
+	if got, want := HashEntries(entries), h.Sum64(); got != want {
+		t.Errorf("HashEntries = %x, want FNV-1a %x", got, want)
+	}
+	if HashEntries(nil) != fnv.New64a().Sum64() {
+		t.Error("HashEntries(nil) is not FNV-1a's offset basis")
 	}
 }

@@ -123,11 +123,11 @@ func Build(ctx context.Context, src Source, opts BuildOptions) (*BuildResult, er
 	}
 	res := &BuildResult{}
 	var listErr error
-	err := publish(opts.Out, list, func(dir string, prev *previous, why string) (*artifact.Manifest, bool, error) {
+	err := publish(opts.Out, list, func(dir string, prev *previous, why string) (*artifact.Manifest, bool, func() error, error) {
 		got := <-listing
 		if got.err != nil {
 			listErr = got.err
-			return nil, false, got.err
+			return nil, false, nil, got.err
 		}
 		res.Diagnostics = got.l.diags
 		switch {
@@ -141,12 +141,17 @@ func Build(ctx context.Context, src Source, opts BuildOptions) (*BuildResult, er
 		ib := &indexBuild{dir: dir, opts: opts, res: res, prev: prev}
 		m, err := ib.run(ctx, got.l)
 		res.Manifest = m
-		if err == nil {
-			err = recordWorktree(opts.Out, src, got.l, m, opts.ContextFiles)
+		if err != nil {
+			return nil, false, nil, err
 		}
+		// The worktree record is written while the manifest is: it names
+		// the index, so whichever lands first misleads no reader.
+		recorded := make(chan error, 1)
+		go func() { recorded <- recordWorktree(opts.Out, src, got.l, m, opts.ContextFiles) }()
+		finish := func() error { return <-recorded }
 		// The index in place already is this one only when it was checked
 		// and kept: a build that ignored it writes every file anew.
-		return m, ib.prev != nil && m != nil && m.Index == ib.prev.m.Index, err
+		return m, ib.prev != nil && m.Index == ib.prev.m.Index, finish, nil
 	})
 	if listErr != nil {
 		return nil, listErr
@@ -250,8 +255,22 @@ func indexName(m *artifact.Manifest, epoch uint64, snapshot []byte) string {
 func contentKey(m *artifact.Manifest) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s %s %s %d\n", m.BuildKey, m.Analysis, artifact.SegmentType, artifact.SegmentVersion)
+	// The line of each document is what fmt's "%s\x00…%v\n" wrote, appended
+	// by hand: fmt took a tenth of a one-file build at 12,000 documents.
+	var line []byte
 	for _, d := range m.Documents {
-		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%s\x00%v\n", d.Path, d.Blob, d.Scope, d.Kind, d.Topic, d.ShadowedBy)
+		line = line[:0]
+		for _, s := range []string{d.Path, d.Blob, d.Scope, d.Kind, d.Topic} {
+			line = append(append(line, s...), 0)
+		}
+		line = append(line, '[')
+		for i, s := range d.ShadowedBy {
+			if i > 0 {
+				line = append(line, ' ')
+			}
+			line = append(line, s...)
+		}
+		h.Write(append(line, "]\n"...))
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

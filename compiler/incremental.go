@@ -85,9 +85,7 @@ func loadPrevious(out string) (*previous, string) {
 func (p *previous) plan(l *listing, shadow map[string][]string) (todo []candidate, reindex map[string]bool, why string) {
 	reindex = make(map[string]bool)
 	changedScopes := make(map[string]bool)
-	present := make(map[string]bool, len(l.docs))
 	for _, c := range l.docs {
-		present[c.path] = true
 		old := p.docs[c.path]
 		if old != nil && c.blob == "" {
 			// Its blob is known only once it is read (a file of the global
@@ -110,8 +108,9 @@ func (p *previous) plan(l *listing, shadow map[string][]string) (todo []candidat
 			deletedChunks += s.Deleted.GetCardinality()
 		}
 	}
-	for path, d := range p.docs {
-		if !present[path] || reindex[path] {
+	present := listed(l.docs, p.m.Documents)
+	for i, d := range p.m.Documents {
+		if !present[i] || reindex[d.Path] {
 			changedScopes[d.Scope] = true
 			deletedChunks += uint64(d.Chunks)
 		}
@@ -154,11 +153,15 @@ func (p *previous) nextSegment() uint64 {
 	return next
 }
 
-// link hard-links the previous segments that keep live chunks into dir and
-// returns them with their deletions, this build's included.
-func (p *previous) link(dir string, deleted map[uint64]*roaring.Bitmap) ([]artifact.SnapshotSegment, error) {
+// link hard-links the previous segments that keep live chunks (those
+// holding a document of live) into dir and returns them with their
+// deletions, this build's included.
+func (p *previous) link(dir string, live map[uint64]bool, deleted map[uint64]*roaring.Bitmap) ([]artifact.SnapshotSegment, error) {
 	var out []artifact.SnapshotSegment
 	for _, s := range p.segs {
+		if !live[s.ID] {
+			continue
+		}
 		del := s.Deleted
 		if extra := deleted[s.ID]; extra != nil {
 			if del == nil {
@@ -166,9 +169,6 @@ func (p *previous) link(dir string, deleted map[uint64]*roaring.Bitmap) ([]artif
 			} else {
 				del = roaring.Or(del, extra)
 			}
-		}
-		if p.allDeleted(s.ID, del) {
-			continue
 		}
 		for _, name := range []string{artifact.SegmentName(s.ID), postings.FileName(s.ID)} {
 			if err := linkOrCopy(filepath.Join(p.dir, name), filepath.Join(dir, name)); err != nil {
@@ -178,28 +178,6 @@ func (p *previous) link(dir string, deleted map[uint64]*roaring.Bitmap) ([]artif
 		out = append(out, artifact.SnapshotSegment{ID: s.ID, Deleted: del})
 	}
 	return out, nil
-}
-
-// allDeleted reports whether no live chunk is left in segment seg.
-func (p *previous) allDeleted(seg uint64, del *roaring.Bitmap) bool {
-	if del == nil {
-		return false
-	}
-	var live uint64
-	for _, d := range p.m.Documents {
-		if d.Seg == seg {
-			live += uint64(d.Chunks)
-		}
-	}
-	// Chunks of documents no longer in the manifest (earlier deletions) are
-	// already in del; the segment is empty when del covers the rest.
-	var dead uint64
-	for _, d := range p.m.Documents {
-		if d.Seg == seg && del.ContainsInt(int(d.Doc)) {
-			dead += uint64(d.Chunks)
-		}
-	}
-	return dead == live
 }
 
 func linkOrCopy(from, to string) error {

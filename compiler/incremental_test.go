@@ -1,6 +1,13 @@
 package compiler
 
-import "testing"
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/kbqdev/kbq/artifact"
+)
 
 func TestRebuildPolicy(t *testing.T) {
 	tests := []struct {
@@ -19,6 +26,29 @@ func TestRebuildPolicy(t *testing.T) {
 	for _, tt := range tests {
 		if got := rebuild(tt.segs, tt.live, tt.deleted) != ""; got != tt.want {
 			t.Errorf("rebuild(%d segments, %d live, %d deleted) = %v, want %v", tt.segs, tt.live, tt.deleted, got, tt.want)
+		}
+	}
+}
+
+// mergeDocuments merges in place or into new memory, always in path order.
+func TestMergeDocuments(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 500 {
+		var kept, fresh, all []artifact.Document
+		for i := range rng.IntN(40) {
+			d := artifact.Document{Path: fmt.Sprintf("p%03d", i)}
+			all = append(all, d)
+			if rng.IntN(3) == 0 {
+				fresh = append(fresh, d)
+			} else {
+				kept = append(kept, d)
+			}
+		}
+		// Room at the end of kept, or none.
+		kept = slices.Grow(kept, rng.IntN(len(fresh)+2))
+		got := mergeDocuments(kept, fresh)
+		if !slices.EqualFunc(got, all, func(a, b artifact.Document) bool { return a.Path == b.Path }) {
+			t.Fatalf("mergeDocuments(%d kept, %d fresh) = %v, want %v", len(kept), len(fresh), got, all)
 		}
 	}
 }

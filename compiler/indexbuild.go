@@ -31,6 +31,7 @@ type indexBuild struct {
 	facts  []docFacts
 	blobs  map[string]string // path → blob of every document read
 	failed bool              // an error was found; stop writing segments
+	dirtyc chan dirtyResult  // the comparison with the base, once started
 
 	builders   chan *fieldBuilder // idle builders, keeping their vocabularies
 	batch      *batch
@@ -123,6 +124,7 @@ func (b *indexBuild) run(ctx context.Context, l *listing) (*artifact.Manifest, e
 	err := orderedMap(ctx, todo, b.opts.Workers, 4*b.opts.Workers, parse, sink)
 	if err == nil {
 		b.flush()
+		b.compareBase(l) // every blob is known now
 	}
 	if werr := b.writers.Wait(); err == nil {
 		err = werr
@@ -140,7 +142,7 @@ func (b *indexBuild) run(ctx context.Context, l *listing) (*artifact.Manifest, e
 	if b.opts.KeepGoing {
 		docs = b.dropFailed(docs, failed, deleted)
 	}
-	segs, err := b.segments(deleted)
+	segs, err := b.segments(docs, deleted)
 	if err != nil {
 		return nil, err
 	}
@@ -159,11 +161,31 @@ func (b *indexBuild) run(ctx context.Context, l *listing) (*artifact.Manifest, e
 
 // markDirty records in m whether the knowledge read differs from the base
 // commit's, and the time of a dirty build.
+// compareBase starts comparing the knowledge read with the base commit's,
+// beside the rest of the build, unless it has started.
+func (b *indexBuild) compareBase(l *listing) {
+	if b.opts.Base == nil || b.dirtyc != nil {
+		return
+	}
+	b.dirtyc = make(chan dirtyResult, 1)
+	go func() {
+		dirty, err := b.dirty(l)
+		b.dirtyc <- dirtyResult{dirty, err}
+	}()
+}
+
+type dirtyResult struct {
+	dirty bool
+	err   error
+}
+
 func (b *indexBuild) markDirty(m *artifact.Manifest, l *listing) error {
 	if b.opts.Base == nil {
 		return nil
 	}
-	dirty, err := b.dirty(l)
+	b.compareBase(l)
+	r := <-b.dirtyc
+	dirty, err := r.dirty, r.err
 	if err != nil {
 		return err
 	}
@@ -258,31 +280,39 @@ func (b *indexBuild) documents(l *listing) ([]artifact.Document, map[uint64]*roa
 		keep[i] = false
 		markDeleted(deleted, d.Seg, d.Doc, uint32(d.Chunks))
 	}
-	// Both lists are in path order (a manifest out of order is sorted
-	// first) and hold no path twice: merge them, copying each document once.
-	if !slices.IsSortedFunc(prev, byPath) {
-		var kept []artifact.Document
-		for i, d := range prev {
-			if keep[i] {
-				kept = append(kept, d)
-			}
+	// The kept documents are compacted in place, in the previous manifest's
+	// memory (fresh memory costs a page fault per 4 KiB, and the manifest
+	// is not read again), then the fresh ones merged in from the back.
+	kept := prev[:0]
+	for i, d := range prev {
+		if keep[i] {
+			kept = append(kept, d)
 		}
+	}
+	b.prev.m.Documents, b.prev.docs = nil, nil
+	if !slices.IsSortedFunc(kept, byPath) { // a manifest not written by kbc
 		slices.SortFunc(kept, byPath)
-		prev, keep = kept, nil
 	}
-	docs := make([]artifact.Document, 0, len(fresh)+b.res.Reused)
-	i := 0
-	for j := range prev {
-		if keep != nil && !keep[j] {
-			continue
+	return mergeDocuments(kept, fresh), deleted
+}
+
+// mergeDocuments merges fresh into kept, both in path order and without a
+// path in common, reusing kept's memory when it has room.
+func mergeDocuments(kept, fresh []artifact.Document) []artifact.Document {
+	docs := slices.Grow(kept, len(fresh))[:len(kept)+len(fresh)]
+	// From the back, the write position never passes the next document of
+	// kept still to be read.
+	i, j := len(kept)-1, len(fresh)-1
+	for w := len(docs) - 1; j >= 0; w-- {
+		if i >= 0 && docs[i].Path > fresh[j].Path {
+			docs[w] = docs[i]
+			i--
+		} else {
+			docs[w] = fresh[j]
+			j--
 		}
-		for i < len(fresh) && fresh[i].Path < prev[j].Path {
-			docs = append(docs, fresh[i])
-			i++
-		}
-		docs = append(docs, prev[j])
 	}
-	return append(docs, fresh[i:]...), deleted
+	return docs
 }
 
 // listed reports, for each of docs, whether the listing holds its path.
@@ -344,10 +374,14 @@ func (b *indexBuild) dropFailed(docs []artifact.Document, failed map[string]bool
 
 // segments lists the segments of the new index: the previous index's still
 // holding live chunks, linked into the new directory, then the new ones.
-func (b *indexBuild) segments(deleted map[uint64]*roaring.Bitmap) ([]artifact.SnapshotSegment, error) {
+func (b *indexBuild) segments(docs []artifact.Document, deleted map[uint64]*roaring.Bitmap) ([]artifact.SnapshotSegment, error) {
 	var segs []artifact.SnapshotSegment
 	if b.prev != nil {
-		kept, err := b.prev.link(b.dir, deleted)
+		live := make(map[uint64]bool)
+		for _, d := range docs {
+			live[d.Seg] = true
+		}
+		kept, err := b.prev.link(b.dir, live, deleted)
 		if err != nil {
 			return nil, err
 		}

@@ -30,7 +30,11 @@ const lockFile = ".lock"
 // read: a source that can change (a working tree) must be read after it, or
 // a build that waited for the lock could publish an older view of the tree
 // over a newer one.
-func publish(out string, locked func(), build func(dir string, prev *previous, why string) (m *artifact.Manifest, keep bool, err error)) error {
+//
+// finish, when build returns one, is work build started beside the
+// publishing (files of the artifact other than the index and manifest): it
+// is waited for before the lock is released, and its error returned.
+func publish(out string, locked func(), build func(dir string, prev *previous, why string) (m *artifact.Manifest, keep bool, finish func() error, err error)) (err error) {
 	if fi, err := os.Stat(out); err == nil && !fi.IsDir() {
 		return fmt.Errorf("%w: %s is a file, not a directory (remove it, or choose another directory with -o)", ErrOutput, out)
 	}
@@ -59,7 +63,14 @@ func publish(out string, locked func(), build func(dir string, prev *previous, w
 		}
 	}()
 	prev, why := loadPrevious(out)
-	m, keep, err := build(tmp, prev, why)
+	m, keep, finish, err := build(tmp, prev, why)
+	if finish != nil {
+		defer func() {
+			if ferr := finish(); err == nil {
+				err = ferr
+			}
+		}()
+	}
 	if err != nil {
 		return err
 	}

@@ -37,19 +37,23 @@ func recordWorktree(out string, src Source, l *listing, m *artifact.Manifest, co
 		}
 		return nil
 	}
-	blobs := make(map[string]string, len(m.Documents))
-	for _, d := range m.Documents {
-		blobs[d.Path] = d.Blob
-	}
 	w := &artifact.Worktree{Index: m.Index, ContextFiles: contextFiles, Files: make([]artifact.FileStamp, 0, len(l.docs))}
 	holders := map[string]bool{"": true} // directories that hold a scope or a context file
+	j := 0                               // the listing and the documents are both in path order
 	for _, c := range l.docs {
 		if strings.HasPrefix(c.path, artifact.GlobalPathPrefix) || c.file.Mod == 0 {
 			continue
 		}
-		w.Files = append(w.Files, artifact.FileStamp{Path: c.path, Size: c.file.Size, Mod: c.file.Mod, Blob: blobs[c.path]})
-		if kb := strings.Index("/"+c.path, "/"+KBDir+"/"); kb >= 0 {
-			holders[strings.TrimSuffix(c.path[:max(kb-1, 0)], "/")] = true
+		for j < len(m.Documents) && m.Documents[j].Path < c.path {
+			j++
+		}
+		blob := "" // a file left out of the build
+		if j < len(m.Documents) && m.Documents[j].Path == c.path {
+			blob = m.Documents[j].Blob
+		}
+		w.Files = append(w.Files, artifact.FileStamp{Path: c.path, Size: c.file.Size, Mod: c.file.Mod, Blob: blob})
+		if dir, _, found := cutKB(c.path); found {
+			holders[dir] = true
 		} else {
 			holders[dirOf(c.path)] = true
 		}
