@@ -3,6 +3,7 @@ package artifact
 import (
 	"bytes"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 	"unsafe"
 
@@ -48,6 +49,10 @@ func appendDocument(b []byte, d *Document) []byte {
 	if len(d.ShadowedBy) > 0 {
 		b = append(b, `,"shadowed_by":`...)
 		b = appendStrings(b, d.ShadowedBy)
+	}
+	if d.Importance != nil {
+		b = append(b, `,"importance":`...)
+		b = strconv.AppendFloat(b, *d.Importance, 'g', -1, 64)
 	}
 	b = append(b, `,"chunks":`...)
 	b = strconv.AppendInt(b, int64(d.Chunks), 10)
@@ -220,6 +225,19 @@ func (s *docScanner) uint(bits int) (uint64, bool) {
 	return n, err == nil
 }
 
+// float reads a number.
+func (s *docScanner) float() (float64, bool) {
+	start := s.i
+	for s.i < len(s.data) && strings.IndexByte("0123456789.eE+-", s.data[s.i]) >= 0 {
+		s.i++
+	}
+	if s.i == start {
+		return 0, false
+	}
+	v, err := strconv.ParseFloat(unsafe.String(&s.data[start], s.i-start), 64)
+	return v, err == nil
+}
+
 // int reads an integer that fits in an int.
 func (s *docScanner) int() (int, bool) {
 	neg := s.next('-')
@@ -296,6 +314,10 @@ func (s *docScanner) document(d *Document) bool {
 			d.Source, ok = s.str()
 		case "shadowed_by":
 			d.ShadowedBy, ok = s.strs()
+		case "importance":
+			var v float64
+			v, ok = s.float()
+			d.Importance = &v
 		case "chunks":
 			d.Chunks, ok = s.int()
 		case "fields":

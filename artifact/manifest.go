@@ -163,16 +163,18 @@ func (f *DocFields) UnmarshalJSON(data []byte) error {
 
 // Document is one compiled document.
 type Document struct {
-	Path       string    `json:"path"`
-	Scope      string    `json:"scope"`
-	Kind       string    `json:"kind"`
-	Topic      string    `json:"topic"`
-	Blob       string    `json:"blob"`
-	ID         int       `json:"id,omitempty"` // memories only
-	Title      string    `json:"title,omitempty"`
-	Tags       []string  `json:"tags,omitempty"`
-	Source     string    `json:"source,omitempty"`
-	ShadowedBy []string  `json:"shadowed_by,omitempty"`
+	Path       string   `json:"path"`
+	Scope      string   `json:"scope"`
+	Kind       string   `json:"kind"`
+	Topic      string   `json:"topic"`
+	Blob       string   `json:"blob"`
+	ID         int      `json:"id,omitempty"` // memories only
+	Title      string   `json:"title,omitempty"`
+	Tags       []string `json:"tags,omitempty"`
+	Source     string   `json:"source,omitempty"`
+	ShadowedBy []string `json:"shadowed_by,omitempty"`
+	// Importance is the document's importance, 0 to 1, when it sets one.
+	Importance *float64  `json:"importance,omitempty"`
 	Chunks     int       `json:"chunks"`
 	Fields     DocFields `json:"fields"`
 	// Seg and Doc locate the document's chunks in the index: segment Seg,

@@ -48,6 +48,9 @@ func TestScripts(t *testing.T) {
 			for k, v := range map[string]string{
 				"HOME":                home,
 				"XDG_CONFIG_HOME":     filepath.Join(home, ".config"),
+				"XDG_STATE_HOME":      filepath.Join(home, ".local", "state"),
+				"KBQ_USAGE":           "",
+				"KBQ_USAGE_QUERIES":   "",
 				"GIT_CONFIG_NOSYSTEM": "1",
 				"GIT_AUTHOR_NAME":     "Ada",
 				"GIT_AUTHOR_EMAIL":    "ada@example.com",

@@ -163,11 +163,16 @@ func Build(ctx context.Context, src Source, opts BuildOptions) (*BuildResult, er
 	return res, nil
 }
 
+// documentLayout changes when what kbc records of a document changes (2:
+// its blob in every chunk, its importance in the manifest), so that an
+// incremental build does not mix documents compiled both ways.
+const documentLayout = 2
+
 // buildKey identifies the settings that shape compiled documents.
 func buildKey(o Options) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s %d %s %+v %v %d %d/%d/%d\n", artifact.Format, artifact.FormatVersion, Version,
-		o.Analysis, o.ContextFiles, o.MaxFileSize, minChunk, maxChunk, maxOverlap)
+	fmt.Fprintf(h, "%s %d %s %+v %v %d %d/%d/%d %d\n", artifact.Format, artifact.FormatVersion, Version,
+		o.Analysis, o.ContextFiles, o.MaxFileSize, minChunk, maxChunk, maxOverlap, documentLayout)
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 

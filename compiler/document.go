@@ -77,6 +77,9 @@ func parseDocument(in input) *document {
 	d.Tags = d.meta.tags
 	d.Source = d.meta.source
 	d.ID = d.meta.id
+	if d.meta.hasImportance {
+		d.Importance = &d.meta.importance
+	}
 	return d
 }
 

@@ -29,6 +29,7 @@ func indexDocument(d *document, fb *fieldBuilder, out []segment.Document, pw *po
 		stored(artifact.FieldKind, []byte(d.Kind)),
 		stored(artifact.FieldScope, []byte(d.Scope)),
 		stored(artifact.FieldDisplayTitle, []byte(d.Title)),
+		stored(artifact.FieldBlob, []byte(d.Blob)),
 	}
 	if d.meta.hasImportance {
 		shared = append(shared, stored(artifact.FieldImportance, []byte(strconv.FormatFloat(d.meta.importance, 'g', -1, 64))))

@@ -21,9 +21,26 @@ const (
 	ContextMaxBytes      = 20 << 10
 )
 
+// ContextOptions shape the context.
+type ContextOptions struct {
+	// Wrap wraps the text in <system-reminder> tags.
+	Wrap bool
+	// IndexSize is how many documents the closing "Knowledge index" lists;
+	// 0 leaves it out.
+	IndexSize int
+	// Uses counts each document's recent uses, by path: the index lists
+	// the most used documents in force, or, when none of them was used,
+	// those of highest importance.
+	Uses map[string]int
+}
+
 // ContextResult is the always-loaded context for a directory.
 type ContextResult struct {
 	Text string
+	// Index lists the paths of the documents of the knowledge index, in
+	// its order; IndexBy says what ranked them: "use" or "importance".
+	Index   []string
+	IndexBy string
 	// Warnings say which budgets were exceeded; Truncated is set when the
 	// text was cut at ContextMaxBytes.
 	Warnings  []string
@@ -41,8 +58,9 @@ type ContextSection struct {
 
 // Context assembles the context documents in force at dir (relative to the
 // repository root): global, project, then each directory scope on the way
-// down to dir, each under its own heading, without frontmatter.
-func (ix *Index) Context(ctx context.Context, dir string, wrap bool) (*ContextResult, error) {
+// down to dir, each under its own heading, without frontmatter; then, when
+// asked, a short index of the documents most worth searching for.
+func (ix *Index) Context(ctx context.Context, dir string, opts ContextOptions) (*ContextResult, error) {
 	docs, err := ix.Documents()
 	if err != nil {
 		return nil, err
@@ -90,6 +108,30 @@ func (ix *Index) Context(ctx context.Context, dir string, wrap bool) (*ContextRe
 		fmt.Fprintf(&b, "\n### %s\n\n%s\n", sec.Heading, text)
 		res.Sections = append(res.Sections, sec)
 	}
+	if index := knowledgeIndex(docs, dir, opts); len(index) > 0 && len(res.Sections) > 0 {
+		// The index counts in the budgets: past the limit it is cut first.
+		b.WriteString("\n### Knowledge index\n\n")
+		res.IndexBy = "use"
+		if opts.Uses == nil || opts.Uses[index[0].Path] == 0 {
+			res.IndexBy = "importance"
+		}
+		intro := "Most used lately"
+		if res.IndexBy == "importance" {
+			intro = "Most important"
+		}
+		fmt.Fprintf(&b, "%s here; search the knowledge for more:\n\n", intro)
+		for _, d := range index {
+			fmt.Fprintf(&b, "- %s", d.Topic)
+			if len(d.Tags) > 0 {
+				fmt.Fprintf(&b, " [%s]", strings.Join(d.Tags, ", "))
+			}
+			if d.Title != "" && d.Title != d.Topic {
+				fmt.Fprintf(&b, ": %s", oneLine(d.Title))
+			}
+			b.WriteString("\n")
+			res.Index = append(res.Index, d.Path)
+		}
+	}
 	text := b.String()
 	if len(res.Sections) == 0 {
 		text = ""
@@ -101,11 +143,53 @@ func (ix *Index) Context(ctx context.Context, dir string, wrap bool) (*ContextRe
 		text = truncateUTF8(text, ContextMaxBytes)
 		res.Truncated = true
 	}
-	if wrap && text != "" {
+	if opts.Wrap && text != "" {
 		text = "<system-reminder>\n" + neutralizeReminders(text) + "\n</system-reminder>\n"
 	}
 	res.Text = text
 	return res, nil
+}
+
+// knowledgeIndex picks the documents in force at dir (no context, none
+// shadowed there) that the context's index lists: by recent use, or by
+// importance when none of them was used.
+func knowledgeIndex(docs []artifact.Document, dir string, opts ContextOptions) []artifact.Document {
+	if opts.IndexSize <= 0 {
+		return nil
+	}
+	var inForce []artifact.Document
+	used := false
+	for _, d := range docs {
+		if d.Kind == artifact.KindContext || !artifact.ScopeContains(d.Scope, dir) ||
+			slices.ContainsFunc(d.ShadowedBy, func(s string) bool { return artifact.ScopeContains(s, dir) }) {
+			continue
+		}
+		inForce = append(inForce, d)
+		used = used || opts.Uses[d.Path] > 0
+	}
+	weight := func(d artifact.Document) float64 {
+		if used {
+			return float64(opts.Uses[d.Path])
+		}
+		if d.Importance == nil {
+			return 0
+		}
+		return *d.Importance
+	}
+	inForce = slices.DeleteFunc(inForce, func(d artifact.Document) bool { return weight(d) <= 0 })
+	slices.SortStableFunc(inForce, func(a, b artifact.Document) int {
+		return cmp.Or(cmp.Compare(weight(b), weight(a)), cmp.Compare(a.Path, b.Path))
+	})
+	return inForce[:min(opts.IndexSize, len(inForce))]
+}
+
+// oneLine keeps the first line of s, at most 100 bytes of it.
+func oneLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 100 {
+		s = truncateUTF8(s, 99) + "…"
+	}
+	return strings.TrimSpace(s)
 }
 
 func contextHeading(scope string) string {

@@ -49,6 +49,9 @@ type Result struct {
 
 	// Title is the document's title.
 	Title string `json:"-"`
+	// Blob is the git blob hash of the document's file ("" in artifacts
+	// built before kbc stored it).
+	Blob string `json:"-"`
 	// Highlights are byte ranges of Snippet that match the query.
 	Highlights [][2]int `json:"-"`
 	// Trimmed is set when Content was cut to fit the token budget.
@@ -348,6 +351,8 @@ func (h *hit) visit(field string, value []byte) bool {
 		h.body = append([]byte(nil), value...)
 	case artifact.FieldDisplayTitle:
 		h.Title = string(value)
+	case artifact.FieldBlob:
+		h.Blob = string(value)
 	case artifact.FieldLines:
 		h.Lines[0], h.Lines[1], h.err = parseRange(field, value)
 	case artifact.FieldChunk:

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/usage"
 	"github.com/kbqdev/kbq/query"
 )
 
@@ -56,6 +57,7 @@ deepest first.
 			if err != nil {
 				return err
 			}
+			defer NewUsage(s).Record(ix.Dir, GetEvents(usage.ViaCLI, doc))
 			if asJSON {
 				return WriteJSON(s.Out, doc)
 			}
@@ -171,10 +173,11 @@ func orDash(s string) string {
 func newContextCommand(s *cli.Streams) *cli.Command {
 	var index, dir string
 	var wrap, asJSON bool
+	hot := HotDefault
 	return &cli.Command{
 		Name:      "context",
 		Usage:     "print the always-loaded context for a directory",
-		UsageText: "kbq context [--dir D] [--wrap]",
+		UsageText: "kbq context [--dir D] [--wrap] [--hot N]",
 		Description: `Assembles the context documents (.kb/context.md, AGENTS.md, CLAUDE.md,
 GEMINI.md) in force for --dir (default: the current directory): global,
 project, then each directory scope on the way down, each under its own
@@ -185,12 +188,19 @@ total kbq warns on stderr, past 20 KiB it truncates (never inside a
 character) and says so on stderr. --wrap wraps the text in
 <system-reminder> tags and escapes such tags inside the knowledge.
 
+KNOWLEDGE INDEX: the context ends with the --hot documents (default 5) in
+force here that search and get handed out most in the last 30 days, one
+line each (topic, tags, title), so that an agent knows what to search for;
+before anything was used, those of highest importance. It counts in the
+budgets.
+
 ` + ExitCodesHelp,
 		Flags: []cli.Flag{
 			IndexFlag(&index),
 			&cli.StringFlag{Name: "dir", Usage: "assemble the context for `DIR` (default: the current directory)", Destination: &dir},
 			&cli.BoolFlag{Name: "wrap", Usage: "wrap in <system-reminder> tags", Destination: &wrap},
-			&cli.BoolFlag{Name: "json", Usage: "print JSON: dir, text, warnings, truncated", Destination: &asJSON},
+			&cli.IntFlag{Name: "hot", Value: HotDefault, Usage: "list `N` documents in the closing knowledge index (0: none)", Destination: &hot},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON: dir, text, sources, index, warnings, truncated", Destination: &asJSON},
 		},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
@@ -205,16 +215,19 @@ character) and says so on stderr. --wrap wraps the text in
 			if err != nil {
 				return err
 			}
-			res, err := ix.Context(c.Context, d, wrap)
+			if hot < 0 {
+				return cli.Usagef("--hot must be 0 or more")
+			}
+			opts := query.ContextOptions{Wrap: wrap, IndexSize: hot}
+			if hot > 0 {
+				opts.Uses = NewUsage(s).Recent(ix.Dir)
+			}
+			res, err := ix.Context(c.Context, d, opts)
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				warnings := res.Warnings
-				if warnings == nil {
-					warnings = []string{}
-				}
-				return WriteJSON(s.Out, ContextJSON{Dir: d, Text: res.Text, Warnings: warnings, Truncated: res.Truncated})
+				return WriteJSON(s.Out, NewContextJSON(d, res))
 			}
 			for _, w := range res.Warnings {
 				fmt.Fprintf(s.Err, "kbq: warning: %s\n", w)
@@ -244,6 +257,13 @@ from HEAD's: dirty), age, and whether the artifact is stale: knowledge
 files changed on disk since a build from the working tree, or HEAD moved
 since a build from a commit.
 
+USAGE: kbq records which documents search and get hand out (the command
+line, kbq mcp and kbq serve alike) in a log outside the repository,
+under $XDG_STATE_HOME/kbq/usage/ (~/.local/state/kbq/usage/). stats lists
+the most and least used documents and those never used. KBQ_USAGE=off
+stops recording (it is off by default when CI=true); KBQ_USAGE_QUERIES=1
+records the query text too.
+
 ` + ExitCodesHelp,
 		Flags: []cli.Flag{
 			IndexFlag(&index),
@@ -264,15 +284,22 @@ since a build from a commit.
 			}
 			fresh := ix.Fresh()
 			st.Stale, st.Changed = fresh.Notice != "", fresh.Changed
-			if asJSON {
-				return WriteJSON(s.Out, st)
+			use, err := ReadUsageStats(s, ix.Index, 5)
+			if err != nil {
+				return err
 			}
-			return writeStats(s.Out, st)
+			if asJSON {
+				return WriteJSON(s.Out, struct {
+					*query.Stats
+					Usage *UsageStats `json:"usage"`
+				}{st, use})
+			}
+			return writeStats(s.Out, st, use)
 		},
 	}
 }
 
-func writeStats(w io.Writer, st *query.Stats) error {
+func writeStats(w io.Writer, st *query.Stats, use *UsageStats) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "artifact\t%s\n", st.Dir)
 	fmt.Fprintf(tw, "documents\t%d\n", st.Documents)
@@ -302,6 +329,7 @@ func writeStats(w io.Writer, st *query.Stats) error {
 	}
 	fmt.Fprintf(tw, "built\t%s (%s ago)\n", st.BuiltAt.Format(time.RFC3339), (time.Duration(st.AgeSeconds) * time.Second).String())
 	fmt.Fprintf(tw, "global scope\t%v\n", st.Global)
+	writeUsageStats(tw, use, time.Now())
 	return tw.Flush()
 }
 
@@ -311,8 +339,26 @@ func sortedKeys(m map[string]int) []string {
 
 // ContextJSON is the JSON of kbq context --json and of the servers.
 type ContextJSON struct {
-	Dir       string   `json:"dir"`
-	Text      string   `json:"text"`
+	Dir  string `json:"dir"`
+	Text string `json:"text"`
+	// Sources are the context files included, in order.
+	Sources []string `json:"sources"`
+	// Index lists the documents of the knowledge index, ranked by IndexBy
+	// ("use" or "importance").
+	Index     []string `json:"index"`
+	IndexBy   string   `json:"index_by,omitempty"`
 	Warnings  []string `json:"warnings"`
 	Truncated bool     `json:"truncated"`
+}
+
+// NewContextJSON is the JSON of res, assembled for dir.
+func NewContextJSON(dir string, res *query.ContextResult) ContextJSON {
+	out := ContextJSON{Dir: dir, Text: res.Text, Sources: []string{}, Index: []string{}, IndexBy: res.IndexBy,
+		Warnings: []string{}, Truncated: res.Truncated}
+	for _, sec := range res.Sections {
+		out.Sources = append(out.Sources, sec.Paths...)
+	}
+	out.Index = append(out.Index, res.Index...)
+	out.Warnings = append(out.Warnings, res.Warnings...)
+	return out
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/usage"
 	"github.com/kbqdev/kbq/query"
 )
 
@@ -114,6 +115,7 @@ func runSearch(c *cli.Context, s *cli.Streams, o *searchOptions) error {
 	if err != nil {
 		return err
 	}
+	NewUsage(s).Record(ix.Dir, SearchEvents(usage.ViaCLI, q, resp.Results))
 	for _, n := range resp.Notes {
 		fmt.Fprintf(s.Err, "kbq: %s\n", n)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/kbqcli"
+	"github.com/kbqdev/kbq/internal/usage"
 	"github.com/kbqdev/kbq/query"
 )
 
@@ -32,9 +33,10 @@ how this project does things or why; cite the paths it returns.`
 // tools answers MCP tool calls from a live artifact. dir is the repository
 // directory queries are made from unless they say otherwise.
 type tools struct {
-	live *query.Live
-	dir  string
-	root string // the repository's working tree, absolute; "" when unknown
+	usage *kbqcli.Usage // where the documents handed out are recorded
+	live  *query.Live
+	dir   string
+	root  string // the repository's working tree, absolute; "" when unknown
 	// unavailable, when set, is why no artifact can be served at all (no
 	// repository and no --index); every tool call returns it.
 	unavailable error
@@ -65,6 +67,7 @@ type listArgs struct {
 
 type contextArgs struct {
 	Dir string `json:"dir,omitempty" jsonschema:"the directory to assemble context for, relative to the repository root or absolute (default: where the server runs)"`
+	Hot *int   `json:"hot,omitempty" jsonschema:"how many documents the closing knowledge index lists, most used first (default 5, 0 for none)"`
 }
 
 // listOutput wraps a listing: structured tool output must be an object.
@@ -209,29 +212,41 @@ func (t *tools) search(ctx context.Context, _ *mcp.CallToolRequest, in searchArg
 	if err != nil {
 		return nil, nil, err
 	}
+	t.usage.Record(ix.Dir, kbqcli.SearchEvents(usage.ViaMCP, in.Query, resp.Results))
 	var md strings.Builder
 	kbqcli.WriteSearchMarkdown(&md, resp)
 	return textResult(md.String()), resp, nil
 }
 
 func (t *tools) get(ctx context.Context, _ *mcp.CallToolRequest, in getArgs) (*mcp.CallToolResult, *query.Document, error) {
-	if strings.TrimSpace(in.Ref) == "" {
-		return nil, nil, fmt.Errorf("%w: ref is empty; pass a path, topic or memory:ID", errArgs)
-	}
-	dir, err := t.dirArg(in.Dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	ix, release, err := t.acquire()
-	if err != nil {
-		return nil, nil, err
-	}
-	defer release()
-	doc, err := ix.Get(ctx, in.Ref, dir)
+	doc, err := t.document(ctx, in, usage.ViaMCP)
 	if err != nil {
 		return nil, nil, err
 	}
 	return textResult(doc.Content), doc, nil
+}
+
+// document finds the document in asks for, and records that it went out
+// through via.
+func (t *tools) document(ctx context.Context, in getArgs, via string) (*query.Document, error) {
+	if strings.TrimSpace(in.Ref) == "" {
+		return nil, fmt.Errorf("%w: ref is empty; pass a path, topic or memory:ID", errArgs)
+	}
+	dir, err := t.dirArg(in.Dir)
+	if err != nil {
+		return nil, err
+	}
+	ix, release, err := t.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	doc, err := ix.Get(ctx, in.Ref, dir)
+	if err != nil {
+		return nil, err
+	}
+	t.usage.Record(ix.Dir, kbqcli.GetEvents(via, doc))
+	return doc, nil
 }
 
 func (t *tools) list(_ context.Context, _ *mcp.CallToolRequest, in listArgs) (*mcp.CallToolResult, *listOutput, error) {
@@ -270,7 +285,11 @@ func (t *tools) context(ctx context.Context, _ *mcp.CallToolRequest, in contextA
 	if err != nil {
 		return nil, nil, err
 	}
-	out, err := t.assemble(ctx, dir, false)
+	hot := kbqcli.HotDefault
+	if in.Hot != nil {
+		hot = *in.Hot
+	}
+	out, err := t.assemble(ctx, dir, false, hot)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -281,21 +300,25 @@ func (t *tools) context(ctx context.Context, _ *mcp.CallToolRequest, in contextA
 	return textResult(text), out, nil
 }
 
-func (t *tools) assemble(ctx context.Context, dir string, wrap bool) (*contextOutput, error) {
+func (t *tools) assemble(ctx context.Context, dir string, wrap bool, hot int) (*contextOutput, error) {
+	if hot < 0 {
+		return nil, fmt.Errorf("%w: hot must be 0 or more", errArgs)
+	}
 	ix, release, err := t.acquire()
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	res, err := ix.Context(ctx, dir, wrap)
+	opts := query.ContextOptions{Wrap: wrap, IndexSize: hot}
+	if hot > 0 {
+		opts.Uses = t.usage.Recent(ix.Dir)
+	}
+	res, err := ix.Context(ctx, dir, opts)
 	if err != nil {
 		return nil, err
 	}
-	warnings := res.Warnings
-	if warnings == nil {
-		warnings = []string{}
-	}
-	return &contextOutput{Dir: dir, Text: res.Text, Warnings: warnings, Truncated: res.Truncated}, nil
+	out := kbqcli.NewContextJSON(dir, res)
+	return &out, nil
 }
 
 func textResult(text string) *mcp.CallToolResult {
@@ -316,7 +339,7 @@ func serverTools(s *cli.Streams, indexDir string) *tools {
 	if err != nil {
 		rel = ""
 	}
-	return &tools{live: query.NewLive(dir, query.DefaultRanking()), dir: rel, root: root}
+	return &tools{usage: kbqcli.NewUsage(s), live: query.NewLive(dir, query.DefaultRanking()), dir: rel, root: root}
 }
 
 // acquire returns the current index and its release function.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/kbqcli"
+	"github.com/kbqdev/kbq/internal/usage"
 	"github.com/kbqdev/kbq/query"
 )
 
@@ -274,6 +275,7 @@ func (a *httpAPI) search(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
+	a.t.usage.Record(ix.Dir, kbqcli.SearchEvents(usage.ViaHTTP, in.Query, resp.Results))
 	writeJSONStatus(w, http.StatusOK, resp)
 }
 
@@ -285,7 +287,7 @@ func (a *httpAPI) get(w http.ResponseWriter, r *http.Request) {
 			ref = q.Get(name)
 		}
 	}
-	_, doc, err := a.t.get(r.Context(), nil, getArgs{Ref: ref, Dir: q.Get("dir")})
+	doc, err := a.t.document(r.Context(), getArgs{Ref: ref, Dir: q.Get("dir")}, usage.ViaHTTP)
 	if err != nil {
 		fail(w, err)
 		return
@@ -310,7 +312,14 @@ func (a *httpAPI) context(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	out, err := a.t.assemble(r.Context(), dir, boolParam(q, "wrap"))
+	hot := kbqcli.HotDefault
+	if q.Has("hot") {
+		if hot, err = intParam(q, "hot"); err != nil {
+			fail(w, err)
+			return
+		}
+	}
+	out, err := a.t.assemble(r.Context(), dir, boolParam(q, "wrap"), hot)
 	if err != nil {
 		fail(w, err)
 		return

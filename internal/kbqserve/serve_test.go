@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -12,8 +13,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/kbqcli"
 	"github.com/kbqdev/kbq/internal/mcptest"
 	"github.com/kbqdev/kbq/internal/testkb"
+	"github.com/kbqdev/kbq/internal/usage"
 	"github.com/kbqdev/kbq/query"
 )
 
@@ -292,5 +296,47 @@ func TestMCPAbsoluteDir(t *testing.T) {
 	res, _ = mcptest.Call(t, cs, "knowledge_search", map[string]any{"query": "deploy", "dir": "/work/repo"})
 	if !res.IsError || !strings.Contains(mcptest.Text(res), "relative to the repository root") {
 		t.Errorf("absolute dir without a repository: error=%v %s", res.IsError, mcptest.Text(res))
+	}
+}
+
+// Documents handed out over HTTP and MCP are recorded with their door; the
+// knowledge index of the context then ranks by that use.
+func TestUsageRecorded(t *testing.T) {
+	state := t.TempDir()
+	streams := &cli.Streams{Err: io.Discard, Getenv: func(k string) string {
+		return map[string]string{"XDG_STATE_HOME": state}[k]
+	}}
+	dir := testkb.Build(t, files)
+	tl := newTools(t, dir)
+	tl.usage = kbqcli.NewUsage(streams)
+	h := newHandler(tl, &serveOptions{}, false)
+	for _, target := range []string{"/search?q=rollback&n=1", "/get?topic=memories/001-retry"} {
+		if status, body := get(t, h, target, nil); status != 200 {
+			t.Fatalf("GET %s: %d %s", target, status, body)
+		}
+	}
+	cs := connect(t, tl)
+	mcptest.Call(t, cs, "knowledge_get", map[string]any{"ref": "memories/001-retry"})
+	mcptest.Call(t, cs, "knowledge_get", map[string]any{"ref": "memories/001-retry"})
+
+	sum, path, err := usage.ReadFile(dir, streams.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, _ := os.ReadFile(path)
+	for _, want := range []string{`"via":"http","op":"search","path":".kb/deploy.md"`, `"via":"http","op":"get","path":".kb/memories/001-retry.md"`,
+		`"via":"mcp","op":"get","path":".kb/memories/001-retry.md"`} {
+		if !strings.Contains(string(log), want) {
+			t.Errorf("usage log lacks %s:\n%s", want, log)
+		}
+	}
+	if u := sum.Docs[".kb/memories/001-retry.md"]; u == nil || u.Count != 3 {
+		t.Errorf("memory used %+v, want 3 times", u)
+	}
+	res, got := mcptest.Call(t, cs, "knowledge_context", map[string]any{})
+	out, _ := got["text"].(string)
+	if res.IsError || !strings.Contains(out, "- memories/001-retry: Retry the billing API with backoff.") ||
+		strings.Index(out, "memories/001-retry") > strings.Index(out, "- deploy") {
+		t.Errorf("knowledge_context does not end with the memory first in its index:\n%s", out)
 	}
 }

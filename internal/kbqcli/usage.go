@@ -1,0 +1,226 @@
+package kbqcli
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/usage"
+	"github.com/kbqdev/kbq/query"
+)
+
+// Usage appends the documents kbq hands out to the usage log of the
+// artifact they came from. It never fails a command: when the log cannot
+// be written it says so once, on stderr, and stops trying.
+type Usage struct {
+	s      *cli.Streams
+	mu     sync.Mutex
+	logs   map[string]*usage.Log // by artifact directory
+	broken bool                  // the log cannot be written
+	noted  bool                  // a problem was reported
+}
+
+// NewUsage returns a recorder writing its one complaint to s.Err.
+func NewUsage(s *cli.Streams) *Usage {
+	return &Usage{s: s, logs: map[string]*usage.Log{}}
+}
+
+// Record appends events for the artifact in dir.
+func (u *Usage) Record(dir string, events []usage.Event) {
+	if u == nil || len(events) == 0 {
+		return
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.broken {
+		return
+	}
+	log, ok := u.logs[dir]
+	if !ok {
+		var err error
+		if log, err = usage.Open(dir, u.s.Getenv); err != nil {
+			u.fail(err)
+			return
+		}
+		u.logs[dir] = log
+	}
+	if err := log.Record(events); err != nil {
+		u.fail(err)
+	}
+}
+
+func (u *Usage) fail(err error) {
+	u.broken = true
+	u.note(fmt.Sprintf("usage is not being recorded (%v); set KBQ_USAGE=off to stop recording", err))
+}
+
+func (u *Usage) note(msg string) {
+	if !u.noted {
+		u.noted = true
+		fmt.Fprintf(u.s.Err, "kbq: note: %s\n", msg)
+	}
+}
+
+// Recent counts each document's uses within the last 30 days, from the
+// usage log of the artifact in dir; nil when there is no log or it cannot
+// be read (said once).
+func (u *Usage) Recent(dir string) map[string]int {
+	if u == nil {
+		return nil
+	}
+	sum, _, err := usage.ReadFile(dir, u.s.Getenv)
+	if err != nil {
+		u.mu.Lock()
+		u.note(fmt.Sprintf("the usage log cannot be read (%v): the knowledge index ranks by importance", err))
+		u.mu.Unlock()
+		return nil
+	}
+	out := make(map[string]int, len(sum.Docs))
+	for p, d := range sum.Docs {
+		out[p] = d.Recent
+	}
+	return out
+}
+
+// HotDefault is how many documents the knowledge index of kbq context
+// lists by default.
+const HotDefault = 5
+
+// SearchEvents are the documents of a search's results, once each.
+func SearchEvents(via, q string, results []query.Result) []usage.Event {
+	var out []usage.Event
+	seen := map[string]bool{}
+	for _, r := range results {
+		if !seen[r.Path] {
+			seen[r.Path] = true
+			out = append(out, usage.Event{Via: via, Op: usage.OpSearch, Path: r.Path, Blob: r.Blob, Query: q})
+		}
+	}
+	return out
+}
+
+// GetEvents is the document a get returned.
+func GetEvents(via string, d *query.Document) []usage.Event {
+	return []usage.Event{{Via: via, Op: usage.OpGet, Path: d.Path, Blob: d.Blob}}
+}
+
+// UsageStats is what the usage log says of an artifact's documents.
+type UsageStats struct {
+	Log       string     `json:"log"`
+	Recording bool       `json:"recording"`
+	Since     *time.Time `json:"since,omitempty"` // the earliest record
+	Uses      int        `json:"uses"`
+	Used      int        `json:"used"`       // documents used at least once
+	NeverUsed int        `json:"never_used"` // documents never used
+	Most      []DocUse   `json:"most_used"`
+	Least     []DocUse   `json:"least_used"` // of those used at least once
+	// Never lists documents never used, in path order, up to ten.
+	Never []string `json:"never_used_paths"`
+}
+
+// DocUse is one document's use.
+type DocUse struct {
+	Path   string    `json:"path"`
+	Uses   int       `json:"uses"`
+	Recent int       `json:"recent"` // within the last 30 days
+	Last   time.Time `json:"last"`
+}
+
+// ReadUsageStats summarises the usage log of the artifact ix for its
+// documents; n bounds each list.
+func ReadUsageStats(s *cli.Streams, ix *query.Index, n int) (*UsageStats, error) {
+	sum, path, err := usage.ReadFile(ix.Dir, s.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	docs, err := ix.Documents()
+	if err != nil {
+		return nil, err
+	}
+	log, _ := usage.Open(ix.Dir, s.Getenv)
+	st := &UsageStats{Log: path, Recording: log != nil, Most: []DocUse{}, Least: []DocUse{}, Never: []string{}}
+	if !sum.Since.IsZero() {
+		st.Since = &sum.Since
+	}
+	var used []DocUse
+	for _, d := range docs {
+		if d.Kind == artifact.KindContext {
+			continue // always loaded, never searched for
+		}
+		u := sum.Docs[d.Path]
+		if u == nil || u.Count == 0 {
+			st.NeverUsed++
+			if len(st.Never) < 10 {
+				st.Never = append(st.Never, d.Path)
+			}
+			continue
+		}
+		used = append(used, DocUse{Path: d.Path, Uses: u.Count, Recent: u.Recent, Last: u.Last})
+		st.Uses += u.Count
+	}
+	st.Used = len(used)
+	slices.SortFunc(used, func(a, b DocUse) int {
+		return cmp.Or(cmp.Compare(b.Uses, a.Uses), b.Last.Compare(a.Last), cmp.Compare(a.Path, b.Path))
+	})
+	st.Most = append(st.Most, used[:min(n, len(used))]...)
+	for i := len(used) - 1; i >= 0 && len(st.Least) < n && i >= n; i-- {
+		st.Least = append(st.Least, used[i])
+	}
+	return st, nil
+}
+
+func writeUsageStats(w io.Writer, u *UsageStats, now time.Time) {
+	switch {
+	case u.Since == nil && !u.Recording:
+		fmt.Fprintf(w, "usage\tnot recorded (KBQ_USAGE=off, or CI)\n")
+		return
+	case u.Since == nil:
+		fmt.Fprintf(w, "usage\tnothing recorded yet (%s)\n", u.Log)
+		return
+	}
+	fmt.Fprintf(w, "usage\t%d %s of %d %s since %s (%s)\n", u.Uses, plural(u.Uses, "use", "uses"),
+		u.Used, plural(u.Used, "document", "documents"), u.Since.Local().Format("2006-01-02"), u.Log)
+	list := func(label string, docs []DocUse) {
+		for i, d := range docs {
+			if i > 0 {
+				label = ""
+			}
+			fmt.Fprintf(w, "  %s\t%s  %d (%d in 30 days, last %s)\n", label, d.Path, d.Uses, d.Recent, ago(now.Sub(d.Last)))
+		}
+	}
+	list("most used", u.Most)
+	list("least used", u.Least)
+	if u.NeverUsed > 0 {
+		more := ""
+		if u.NeverUsed > len(u.Never) {
+			more = ", …"
+		}
+		fmt.Fprintf(w, "  never used\t%d %s: %s%s\n", u.NeverUsed, plural(u.NeverUsed, "document", "documents"), strings.Join(u.Never, ", "), more)
+	}
+}
+
+// ago says how long ago in the largest unit that fits: "3 days ago".
+func ago(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return "just now"
+	case d < time.Hour:
+		return agoUnit(int(d/time.Minute), "minute")
+	case d < 48*time.Hour:
+		return agoUnit(int(d/time.Hour), "hour")
+	}
+	return agoUnit(int(d/(24*time.Hour)), "day")
+}
+
+func agoUnit(n int, unit string) string {
+	if n == 1 {
+		return "1 " + unit + " ago"
+	}
+	return fmt.Sprintf("%d %ss ago", n, unit)
+}
