@@ -54,6 +54,14 @@ func appendDocument(b []byte, d *Document) []byte {
 		b = append(b, `,"importance":`...)
 		b = strconv.AppendFloat(b, *d.Importance, 'g', -1, 64)
 	}
+	if d.Created != "" {
+		b = append(b, `,"created":`...)
+		b = appendString(b, d.Created)
+	}
+	if d.Expires != "" {
+		b = append(b, `,"expires":`...)
+		b = appendString(b, d.Expires)
+	}
 	b = append(b, `,"chunks":`...)
 	b = strconv.AppendInt(b, int64(d.Chunks), 10)
 	b = append(b, `,"fields":`...)
@@ -314,6 +322,10 @@ func (s *docScanner) document(d *Document) bool {
 			d.Source, ok = s.str()
 		case "shadowed_by":
 			d.ShadowedBy, ok = s.strs()
+		case "created":
+			d.Created, ok = s.str()
+		case "expires":
+			d.Expires, ok = s.str()
 		case "importance":
 			var v float64
 			v, ok = s.float()

@@ -174,9 +174,14 @@ type Document struct {
 	Source     string   `json:"source,omitempty"`
 	ShadowedBy []string `json:"shadowed_by,omitempty"`
 	// Importance is the document's importance, 0 to 1, when it sets one.
-	Importance *float64  `json:"importance,omitempty"`
-	Chunks     int       `json:"chunks"`
-	Fields     DocFields `json:"fields"`
+	Importance *float64 `json:"importance,omitempty"`
+	// Created is when a memory was created or an article fetched, and
+	// Expires when the document sets a date past which kbc prune may
+	// remove it: RFC 3339 timestamps, or "".
+	Created string    `json:"created,omitempty"`
+	Expires string    `json:"expires,omitempty"`
+	Chunks  int       `json:"chunks"`
+	Fields  DocFields `json:"fields"`
 	// Seg and Doc locate the document's chunks in the index: segment Seg,
 	// document numbers Doc to Doc+Chunks-1.
 	Seg uint64 `json:"seg"`

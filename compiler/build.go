@@ -163,10 +163,11 @@ func Build(ctx context.Context, src Source, opts BuildOptions) (*BuildResult, er
 	return res, nil
 }
 
-// documentLayout changes when what kbc records of a document changes (2:
-// its blob in every chunk, its importance in the manifest), so that an
-// incremental build does not mix documents compiled both ways.
-const documentLayout = 2
+// documentLayout changes when what kbc records of a document changes (3:
+// its blob in every chunk; its importance, creation and expiry in the
+// manifest), so that an incremental build does not mix documents compiled
+// both ways.
+const documentLayout = 3
 
 // buildKey identifies the settings that shape compiled documents.
 func buildKey(o Options) string {

@@ -194,7 +194,7 @@ func writeDiffMarkdown(w io.Writer, r *DiffResult) error {
 		default:
 			st = "✅ " + st
 		}
-		fmt.Fprintf(&b, "| %s | %s | `%s` | %s | %s | %s |\n", icon[e.Change], e.Kind, mdCell(e.Topic), mdCell(e.Scope), mdCell(e.Title), st)
+		fmt.Fprintf(&b, "| %s | %s | `%s` | %s | %s | %s |\n", icon[e.Change], e.Kind, MarkdownCell(e.Topic), MarkdownCell(e.Scope), MarkdownCell(e.Title), st)
 	}
 	var diags []string
 	for _, e := range r.Entries {
@@ -209,8 +209,8 @@ func writeDiffMarkdown(w io.Writer, r *DiffResult) error {
 	return err
 }
 
-// mdCell makes text safe inside a markdown table cell.
-func mdCell(s string) string {
+// MarkdownCell makes text safe inside a markdown table cell.
+func MarkdownCell(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ", "`", "'").Replace(s)
 }
 

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/kbqdev/kbq/artifact"
@@ -79,6 +80,12 @@ func parseDocument(in input) *document {
 	d.ID = d.meta.id
 	if d.meta.hasImportance {
 		d.Importance = &d.meta.importance
+	}
+	if !d.meta.created.IsZero() {
+		d.Created = d.meta.created.UTC().Format(time.RFC3339)
+	}
+	if !d.meta.expires.IsZero() {
+		d.Expires = d.meta.expires.UTC().Format(time.RFC3339)
 	}
 	return d
 }

@@ -27,6 +27,9 @@ type meta struct {
 	attachment    string
 	attLine       int
 	attCol        int
+	// created is when a memory was created or an article fetched; expires,
+	// when set, is when the document stops being worth keeping.
+	created, expires time.Time
 }
 
 // fieldRule validates one frontmatter key of one kind.
@@ -46,7 +49,8 @@ var kindRules = map[string]map[string]fieldRule{
 	},
 	artifact.KindMemory: {
 		"id":         {required: true, check: checkID},
-		"created":    {required: true, check: checkRFC3339},
+		"created":    {required: true, check: checkCreated},
+		"expires":    {check: checkExpires},
 		"tags":       {check: checkTags},
 		"source":     {check: checkSourceString},
 		"importance": {check: checkImportance},
@@ -54,13 +58,15 @@ var kindRules = map[string]map[string]fieldRule{
 	},
 	artifact.KindArticle: {
 		"source":     {required: true, check: checkURL},
-		"fetched":    {required: true, check: checkISOTime},
+		"fetched":    {required: true, check: checkFetched},
+		"expires":    {check: checkExpires},
 		"title":      {check: checkTitle},
 		"tags":       {check: checkTags},
 		"attachment": {check: checkAttachment},
 		"importance": {check: checkImportance},
 	},
 	artifact.KindTopic: {
+		"expires":    {check: checkExpires},
 		"title":      {check: checkTitle},
 		"tags":       {check: checkTags},
 		"source":     {check: checkSourceString},
@@ -190,25 +196,43 @@ var isoLayouts = []string{
 	"2006-01-02",
 }
 
-func checkISOTime(v *yaml.Node, _ *meta, r reporter) {
+func checkISOTime(v *yaml.Node, _ *meta, r reporter) { parseISOTime(v, r) }
+
+// parseISOTime parses an ISO 8601 timestamp, reporting one that is not.
+func parseISOTime(v *yaml.Node, r reporter) (time.Time, bool) {
 	if !isScalar(v) || isNull(v) {
 		r(v.Line, v.Column, Error, "must be an ISO 8601 timestamp such as 2024-05-01 or 2024-05-01T10:00:00Z, not "+describeNode(v))
-		return
+		return time.Time{}, false
 	}
 	for _, layout := range isoLayouts {
-		if _, err := time.Parse(layout, v.Value); err == nil {
-			return
+		if t, err := time.Parse(layout, v.Value); err == nil {
+			return t, true
 		}
 	}
 	r(v.Line, v.Column, Error, fmt.Sprintf("%q is not an ISO 8601 timestamp (write 2024-05-01 or 2024-05-01T10:00:00Z)", v.Value))
+	return time.Time{}, false
 }
 
-func checkRFC3339(v *yaml.Node, _ *meta, r reporter) {
+func checkFetched(v *yaml.Node, m *meta, r reporter) { m.created, _ = parseISOTime(v, r) }
+
+func checkExpires(v *yaml.Node, m *meta, r reporter) {
+	if !isScalar(v) || isNull(v) {
+		r(v.Line, v.Column, Error, "must be a date such as 2027-01-31 (when kbc prune may remove the document), not "+describeNode(v))
+		return
+	}
+	if t, ok := parseISOTime(v, r); ok {
+		m.expires = t
+	}
+}
+
+func checkCreated(v *yaml.Node, m *meta, r reporter) {
 	if !isScalar(v) || isNull(v) {
 		r(v.Line, v.Column, Error, "must be an RFC 3339 timestamp with a zone such as 2024-05-01T10:00:00Z, not "+describeNode(v))
 		return
 	}
-	if _, err := time.Parse(time.RFC3339Nano, v.Value); err != nil {
+	t, err := time.Parse(time.RFC3339Nano, v.Value)
+	m.created = t
+	if err != nil {
 		hint := "write it like 2024-05-01T10:00:00Z or 2024-05-01T12:00:00+02:00"
 		for _, layout := range isoLayouts[1:] {
 			if _, err := time.Parse(layout, v.Value); err == nil {

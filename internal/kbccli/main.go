@@ -34,6 +34,7 @@ func Main(args []string, s *cli.Streams) int {
 		newCheckCommand(s, g),
 		newRememberCommand(s, g),
 		newForgetCommand(s, g),
+		newPruneCommand(s, g),
 		newDiffCommand(s, g),
 		newHooksCommand(s, g),
 		newMCPCommand(s, g),

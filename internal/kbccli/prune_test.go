@@ -1,0 +1,61 @@
+package kbccli
+
+import (
+	"testing"
+	"time"
+
+	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/internal/usage"
+)
+
+func TestPruneCandidates(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	daysAgo := func(n int) time.Time { return now.Add(-time.Duration(n) * 24 * time.Hour) }
+	docs := []artifact.Document{
+		{Path: ".kb/context.md", Kind: artifact.KindContext},
+		{Path: ".kb/memories/001-old.md", Kind: artifact.KindMemory, Created: daysAgo(400).Format(time.RFC3339)},
+		{Path: ".kb/memories/002-new.md", Kind: artifact.KindMemory, Created: daysAgo(10).Format(time.RFC3339)},
+		{Path: ".kb/used.md", Kind: artifact.KindTopic},
+		{Path: ".kb/stale.md", Kind: artifact.KindTopic},
+		{Path: ".kb/expired.md", Kind: artifact.KindTopic, Expires: daysAgo(1).Format(time.RFC3339)},
+		{Path: ".kb/later.md", Kind: artifact.KindTopic, Expires: daysAgo(-30).Format(time.RFC3339)},
+		{Path: ".kb/article.md", Kind: artifact.KindArticle},
+		{Path: "global:.kb/g.md", Kind: artifact.KindTopic},
+	}
+	sum := &usage.Summary{Since: daysAgo(200), Docs: map[string]*usage.Use{
+		".kb/used.md":  {Count: 4, Last: daysAgo(3)},
+		".kb/stale.md": {Count: 9, Last: daysAgo(120)},
+		".kb/later.md": {Count: 1, Last: daysAgo(1)},
+	}}
+	age := func(d artifact.Document) (time.Time, bool) {
+		if t, err := time.Parse(time.RFC3339, d.Created); err == nil {
+			return t, true
+		}
+		return daysAgo(300), true
+	}
+	got := map[string]string{}
+	for _, c := range pruneCandidates(docs, sum, now, 90, age) {
+		got[c.Path] = c.Reason
+	}
+	want := map[string]string{
+		".kb/memories/001-old.md": "never used",
+		".kb/stale.md":            "unused",
+		".kb/expired.md":          "expired",
+	}
+	if len(got) != len(want) {
+		t.Errorf("candidates %v, want %v", got, want)
+	}
+	for p, r := range want {
+		if got[p] != r {
+			t.Errorf("%s: %q, want %q", p, got[p], r)
+		}
+	}
+
+	// A log younger than the period says nothing of documents never used.
+	sum.Since = daysAgo(30)
+	for _, c := range pruneCandidates(docs, sum, now, 90, age) {
+		if c.Reason == "never used" {
+			t.Errorf("%s never used, with 30 days of log for a 90-day period", c.Path)
+		}
+	}
+}
