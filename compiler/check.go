@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"context"
+	"slices"
 	"strings"
 
 	"github.com/kbqdev/kbq/artifact"
@@ -14,6 +15,13 @@ type CheckOptions struct {
 	// below these directories (repository-relative, slash-separated). The
 	// documents the checks between documents need are still read.
 	Paths []string
+	// DuplicateThreshold, when above 0, has memories and topics that share
+	// that much of their word triples with another of their scope reported.
+	DuplicateThreshold float64
+	// Similar, when set, finds documents of scope like body that the check
+	// does not read (it reads only the memories and context beside the
+	// files of Paths), for the duplicate check.
+	Similar func(scope, path, body string) ([]Similar, error)
 }
 
 // CheckResult reports a check.
@@ -54,12 +62,21 @@ func Check(ctx context.Context, src Source, opts CheckOptions) (*CheckResult, er
 		}
 	}
 	var facts []docFacts
+	var dups []dupDoc
 	parse := func(c candidate) (parsed, error) {
 		d, err := readAndParse(c, opts.MaxFileSize)
 		return parsed{doc: d, display: c.display}, err
 	}
 	sink := func(p parsed) error {
 		facts = append(facts, factsOf(p.doc, p.display))
+		if d := p.doc; opts.DuplicateThreshold > 0 && dupKind(d.Kind) && d.src != nil && !d.failed() {
+			body := string(d.src.text[d.body:])
+			dd := dupDoc{path: d.Path, display: p.display, scope: d.Scope, line: d.src.lineOf(d.body), set: shingles(body), checked: selected(p.display)}
+			if dd.checked {
+				dd.body = body
+			}
+			dups = append(dups, dd)
+		}
 		if selected(p.display) {
 			res.Checked++
 			res.Diagnostics = append(res.Diagnostics, p.doc.diags...)
@@ -76,8 +93,42 @@ func Check(ctx context.Context, src Source, opts CheckOptions) (*CheckResult, er
 			res.Diagnostics = append(res.Diagnostics, d)
 		}
 	}
+	if opts.DuplicateThreshold > 0 {
+		if opts.Similar != nil && opts.Paths != nil {
+			var err error
+			if dups, err = addSimilar(dups, opts.Similar); err != nil {
+				return nil, err
+			}
+		}
+		res.Diagnostics = append(res.Diagnostics, duplicates(dups, opts.DuplicateThreshold)...)
+	}
 	res.Diagnostics.Sort()
 	return res, nil
+}
+
+// addSimilar adds to dups the documents similar finds for the checked
+// ones, unless read already.
+func addSimilar(dups []dupDoc, similar func(scope, path, body string) ([]Similar, error)) ([]dupDoc, error) {
+	have := make(map[string]bool, len(dups))
+	for _, d := range dups {
+		have[d.path] = true
+	}
+	for _, d := range slices.Clone(dups) {
+		if !d.checked {
+			continue
+		}
+		found, err := similar(d.scope, d.path, d.body)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range found {
+			if !have[s.Path] {
+				have[s.Path] = true
+				dups = append(dups, dupDoc{path: s.Path, display: s.Path, scope: d.scope, line: s.Line, set: shingles(s.Body)})
+			}
+		}
+	}
+	return dups, nil
 }
 
 // UnderAny reports whether p is one of paths or inside one of them.

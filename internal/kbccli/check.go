@@ -1,19 +1,25 @@
 package kbccli
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
+	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/query"
 )
 
 type checkOptions struct {
 	source sourceOptions
 	all    bool
 	format string
+	dups   float64
 }
 
 func newCheckCommand(s *cli.Streams, g *globalOptions) *cli.Command {
@@ -36,6 +42,11 @@ what the next commit changes. Add --all to check every staged file. This
 is what the pre-commit hook runs; it honours GIT_INDEX_FILE, which git sets
 during "git commit -a".
 
+DUPLICATES: a memory or topic that shares --dup-threshold (default 0.8) of
+its word triples with another of the same scope is a warning naming both.
+When only some files are checked (PATH, --staged), the others of their
+scope are looked up in the artifact (.kbq/), if there is one.
+
 EXAMPLES:
    kbc check                          the working tree (HEAD when CI=true)
    kbc check .kb/memories             your memories as they are on disk
@@ -47,6 +58,7 @@ EXAMPLES:
 		Flags: append(sourceFlags(&o.source, "default, unless CI=true"),
 			&cli.BoolFlag{Name: "all", Usage: "with --staged: check every staged knowledge file, not only the changed ones", Destination: &o.all},
 			&cli.StringFlag{Name: "format", Usage: "diagnostics as `FORMAT`: text, github or json", Value: "text", Destination: &o.format},
+			&cli.FloatFlag{Name: "dup-threshold", Value: compiler.DefaultDuplicateThreshold, Usage: "warn of near duplicates sharing `F` of their word triples (0: off)", Destination: &o.dups},
 		),
 		Action: func(c *cli.Context) error { return runCheck(c, s, g, o) },
 	}
@@ -83,7 +95,16 @@ func runCheck(c *cli.Context, s *cli.Streams, g *globalOptions, o *checkOptions)
 			return compiler.WriteDiagnostics(s.Out, o.format, nil)
 		}
 	}
-	res, err := compiler.Check(c.Context, src.snapshot, compiler.CheckOptions{Options: src.options, Paths: paths})
+	if o.dups < 0 || o.dups > 1 {
+		return cli.Usagef("--dup-threshold must be between 0 and 1")
+	}
+	opts := compiler.CheckOptions{Options: src.options, Paths: paths, DuplicateThreshold: o.dups}
+	if paths != nil && o.dups > 0 && src.repo.Root() != "" {
+		similar, done := artifactSimilar(c.Context, filepath.Join(src.repo.Root(), artifact.DefaultDir))
+		defer done()
+		opts.Similar = similar
+	}
+	res, err := compiler.Check(c.Context, src.snapshot, opts)
 	if err != nil {
 		return err
 	}
@@ -96,6 +117,53 @@ func runCheck(c *cli.Context, s *cli.Streams, g *globalOptions, o *checkOptions)
 		return cli.ErrFailure
 	}
 	return nil
+}
+
+// artifactSimilar finds, in the artifact in dir, the memories and topics of
+// a scope most like a text: a search for its most frequent words, in that
+// scope alone. Without a usable artifact it finds nothing.
+func artifactSimilar(ctx context.Context, dir string) (func(scope, path, body string) ([]compiler.Similar, error), func()) {
+	ix, err := query.Open(dir)
+	if err != nil {
+		return nil, func() {}
+	}
+	return func(scope, path, body string) ([]compiler.Similar, error) {
+		resp, err := ix.Search(ctx, query.Request{Query: likeQuery(body), N: 5, AllScopes: true, Scopes: []string{scope},
+			Kinds: []string{artifact.KindMemory, artifact.KindTopic}})
+		if err != nil {
+			return nil, nil // an artifact that cannot answer finds nothing
+		}
+		var out []compiler.Similar
+		for _, r := range resp.Results {
+			if r.Path == path || r.Scope != scope {
+				continue
+			}
+			doc, err := ix.Get(ctx, r.Path, "")
+			if err != nil {
+				continue
+			}
+			out = append(out, compiler.Similar{Path: r.Path, Line: strings.Count(doc.Content[:len(doc.Content)-len(doc.Body)], "\n") + 1, Body: doc.Body})
+		}
+		return out, nil
+	}, func() { ix.Close() }
+}
+
+// likeQuery is a query for documents like text: its most frequent words
+// of three letters or more, up to 40.
+func likeQuery(text string) string {
+	counts := map[string]int{}
+	var order []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if utf8.RuneCountInString(w) < 3 {
+			continue
+		}
+		if counts[w] == 0 {
+			order = append(order, w)
+		}
+		counts[w]++
+	}
+	slices.SortStableFunc(order, func(a, b string) int { return counts[b] - counts[a] })
+	return strings.Join(order[:min(len(order), 40)], " ")
 }
 
 // stagedChanges lists the staged knowledge files whose content differs

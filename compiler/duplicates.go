@@ -1,0 +1,206 @@
+package compiler
+
+import (
+	"cmp"
+	"fmt"
+	"hash/maphash"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/kbqdev/kbq/artifact"
+)
+
+// DefaultDuplicateThreshold is the share of word triples two documents
+// must have in common for kbc check to call one a near duplicate of the
+// other.
+const DefaultDuplicateThreshold = 0.8
+
+// A text is compared by its shingles: the hashes of its word triples
+// (lowercased, punctuation dropped), a set held sorted.
+type shingleSet []uint64
+
+// minShingles is the fewest shingles a text needs to be compared: a
+// memory of a line or two says too little to be a duplicate.
+const minShingles = 8
+
+var shingleSeed = maphash.MakeSeed()
+
+// shingles returns the word-triple set of text.
+func shingles(text string) shingleSet {
+	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+	if len(words) < 3 {
+		return nil
+	}
+	set := make(shingleSet, 0, len(words)-2)
+	var h maphash.Hash
+	h.SetSeed(shingleSeed)
+	for i := 0; i+3 <= len(words); i++ {
+		h.Reset()
+		h.WriteString(words[i])
+		h.WriteByte(0)
+		h.WriteString(words[i+1])
+		h.WriteByte(0)
+		h.WriteString(words[i+2])
+		set = append(set, h.Sum64())
+	}
+	slices.Sort(set)
+	return slices.Compact(set)
+}
+
+// jaccard is |a ∩ b| / |a ∪ b| of two sorted sets.
+func jaccard(a, b shingleSet) float64 {
+	if len(a) == 0 || len(b) == 0 {
+		return 0
+	}
+	common := 0
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		switch {
+		case a[i] == b[j]:
+			common++
+			i++
+			j++
+		case a[i] < b[j]:
+			i++
+		default:
+			j++
+		}
+	}
+	return float64(common) / float64(len(a)+len(b)-common)
+}
+
+// MinHash with locality-sensitive hashing finds the pairs worth comparing
+// among many documents without comparing all pairs: documents whose
+// signatures agree on all rows of some band are candidates, and each
+// candidate pair is then compared exactly. With 16 bands of 4 rows a pair
+// sharing 70% of its shingles is a candidate with probability 0.99.
+const (
+	bands   = 16
+	rows    = 4
+	hashers = bands * rows
+)
+
+func signature(s shingleSet) [hashers]uint64 {
+	var sig [hashers]uint64
+	for i := range sig {
+		sig[i] = ^uint64(0)
+	}
+	for _, x := range s {
+		for i := range sig {
+			// A cheap independent permutation per row: xor a constant,
+			// then a 64-bit mix (splitmix64's finalizer).
+			v := x ^ (uint64(i+1) * 0x9e3779b97f4a7c15)
+			v = (v ^ v>>30) * 0xbf58476d1ce4e5b9
+			v = (v ^ v>>27) * 0x94d049bb133111eb
+			v ^= v >> 31
+			sig[i] = min(sig[i], v)
+		}
+	}
+	return sig
+}
+
+// Similar is a document the check did not read that may duplicate one it
+// did: what CheckOptions.Similar finds, in the artifact for instance.
+type Similar struct {
+	Path string
+	Line int    // where its body starts
+	Body string // its text without frontmatter
+}
+
+// dupDoc is a document as the duplicate check sees it.
+type dupDoc struct {
+	path, display, scope string
+	line                 int // where its body starts
+	set                  shingleSet
+	checked              bool   // reported on; others are only compared with
+	body                 string // of a checked document, to find similar ones
+}
+
+// dupKind reports whether documents of kind are compared for duplicates.
+func dupKind(kind string) bool { return kind == artifact.KindMemory || kind == artifact.KindTopic }
+
+// duplicates reports, for each checked document, the documents of its
+// scope that share at least threshold of its word triples, the most
+// similar first, three at most. Of a pair both checked, the later path is
+// reported.
+func duplicates(docs []dupDoc, threshold float64) Diagnostics {
+	byScope := make(map[string][]int)
+	for i, d := range docs {
+		if len(d.set) >= minShingles {
+			byScope[d.scope] = append(byScope[d.scope], i)
+		}
+	}
+	type match struct {
+		other int
+		sim   float64
+	}
+	found := make(map[int][]match)
+	compare := func(i, j int) {
+		a, b := &docs[i], &docs[j]
+		if !a.checked && !b.checked {
+			return
+		}
+		sim := jaccard(a.set, b.set)
+		if sim < threshold {
+			return
+		}
+		// Report on the later path when both are checked, so that a pair
+		// is reported once.
+		if b.checked && (!a.checked || b.path > a.path) {
+			found[j] = append(found[j], match{i, sim})
+		} else {
+			found[i] = append(found[i], match{j, sim})
+		}
+	}
+	for _, members := range byScope {
+		if len(members) <= 64 {
+			for x := range members {
+				for y := x + 1; y < len(members); y++ {
+					compare(members[x], members[y])
+				}
+			}
+			continue
+		}
+		// Many documents: candidates from bands of MinHash signatures.
+		sigs := make([][hashers]uint64, len(members))
+		for k, i := range members {
+			sigs[k] = signature(docs[i].set)
+		}
+		seen := make(map[[2]int]bool)
+		for band := range bands {
+			buckets := make(map[[rows]uint64][]int)
+			for k := range members {
+				var key [rows]uint64
+				copy(key[:], sigs[k][band*rows:(band+1)*rows])
+				buckets[key] = append(buckets[key], k)
+			}
+			for _, bucket := range buckets {
+				for x := range bucket {
+					for y := x + 1; y < len(bucket); y++ {
+						pair := [2]int{members[bucket[x]], members[bucket[y]]}
+						if !seen[pair] {
+							seen[pair] = true
+							compare(pair[0], pair[1])
+						}
+					}
+				}
+			}
+		}
+	}
+	var diags Diagnostics
+	for i, ms := range found {
+		slices.SortFunc(ms, func(a, b match) int {
+			return cmp.Or(cmp.Compare(b.sim, a.sim), cmp.Compare(docs[a.other].path, docs[b.other].path))
+		})
+		d := docs[i]
+		for _, m := range ms[:min(len(ms), 3)] {
+			o := docs[m.other]
+			diags = append(diags, Diagnostic{Path: d.display, Line: d.line, Col: 1, Severity: Warning,
+				Message: fmt.Sprintf("nearly duplicates %s:%d (%.0f%% of their word triples in common): merge them, or remove one",
+					o.display, o.line, 100*m.sim)})
+		}
+	}
+	return diags
+}
