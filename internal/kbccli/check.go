@@ -148,13 +148,13 @@ func artifactSimilar(ctx context.Context, dir string) (func(scope, path, body st
 	}, func() { ix.Close() }
 }
 
-// likeQuery is a query for documents like text: its most frequent words
-// of three letters or more, up to 40.
+// likeQuery is a query for documents like text: its 16 most frequent words
+// of four letters or more (more words cost more than they find).
 func likeQuery(text string) string {
 	counts := map[string]int{}
 	var order []string
 	for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
-		if utf8.RuneCountInString(w) < 3 {
+		if utf8.RuneCountInString(w) < 4 {
 			continue
 		}
 		if counts[w] == 0 {
@@ -163,7 +163,7 @@ func likeQuery(text string) string {
 		counts[w]++
 	}
 	slices.SortStableFunc(order, func(a, b string) int { return counts[b] - counts[a] })
-	return strings.Join(order[:min(len(order), 40)], " ")
+	return strings.Join(order[:min(len(order), 16)], " ")
 }
 
 // stagedChanges lists the staged knowledge files whose content differs
