@@ -34,7 +34,7 @@ const (
 	FieldImportance   = "importance"  // decimal in [0,1], when the document sets it
 	FieldSource       = "source"      // the document's source (memories, articles)
 	FieldChunk        = "chunk"       // ordinal of the chunk in its document
-	FieldBlob         = "blob"        // the git blob hash of the document's file
+	FieldBlob         = "blob"        // first chunk only: the git blob hash of the document's file
 )
 
 // TextFields lists the scored fields, in the order queries search them.

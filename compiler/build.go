@@ -163,11 +163,11 @@ func Build(ctx context.Context, src Source, opts BuildOptions) (*BuildResult, er
 	return res, nil
 }
 
-// documentLayout changes when what kbc records of a document changes (3:
-// its blob in every chunk; its importance, creation and expiry in the
+// documentLayout changes when what kbc records of a document changes (4:
+// its blob in its first chunk; its importance, creation and expiry in the
 // manifest), so that an incremental build does not mix documents compiled
 // both ways.
-const documentLayout = 3
+const documentLayout = 4
 
 // buildKey identifies the settings that shape compiled documents.
 func buildKey(o Options) string {

@@ -324,6 +324,17 @@ func (ix *Index) hits(docs []scoredDoc) ([]hit, error) {
 		if h.err != nil {
 			return nil, fmt.Errorf("read stored fields of %s: %w", h.Path, h.err)
 		}
+		if h.chunk > 0 && uint64(h.chunk) <= d.doc { // the blob is in the document's first chunk
+			err := ix.engine.visitStored(d.doc-uint64(h.chunk), func(field string, value []byte) bool {
+				if field == artifact.FieldBlob {
+					h.Blob = string(value)
+				}
+				return true
+			})
+			if err != nil {
+				return nil, fmt.Errorf("read stored fields: %w", err)
+			}
+		}
 		h.Content = string(h.body)
 	}
 	return hits, nil

@@ -297,3 +297,32 @@ func TestRepeatedTermsScoreAsClauses(t *testing.T) {
 		t.Errorf("a term repeated 5000 times scores %.4f, want 5000 × %.6f", s, one[".kb/zeppelin.md"])
 	}
 }
+
+// A result names its document's blob, whichever chunk matched: the blob is
+// stored in the first chunk only.
+func TestResultBlob(t *testing.T) {
+	long := "# Guide\n\nIntro text.\n\n## Setup\n\n" + strings.Repeat("Install the tools and configure them. ", 120) +
+		"\n\n## Zebra\n\nThe zebra section is last.\n"
+	ix := open(t, testkb.Files{".kb/other.md": "# Other\n\nNothing here.\n", ".kb/guide.md": long})
+	docs, err := ix.Documents()
+	if err != nil {
+		t.Fatal(err)
+	}
+	blobs := map[string]string{}
+	for _, d := range docs {
+		blobs[d.Path] = d.Blob
+	}
+	for _, q := range []string{"zebra", "intro", "nothing"} {
+		resp, err := ix.Search(context.Background(), query.Request{Query: q, N: 1})
+		if err != nil || len(resp.Results) != 1 {
+			t.Fatalf("%s: %v %v", q, resp, err)
+		}
+		r := resp.Results[0]
+		if r.Blob == "" || r.Blob != blobs[r.Path] {
+			t.Errorf("%s: %s lines %v has blob %q, want %q", q, r.Path, r.Lines, r.Blob, blobs[r.Path])
+		}
+	}
+	if resp, _ := ix.Search(context.Background(), query.Request{Query: "zebra", N: 1}); resp.Results[0].Lines[0] == 1 {
+		t.Fatal("the zebra section is the document's first chunk: the test proves nothing")
+	}
+}
