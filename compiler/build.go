@@ -115,6 +115,7 @@ func Build(ctx context.Context, src Source, opts BuildOptions) (*BuildResult, er
 		err error
 	}
 	listing := make(chan listed, 1)
+	digestKnowledge(src, opts.ContextFiles)
 	list := func() {
 		go func() {
 			l, err := collect(src, opts.Global, opts.ContextFiles)

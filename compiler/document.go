@@ -79,7 +79,8 @@ func parseDocument(in input) *document {
 	d.Source = d.meta.source
 	d.ID = d.meta.id
 	if d.meta.hasImportance {
-		d.Importance = &d.meta.importance
+		importance := d.meta.importance // not a pointer into d, which the manifest would keep alive
+		d.Importance = &importance
 	}
 	if !d.meta.created.IsZero() {
 		d.Created = d.meta.created.UTC().Format(time.RFC3339)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -19,6 +20,19 @@ import (
 type dirLister interface {
 	Root() string
 	Dirs() []gitsource.DirStamp
+	DigestDirs(func(rel string, entries []fs.DirEntry) uint64)
+}
+
+// digestKnowledge has a snapshot of files on disk sum up each directory's
+// knowledge entries as it lists them, for the worktree record: what kbq
+// compares with a later listing (artifact.Worktree.KnowledgeEntries).
+func digestKnowledge(src Source, contextFiles []string) {
+	if lister, ok := src.(dirLister); ok {
+		w := &artifact.Worktree{ContextFiles: contextFiles}
+		lister.DigestDirs(func(rel string, entries []fs.DirEntry) uint64 {
+			return artifact.HashEntries(w.KnowledgeOf(rel, entries))
+		})
+	}
 }
 
 // recordWorktree writes, beside the manifest about to be published, what a
@@ -62,7 +76,7 @@ func recordWorktree(out string, src Source, l *listing, m *artifact.Manifest, co
 		if holders[d.Path] || slices.Contains(strings.Split(d.Path, "/"), KBDir) {
 			// The entries are those the walk listed, and so read: a file
 			// added after the walk makes a later listing differ.
-			w.Dirs = append(w.Dirs, artifact.DirStamp{Path: d.Path, Mod: d.Mod, Entries: artifact.HashEntries(w.KnowledgeOf(d.Path, d.Entries))})
+			w.Dirs = append(w.Dirs, artifact.DirStamp{Path: d.Path, Mod: d.Mod, Entries: d.Digest})
 		}
 	}
 	tmp := name + ".tmp"

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"iter"
 	"strconv"
 )
@@ -80,9 +79,10 @@ type File struct {
 type DirStamp struct {
 	Path string // slash-separated, relative to the snapshot's root; "" is the root
 	Mod  int64
-	// Entries are what listing the directory returned, in name order,
-	// before ignore rules: what a later listing is compared with.
-	Entries []fs.DirEntry
+	// Digest is what the snapshot's DigestDirs function made of the
+	// directory's entries as listed (in name order, before ignore rules):
+	// what a later listing is compared with. 0 without one.
+	Digest uint64
 }
 
 // Snapshot is a set of files at one moment: a commit's tree, git's index or

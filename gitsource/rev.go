@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -95,20 +94,18 @@ type revSnapshot struct {
 	repo *Repo
 	tree *object.Tree
 	info Info
-	// files, when set, are the tree's files as git's index lists them;
-	// looked up by the first listing, on its goroutine.
-	indexed sync.Once
-	files   []File
 }
 
 func (s *revSnapshot) Info() Info { return s.info }
 
+// Files lists the tree from git's index when the index vouches for it,
+// holding nothing once done; else it walks the tree objects.
 func (s *revSnapshot) Files() iter.Seq2[File, error] {
 	return func(yield func(File, error) bool) {
-		s.indexed.Do(func() { s.files = s.repo.treeFromIndex(s.tree.Hash) })
-		if s.files != nil {
-			for _, f := range s.files {
-				if !yield(f, nil) {
+		if idx := s.repo.treeFromIndex(s.tree.Hash); idx != nil {
+			for _, e := range idx.Entries {
+				kind, _ := kindOfMode(e.Mode) // checked by treeFromIndex
+				if !yield(File{Path: e.Name, Blob: e.Hash.String(), Kind: kind}, nil) {
 					return
 				}
 			}

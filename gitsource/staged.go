@@ -182,11 +182,11 @@ func readAll(f billy.File) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
-// treeFromIndex lists the files of tree from git's index when the index's
-// cache tree records that the index holds exactly that tree, as it does
-// after a commit, checkout or reset; listing the index reads no tree
-// objects. It returns nil when the index cannot vouch for tree.
-func (r *Repo) treeFromIndex(tree plumbing.Hash) []File {
+// treeFromIndex returns git's index when its cache tree records that the
+// index holds exactly tree, as it does after a commit, checkout or reset:
+// its entries list the tree without a tree object read. It returns nil
+// when the index cannot vouch for tree.
+func (r *Repo) treeFromIndex(tree plumbing.Hash) *index.Index {
 	idx, err := r.decodeIndex()
 	if err != nil || idx.Cache == nil || len(idx.Cache.Entries) == 0 {
 		return nil
@@ -197,15 +197,12 @@ func (r *Repo) treeFromIndex(tree plumbing.Hash) []File {
 	if root.Path != "" || root.Hash != tree || root.Entries != len(idx.Entries) {
 		return nil
 	}
-	files := make([]File, 0, len(idx.Entries))
 	for _, e := range idx.Entries {
-		kind, err := kindOfMode(e.Mode)
-		if err != nil || e.Stage != mergedStage || e.IntentToAdd {
+		if _, err := kindOfMode(e.Mode); err != nil || e.Stage != mergedStage || e.IntentToAdd {
 			return nil
 		}
-		files = append(files, File{Path: e.Name, Blob: e.Hash.String(), Kind: kind})
 	}
-	return files
+	return idx
 }
 
 func kindOfMode(m filemode.FileMode) (Kind, error) {

@@ -55,6 +55,13 @@ type dirSnapshot struct {
 	cache      *statCache
 	info       Info
 	dirs       []DirStamp
+	digest     func(rel string, entries []fs.DirEntry) uint64
+}
+
+// DigestDirs has each directory's entries, as listed, summed up by digest
+// into its stamp (Dirs), on the goroutine that lists it.
+func (s *dirSnapshot) DigestDirs(digest func(rel string, entries []fs.DirEntry) uint64) {
+	s.digest = digest
 }
 
 // SizeHint is about how many files Files yields, once it has yielded one:
@@ -67,7 +74,8 @@ func (s *dirSnapshot) SizeHint() int {
 }
 
 // Dirs returns the directories the last iteration of Files listed, with
-// their modification times from before they were read and their entries.
+// their modification times from before they were read and the digests of
+// their entries.
 func (s *dirSnapshot) Dirs() []DirStamp { return s.dirs }
 
 // Root returns the directory the snapshot lists.
@@ -98,13 +106,12 @@ type dirListing struct {
 	ready   chan struct{}
 	mod     int64 // modification time before it was read; 0 if unknown
 	err     error
-	listed  []fs.DirEntry // as read, before ignore rules
+	digest  uint64
 	entries []dirEntry
 }
 
 type dirEntry struct {
 	file File
-	info fs.FileInfo // of a regular file, for the stat cache
 	sub  *dirListing // of a directory the walk enters
 	err  error       // a file that could not be stat'ed
 }
@@ -155,7 +162,9 @@ func (s *dirSnapshot) read(d *dirListing, patterns []gitignore.Pattern, enter fu
 		d.err = fmt.Errorf("read directory %s: %w", dir, err)
 		return
 	}
-	d.listed = entries
+	if s.digest != nil {
+		d.digest = s.digest(d.rel, entries)
+	}
 	d.entries = make([]dirEntry, 0, len(entries))
 	parts := make([]string, len(domain)+1)
 	copy(parts, domain)
@@ -195,7 +204,7 @@ func (s *dirSnapshot) read(d *dirListing, patterns []gitignore.Pattern, enter fu
 				f.Kind = Executable
 			}
 			f.Size, f.Mod = info.Size(), info.ModTime().UnixNano()
-			d.entries = append(d.entries, dirEntry{file: f, info: info})
+			d.entries = append(d.entries, dirEntry{file: f})
 		}
 	}
 }
@@ -205,7 +214,7 @@ func (s *dirSnapshot) read(d *dirListing, patterns []gitignore.Pattern, enter fu
 func (s *dirSnapshot) emit(d *dirListing, yield func(File, error) bool) bool {
 	<-d.ready
 	if d.mod != 0 {
-		s.dirs = append(s.dirs, DirStamp{Path: d.rel, Mod: d.mod, Entries: d.listed})
+		s.dirs = append(s.dirs, DirStamp{Path: d.rel, Mod: d.mod, Digest: d.digest})
 	}
 	if d.err != nil {
 		yield(File{}, d.err)
@@ -223,8 +232,8 @@ func (s *dirSnapshot) emit(d *dirListing, yield func(File, error) bool) bool {
 			continue
 		}
 		f := e.file
-		if e.info != nil {
-			f.Blob = s.cache.lookup(f.Path, e.info)
+		if f.Kind.IsFile() {
+			f.Blob = s.cache.lookup(f.Path, f.Size, f.Mod)
 		}
 		if !yield(f, nil) {
 			return false
@@ -354,18 +363,19 @@ func (r *Repo) statCache() *statCache {
 	return c
 }
 
-// lookup returns the blob hash of the file at p if its stat data still
-// matches the index, or "" when the file must be hashed. Entries written in
-// the same instant as the index are "racily clean" and never trusted.
-func (c *statCache) lookup(p string, info fs.FileInfo) string {
+// lookup returns the blob hash of the file at p, of size bytes modified at
+// mod (Unix nanoseconds), if that stat data still matches the index, or ""
+// when the file must be hashed. Entries written in the same instant as the
+// index are "racily clean" and never trusted.
+func (c *statCache) lookup(p string, size, mod int64) string {
 	if c == nil {
 		return ""
 	}
 	e, ok := c.entries[p]
-	if !ok || int64(e.Size) != info.Size()&0xffffffff {
+	if !ok || int64(e.Size) != size&0xffffffff {
 		return ""
 	}
-	mtime := info.ModTime()
+	mtime := time.Unix(0, mod)
 	if !e.ModifiedAt.Equal(mtime) || !mtime.Before(c.written) {
 		return ""
 	}
