@@ -298,8 +298,8 @@ func TestRepeatedTermsScoreAsClauses(t *testing.T) {
 	}
 }
 
-// A result names its document's blob, whichever chunk matched: the blob is
-// stored in the first chunk only.
+// Blobs names each result's document's blob, whichever chunk matched: the
+// blob is stored in the first chunk only.
 func TestResultBlob(t *testing.T) {
 	long := "# Guide\n\nIntro text.\n\n## Setup\n\n" + strings.Repeat("Install the tools and configure them. ", 120) +
 		"\n\n## Zebra\n\nThe zebra section is last.\n"
@@ -318,8 +318,8 @@ func TestResultBlob(t *testing.T) {
 			t.Fatalf("%s: %v %v", q, resp, err)
 		}
 		r := resp.Results[0]
-		if r.Blob == "" || r.Blob != blobs[r.Path] {
-			t.Errorf("%s: %s lines %v has blob %q, want %q", q, r.Path, r.Lines, r.Blob, blobs[r.Path])
+		if got := ix.Blobs(resp.Results)[0]; got == "" || got != blobs[r.Path] {
+			t.Errorf("%s: %s lines %v has blob %q, want %q", q, r.Path, r.Lines, got, blobs[r.Path])
 		}
 	}
 	if resp, _ := ix.Search(context.Background(), query.Request{Query: "zebra", N: 1}); resp.Results[0].Lines[0] == 1 {

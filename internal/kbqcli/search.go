@@ -115,7 +115,7 @@ func runSearch(c *cli.Context, s *cli.Streams, o *searchOptions) error {
 	if err != nil {
 		return err
 	}
-	NewUsage(s).Record(ix.Dir, SearchEvents(usage.ViaCLI, q, resp.Results))
+	NewUsage(s).Record(ix.Dir, SearchEvents(ix.Index, usage.ViaCLI, q, resp.Results))
 	for _, n := range resp.Notes {
 		fmt.Fprintf(s.Err, "kbq: %s\n", n)
 	}

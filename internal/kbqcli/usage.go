@@ -92,14 +92,15 @@ func (u *Usage) Recent(dir string) map[string]int {
 // lists by default.
 const HotDefault = 5
 
-// SearchEvents are the documents of a search's results, once each.
-func SearchEvents(via, q string, results []query.Result) []usage.Event {
+// SearchEvents are the documents of a search's results in ix, once each.
+func SearchEvents(ix *query.Index, via, q string, results []query.Result) []usage.Event {
+	blobs := ix.Blobs(results)
 	var out []usage.Event
 	seen := map[string]bool{}
-	for _, r := range results {
+	for i, r := range results {
 		if !seen[r.Path] {
 			seen[r.Path] = true
-			out = append(out, usage.Event{Via: via, Op: usage.OpSearch, Path: r.Path, Blob: r.Blob, Query: q})
+			out = append(out, usage.Event{Via: via, Op: usage.OpSearch, Path: r.Path, Blob: blobs[i], Query: q})
 		}
 	}
 	return out

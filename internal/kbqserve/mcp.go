@@ -212,7 +212,7 @@ func (t *tools) search(ctx context.Context, _ *mcp.CallToolRequest, in searchArg
 	if err != nil {
 		return nil, nil, err
 	}
-	t.usage.Record(ix.Dir, kbqcli.SearchEvents(usage.ViaMCP, in.Query, resp.Results))
+	t.usage.Record(ix.Dir, kbqcli.SearchEvents(ix, usage.ViaMCP, in.Query, resp.Results))
 	var md strings.Builder
 	kbqcli.WriteSearchMarkdown(&md, resp)
 	return textResult(md.String()), resp, nil

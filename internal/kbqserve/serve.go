@@ -275,7 +275,7 @@ func (a *httpAPI) search(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	a.t.usage.Record(ix.Dir, kbqcli.SearchEvents(usage.ViaHTTP, in.Query, resp.Results))
+	a.t.usage.Record(ix.Dir, kbqcli.SearchEvents(ix, usage.ViaHTTP, in.Query, resp.Results))
 	writeJSONStatus(w, http.StatusOK, resp)
 }
 
