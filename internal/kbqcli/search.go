@@ -115,7 +115,14 @@ func runSearch(c *cli.Context, s *cli.Streams, o *searchOptions) error {
 	if err != nil {
 		return err
 	}
-	NewUsage(s).Record(ix.Dir, SearchEvents(ix.Index, usage.ViaCLI, q, resp.Results))
+	// Recording use (the results' blobs, a write to the log) runs beside
+	// the output, and is done before the index closes.
+	recorded := make(chan struct{})
+	go func() {
+		defer close(recorded)
+		NewUsage(s).Record(ix.Dir, SearchEvents(ix.Index, usage.ViaCLI, q, resp.Results))
+	}()
+	defer func() { <-recorded }()
 	for _, n := range resp.Notes {
 		fmt.Fprintf(s.Err, "kbq: %s\n", n)
 	}
