@@ -3,6 +3,7 @@ package kbccli
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -111,10 +112,42 @@ func runCheck(c *cli.Context, s *cli.Streams, g *globalOptions, o *checkOptions)
 	if err := compiler.WriteDiagnostics(s.Out, o.format, res.Diagnostics); err != nil {
 		return err
 	}
-	if n := res.Diagnostics.Errors(); n > 0 {
-		fmt.Fprintf(s.Err, "kbc: %d %s in %d %s checked\n", n, plural(n, "error", "errors"),
-			res.Checked, plural(res.Checked, "file", "files"))
+	if c.Args().Present() && !o.source.staged {
+		if err := checkPathsHeldKnowledge(src, g.workDir(), c.Args().Slice(), paths, res); err != nil {
+			return err
+		}
+	}
+	errs, warnings := res.Diagnostics.Errors(), len(res.Diagnostics)-res.Diagnostics.Errors()
+	summary := fmt.Sprintf("%d %s checked", res.Checked, plural(res.Checked, "file", "files"))
+	if warnings > 0 {
+		summary += fmt.Sprintf(", %d %s", warnings, plural(warnings, "warning", "warnings"))
+	}
+	if errs > 0 {
+		fmt.Fprintf(s.Err, "kbc: %d %s in %s\n", errs, plural(errs, "error", "errors"), summary)
 		return cli.ErrFailure
+	}
+	fmt.Fprintf(s.Err, "kbc: %s, no errors\n", summary)
+	return nil
+}
+
+// checkPathsHeldKnowledge refuses PATH arguments that name nothing, or
+// nothing kbc reads: a mistyped path must not pass as checked.
+func checkPathsHeldKnowledge(src *source, dir string, args, paths []string, res *compiler.CheckResult) error {
+	for i, p := range paths {
+		held := slices.ContainsFunc(res.Documents, func(d artifact.Document) bool { return compiler.UnderAny(d.Path, []string{p}) }) ||
+			slices.ContainsFunc(res.Diagnostics, func(d compiler.Diagnostic) bool { return compiler.UnderAny(d.Path, []string{p}) })
+		if held {
+			continue
+		}
+		abs := args[i]
+		if !filepath.IsAbs(abs) {
+			abs = filepath.Join(dir, abs)
+		}
+		if _, err := os.Stat(abs); err != nil {
+			return cli.Usagef("%s: no such file or directory", args[i])
+		}
+		return cli.Usagef("%s holds no knowledge: kbc checks the markdown files of .kb/ directories and the context files (%s)",
+			args[i], strings.Join(src.options.ContextFiles, ", "))
 	}
 	return nil
 }
