@@ -15,47 +15,31 @@ func newHooksCommand(s *cli.Streams, g *globalOptions) *cli.Command {
 	install := &cli.Command{
 		Name:      "install",
 		Usage:     "install the pre-commit hook",
-		UsageText: "kbc hooks install [--uninstall]",
+		UsageText: "kbc hooks install",
 		Description: `Installs a pre-commit hook that runs "kbc check --staged": every commit's
 knowledge files are validated, and likely secrets refused, before they are
 committed. The hook goes where git looks for hooks (core.hooksPath, else
 .git/hooks). A pre-commit hook already there is kept as
 pre-commit.kbq-chained and runs first. Installing again changes nothing;
---uninstall removes the hook and puts the earlier one back.
+kbc hooks uninstall removes the hook and puts the earlier one back.
 
 Teams that use the pre-commit framework can use the kbc-check hook of
 .pre-commit-hooks.yaml instead.
 
 ` + exitCodesHelp,
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "uninstall", Usage: "remove the hook", Destination: &uninstall},
+			&cli.BoolFlag{Name: "uninstall", Usage: "remove the hook instead, as kbc hooks uninstall does", Destination: &uninstall},
 		},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return cli.Usagef("kbc hooks install takes no arguments")
 			}
-			repo, err := gitsource.Open(g.workDir())
-			if err != nil {
-				return err
-			}
-			dir, err := repo.HooksDir()
-			if err != nil {
-				return err
-			}
 			if uninstall {
-				res, err := hooks.Uninstall(dir)
-				if err != nil {
-					return err
-				}
-				switch {
-				case !res.Changed:
-					fmt.Fprintf(s.Err, "kbc: no kbq hook in %s\n", dir)
-				case res.Chained != "":
-					fmt.Fprintf(s.Err, "kbc: removed %s and restored the hook it chained\n", res.Path)
-				default:
-					fmt.Fprintf(s.Err, "kbc: removed %s\n", res.Path)
-				}
-				return nil
+				return uninstallHook(s, g)
+			}
+			dir, err := hooksDir(g)
+			if err != nil {
+				return err
 			}
 			self, err := os.Executable()
 			if err != nil {
@@ -78,10 +62,50 @@ Teams that use the pre-commit framework can use the kbc-check hook of
 			return nil
 		},
 	}
+	remove := &cli.Command{
+		Name:        "uninstall",
+		Usage:       "remove the pre-commit hook",
+		UsageText:   "kbc hooks uninstall",
+		Description: "Removes the hook kbc hooks install put in place, and puts back the hook it chained, if any.\n\n" + exitCodesHelp,
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return cli.Usagef("kbc hooks uninstall takes no arguments")
+			}
+			return uninstallHook(s, g)
+		},
+	}
 	return &cli.Command{
 		Name:      "hooks",
 		Usage:     "manage the git pre-commit hook",
-		UsageText: "kbc hooks install [--uninstall]",
-		Commands:  []*cli.Command{install},
+		UsageText: "kbc hooks install | uninstall",
+		Commands:  []*cli.Command{install, remove},
 	}
+}
+
+func hooksDir(g *globalOptions) (string, error) {
+	repo, err := gitsource.Open(g.workDir())
+	if err != nil {
+		return "", err
+	}
+	return repo.HooksDir()
+}
+
+func uninstallHook(s *cli.Streams, g *globalOptions) error {
+	dir, err := hooksDir(g)
+	if err != nil {
+		return err
+	}
+	res, err := hooks.Uninstall(dir)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !res.Changed:
+		fmt.Fprintf(s.Err, "kbc: no kbq hook in %s\n", dir)
+	case res.Chained != "":
+		fmt.Fprintf(s.Err, "kbc: removed %s and restored the hook it chained\n", res.Path)
+	default:
+		fmt.Fprintf(s.Err, "kbc: removed %s\n", res.Path)
+	}
+	return nil
 }
