@@ -88,7 +88,13 @@ func Run(root *Command, args []string, s *Streams, exitCode func(error) (int, bo
 		writeUsage(s.Err, inv.cmd)
 		return ExitError
 	case err == nil:
-		err = inv.cmd.Action(&Context{Context: context.Background(), Command: inv.cmd, args: inv.args, set: inv.set})
+		ctx := &Context{Context: context.Background(), Command: inv.cmd, args: inv.args, set: inv.set}
+		if root.Before != nil {
+			err = root.Before(ctx)
+		}
+		if err == nil {
+			err = inv.cmd.Action(ctx)
+		}
 	}
 	if err == nil {
 		return ExitOK

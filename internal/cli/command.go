@@ -21,6 +21,9 @@ type Command struct {
 	// Action runs the command. A command with subcommands and no action
 	// prints its usage on stderr and exits 2 when none is named.
 	Action func(*Context) error
+	// Before, on the root command, runs before the action of whichever
+	// command runs, with its context: for global flags such as -C.
+	Before func(*Context) error
 	// SkipFlagParsing hands every argument after the command's name to
 	// Action untouched: for commands another program implements.
 	SkipFlagParsing bool

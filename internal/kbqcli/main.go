@@ -58,6 +58,19 @@ root of the git repository holding the current directory.
    kbq context --dir services/api --wrap
 
 ` + ExitCodesHelp
+	var dir string
+	app.Flags = []cli.Flag{
+		&cli.StringFlag{Name: "C", Usage: "run as if kbq was started in `DIR`", Destination: &dir},
+	}
+	app.Before = func(*cli.Context) error {
+		if dir == "" {
+			return nil
+		}
+		if err := os.Chdir(dir); err != nil {
+			return cli.Usagef("-C %s: %v", dir, errors.Unwrap(err))
+		}
+		return nil
+	}
 	return cli.Run(app, args, s, exitCode)
 }
 
