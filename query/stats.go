@@ -2,6 +2,7 @@ package query
 
 import (
 	"io/fs"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -20,8 +21,12 @@ type Stats struct {
 	Source          artifact.Source `json:"source"`
 	BuiltAt         time.Time       `json:"built_at"`
 	AgeSeconds      int64           `json:"age_seconds"`
-	Global          bool            `json:"global"`
-	Dir             string          `json:"dir"`
+	// WrittenAt is when the manifest file was written: the artifact's
+	// file time, where BuiltAt is the source's (a commit's time, unless
+	// the build read uncommitted knowledge).
+	WrittenAt time.Time `json:"written_at"`
+	Global    bool      `json:"global"`
+	Dir       string    `json:"dir"`
 	// Stale is true when the artifact is behind what it was built from:
 	// knowledge files changed since a build from the working tree (Changed
 	// lists them, up to ten), or HEAD moved since a build from a commit.
@@ -40,6 +45,9 @@ func (ix *Index) Stats(now time.Time) (*Stats, error) {
 	indexDir, err := m.IndexDir(ix.Dir)
 	if err != nil {
 		return nil, err
+	}
+	if fi, err := os.Stat(filepath.Join(ix.Dir, artifact.ManifestFile)); err == nil {
+		st.WrittenAt = fi.ModTime().UTC().Truncate(time.Second)
 	}
 	for _, p := range []string{indexDir, filepath.Join(ix.Dir, artifact.ManifestFile)} {
 		err := filepath.WalkDir(p, func(_ string, d fs.DirEntry, err error) error {

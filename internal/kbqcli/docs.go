@@ -311,7 +311,7 @@ func writeStats(w io.Writer, st *query.Stats, use *UsageStats) error {
 	for _, k := range sortedKeys(st.ByScope) {
 		fmt.Fprintf(tw, "  %s\t%d\n", k, st.ByScope[k])
 	}
-	fmt.Fprintf(tw, "size\t%.1f MiB\n", float64(st.Bytes)/(1<<20))
+	fmt.Fprintf(tw, "size\t%s\n", humanSize(st.Bytes))
 	fmt.Fprintf(tw, "format\t%d (kbc %s)\n", st.FormatVersion, st.CompilerVersion)
 	src := st.Source.Mode
 	if st.Source.Commit != "" {
@@ -327,7 +327,17 @@ func writeStats(w io.Writer, st *query.Stats, use *UsageStats) error {
 	case st.Stale:
 		fmt.Fprintf(tw, "stale\tHEAD moved since\n")
 	}
-	fmt.Fprintf(tw, "built\t%s (%s ago)\n", st.BuiltAt.Format(time.RFC3339), (time.Duration(st.AgeSeconds) * time.Second).String())
+	now := time.Now()
+	// A build of a clean commit records the commit's time: the artifact is
+	// the commit's. Otherwise the time is the build's.
+	label := "commit time"
+	if st.Source.Dirty || st.Source.Commit == "" {
+		label = "built"
+	}
+	fmt.Fprintf(tw, "%s\t%s (%s)\n", label, st.BuiltAt.UTC().Format("2006-01-02 15:04 UTC"), ago(now.Sub(st.BuiltAt)))
+	if !st.WrittenAt.IsZero() {
+		fmt.Fprintf(tw, "written\t%s (%s)\n", st.WrittenAt.UTC().Format("2006-01-02 15:04 UTC"), ago(now.Sub(st.WrittenAt)))
+	}
 	fmt.Fprintf(tw, "global scope\t%v\n", st.Global)
 	writeUsageStats(tw, use, time.Now())
 	return tw.Flush()

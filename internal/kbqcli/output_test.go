@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/query"
@@ -48,5 +49,22 @@ func TestSearchTextHighlights(t *testing.T) {
 	}
 	if !strings.Contains(colored.String(), styleMatch+"make"+styleReset+" "+styleMatch+"rollback"+styleReset) {
 		t.Errorf("matches are not highlighted: %q", colored.String())
+	}
+}
+
+func TestHumanDurationsAndSizes(t *testing.T) {
+	const day = 24 * time.Hour
+	for d, want := range map[time.Duration]string{
+		-time.Minute: "in the future", 30 * time.Second: "just now", time.Minute: "1 minute ago",
+		5 * time.Hour: "5 hours ago", 3 * day: "3 days ago", 90 * day: "3 months ago", 800 * day: "2 years ago",
+	} {
+		if got := ago(d); got != want {
+			t.Errorf("ago(%v) = %q, want %q", d, got, want)
+		}
+	}
+	for n, want := range map[int64]string{512: "512 bytes", 3 << 10: "3 KiB", 29<<20 + 400<<10: "29.4 MiB", 3 << 30: "3.0 GiB"} {
+		if got := humanSize(n); got != want {
+			t.Errorf("humanSize(%d) = %q, want %q", n, got, want)
+		}
 	}
 }

@@ -206,17 +206,38 @@ func writeUsageStats(w io.Writer, u *UsageStats, now time.Time) {
 	}
 }
 
-// ago says how long ago in the largest unit that fits: "3 days ago".
+// ago says how long ago in the largest unit that reads well: "3 days ago".
 func ago(d time.Duration) string {
+	const day = 24 * time.Hour
 	switch {
+	case d < 0:
+		return "in the future"
 	case d < time.Minute:
 		return "just now"
 	case d < time.Hour:
 		return agoUnit(int(d/time.Minute), "minute")
 	case d < 48*time.Hour:
 		return agoUnit(int(d/time.Hour), "hour")
+	case d < 60*day:
+		return agoUnit(int(d/day), "day")
+	case d < 730*day:
+		return agoUnit(int(d/(30*day)), "month")
 	}
-	return agoUnit(int(d/(24*time.Hour)), "day")
+	return agoUnit(int(d/(365*day)), "year")
+}
+
+// humanSize writes a byte count in the unit that reads best: 812 KiB,
+// 29.4 MiB.
+func humanSize(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.0f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 func agoUnit(n int, unit string) string {
