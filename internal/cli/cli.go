@@ -109,7 +109,10 @@ func Run(root *Command, args []string, s *Streams, exitCode func(error) (int, bo
 	case errors.Is(err, ErrFailure), errors.Is(err, ErrSilent):
 	case errors.Is(err, ErrUsage):
 		msg := strings.TrimPrefix(err.Error(), ErrUsage.Error()+": ")
-		fmt.Fprintf(s.Err, "%s: %s\nRun '%s --help' for usage.\n", root.Name, msg, inv.cmd.FullName())
+		if !strings.HasPrefix(msg, root.Name+" ") { // "kbc build takes…" names the program already
+			msg = root.Name + ": " + msg
+		}
+		fmt.Fprintf(s.Err, "%s\nRun '%s --help' for usage.\n", msg, inv.cmd.FullName())
 	default:
 		fmt.Fprintf(s.Err, "%s: %v\n", root.Name, err)
 	}
