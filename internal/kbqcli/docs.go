@@ -69,25 +69,28 @@ deepest first.
 
 func newListCommand(s *cli.Streams) *cli.Command {
 	var index string
-	var asJSON bool
+	var out formatFlags
 	return &cli.Command{
 		Name:      "list",
 		Usage:     "list documents",
-		UsageText: "kbq list [--kind K] [--tag T] [--scope S] [--json]",
+		UsageText: "kbq list [--kind K] [--tag T] [--scope S] [--format F | -l]",
 		Description: `Lists the documents of the artifact with topic, kind, scope, tags and
 source, in path order.
 
 ` + ExitCodesHelp,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			IndexFlag(&index),
 			&cli.StringSliceFlag{Name: "kind", Usage: "only documents of `KIND` (repeatable)"},
 			&cli.StringSliceFlag{Name: "tag", Usage: "only documents tagged `TAG` (repeatable)"},
 			&cli.StringSliceFlag{Name: "scope", Usage: "only documents of `SCOPE` and below (repeatable)"},
-			&cli.BoolFlag{Name: "json", Usage: "print JSON", Destination: &asJSON},
-		},
+		}, out.flags()...),
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return cli.Usagef("kbq list takes no arguments; filter with --kind, --tag or --scope")
+			}
+			format, err := out.resolve()
+			if err != nil {
+				return err
 			}
 			ix, err := Open(s, index)
 			if err != nil {
@@ -98,9 +101,22 @@ source, in path order.
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			switch format {
+			case "json":
 				err = WriteJSON(s.Out, docs)
-			} else {
+			case "jsonl":
+				err = writeJSONLines(s.Out, docs)
+			case "csv":
+				err = writeListCSV(s.Out, docs)
+			case "md":
+				err = writeListMarkdown(s.Out, docs)
+			case "paths":
+				paths := make([]string, len(docs))
+				for i, d := range docs {
+					paths[i] = d.Path
+				}
+				err = writePaths(s.Out, paths)
+			default:
 				err = writeList(s.Out, docs)
 			}
 			if err != nil {

@@ -18,8 +18,7 @@ type searchOptions struct {
 	dir       string
 	allScopes bool
 	chunks    bool
-	json      bool
-	md        bool
+	out       formatFlags
 }
 
 func newSearchCommand(s *cli.Streams) *cli.Command {
@@ -27,7 +26,7 @@ func newSearchCommand(s *cli.Streams) *cli.Command {
 	return &cli.Command{
 		Name:      "search",
 		Usage:     "search the knowledge",
-		UsageText: "kbq search QUERY [-n N] [--max-tokens T] [--kind K] [--tag T] [--scope S] [--dir D] [--json | --md]",
+		UsageText: "kbq search QUERY [-n N] [--max-tokens T] [--kind K] [--tag T] [--scope S] [--dir D] [--format F | -l]",
 		Description: `Ranks chunks of documents (sections under their headings) with BM25 over
 titles, headings, tags and text, and shows each document's best chunk.
 
@@ -50,8 +49,10 @@ searches everything. When nothing in force matches but other scopes do,
 kbq says how many on stderr.
 
 OUTPUT: human text by default (colour on a terminal, never with NO_COLOR),
---md for agents (whole chunks), --json with path, topic, kind, scope,
-heading, lines, score, snippet, content and tags. Results are trimmed to fit
+--format md (or --md) for agents (whole chunks), --format json (--json)
+with path, topic, kind, scope, heading, lines, score, snippet, content and
+tags; jsonl, a result a line; csv; paths (-l), each document's path once,
+to pipe into an editor or xargs. Results are trimmed to fit
 --max-tokens (about 4 bytes a token); kbq says so on stderr when it trims.
 
 EXAMPLES:
@@ -60,7 +61,7 @@ EXAMPLES:
    kbq search retries --json -n 3
 
 ` + ExitCodesHelp,
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			IndexFlag(&o.index),
 			&cli.IntFlag{Name: "n", Aliases: []string{"limit"}, Usage: "show `N` results", Value: query.DefaultN, Destination: &o.n},
 			&cli.IntFlag{Name: "max-tokens", Usage: "fit results into about `T` tokens", Value: query.DefaultMaxTokens, Destination: &o.maxTokens},
@@ -70,9 +71,7 @@ EXAMPLES:
 			&cli.StringFlag{Name: "dir", Usage: "query from `DIR`: its scopes are in force (default: the current directory)", Destination: &o.dir},
 			&cli.BoolFlag{Name: "all-scopes", Usage: "search every scope, without shadowing", Destination: &o.allScopes},
 			&cli.BoolFlag{Name: "chunks", Usage: "show every matching chunk, not each document's best", Destination: &o.chunks},
-			&cli.BoolFlag{Name: "json", Usage: "print JSON", Destination: &o.json},
-			&cli.BoolFlag{Name: "md", Usage: "print markdown for agents", Destination: &o.md},
-		},
+		}, o.out.flags()...),
 		Action: func(c *cli.Context) error { return runSearch(c, s, o) },
 	}
 }
@@ -82,8 +81,9 @@ func runSearch(c *cli.Context, s *cli.Streams, o *searchOptions) error {
 	if q == "" {
 		return cli.Usagef("kbq search needs a query")
 	}
-	if o.json && o.md {
-		return cli.Usagef("--json and --md choose one output; give only one")
+	format, err := o.out.resolve()
+	if err != nil {
+		return err
 	}
 	if o.n < 1 || o.maxTokens < 1 {
 		return cli.Usagef("-n and --max-tokens must be at least 1")
@@ -104,11 +104,21 @@ func runSearch(c *cli.Context, s *cli.Streams, o *searchOptions) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case o.json:
+	switch format {
+	case "json":
 		err = WriteJSON(s.Out, resp)
-	case o.md:
+	case "jsonl":
+		err = writeJSONLines(s.Out, resp.Results)
+	case "csv":
+		err = writeSearchCSV(s.Out, resp.Results)
+	case "md":
 		err = WriteSearchMarkdown(s.Out, resp)
+	case "paths":
+		paths := make([]string, len(resp.Results))
+		for i, r := range resp.Results {
+			paths[i] = r.Path
+		}
+		err = writePaths(s.Out, paths)
 	default:
 		err = writeSearchText(s.Out, resp, s.Color())
 	}

@@ -1,0 +1,119 @@
+package kbqcli
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/query"
+)
+
+// Output formats of search and list.
+var formats = []string{"text", "json", "jsonl", "csv", "md", "paths"}
+
+// formatFlags are --format, -l (--files) and the older --json and --md.
+type formatFlags struct {
+	format   string
+	paths    bool
+	json, md bool
+}
+
+func (f *formatFlags) flags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "format", Usage: "print as `FORMAT`: text, json, jsonl, csv, md or paths", Destination: &f.format},
+		&cli.BoolFlag{Name: "l", Aliases: []string{"files"}, Usage: "print only the documents' paths, one a line (--format paths)", Destination: &f.paths},
+		&cli.BoolFlag{Name: "json", Usage: "print JSON (--format json)", Destination: &f.json},
+		&cli.BoolFlag{Name: "md", Usage: "print markdown for agents (--format md)", Destination: &f.md},
+	}
+}
+
+// resolve returns the one format asked for, "text" by default.
+func (f *formatFlags) resolve() (string, error) {
+	var chosen []string
+	if f.format != "" {
+		if !slices.Contains(formats, f.format) {
+			return "", cli.Usagef("--format must be one of %s, not %q", strings.Join(formats, ", "), f.format)
+		}
+		chosen = append(chosen, f.format)
+	}
+	for _, alias := range []struct {
+		set    bool
+		format string
+	}{{f.paths, "paths"}, {f.json, "json"}, {f.md, "md"}} {
+		if alias.set && !slices.Contains(chosen, alias.format) {
+			chosen = append(chosen, alias.format)
+		}
+	}
+	switch len(chosen) {
+	case 0:
+		return "text", nil
+	case 1:
+		return chosen[0], nil
+	}
+	return "", cli.Usagef("choose one output format, not %s", strings.Join(chosen, " and "))
+}
+
+// writeJSONLines writes each item as a line of JSON.
+func writeJSONLines[T any](w io.Writer, items []T) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for _, it := range items {
+		if err := enc.Encode(it); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writePaths writes each path once, in the order given.
+func writePaths(w io.Writer, paths []string) error {
+	seen := map[string]bool{}
+	for _, p := range paths {
+		if !seen[p] {
+			seen[p] = true
+			if _, err := fmt.Fprintln(w, p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// writeSearchCSV writes one row per result; tags are joined with ";".
+func writeSearchCSV(w io.Writer, results []query.Result) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"path", "topic", "kind", "scope", "heading", "start_line", "end_line", "score", "tags"})
+	for _, r := range results {
+		cw.Write([]string{r.Path, r.Topic, r.Kind, r.Scope, r.Heading, strconv.Itoa(r.Lines[0]), strconv.Itoa(r.Lines[1]),
+			strconv.FormatFloat(r.Score, 'f', 4, 64), strings.Join(r.Tags, ";")})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// writeListCSV writes one row per document; tags are joined with ";".
+func writeListCSV(w io.Writer, docs []query.Listed) error {
+	cw := csv.NewWriter(w)
+	cw.Write([]string{"path", "topic", "kind", "scope", "title", "tags", "source"})
+	for _, d := range docs {
+		cw.Write([]string{d.Path, d.Topic, d.Kind, d.Scope, d.Title, strings.Join(d.Tags, ";"), d.Source})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// writeListMarkdown writes a table of the documents.
+func writeListMarkdown(w io.Writer, docs []query.Listed) error {
+	fmt.Fprintf(w, "| path | topic | kind | scope | title | tags |\n|---|---|---|---|---|---|\n")
+	cell := strings.NewReplacer("|", `\|`, "\n", " ")
+	for _, d := range docs {
+		fmt.Fprintf(w, "| `%s` | %s | %s | %s | %s | %s |\n", d.Path, cell.Replace(d.Topic), d.Kind, d.Scope,
+			cell.Replace(d.Title), cell.Replace(strings.Join(d.Tags, ", ")))
+	}
+	return nil
+}
