@@ -89,7 +89,7 @@ func (ix *Index) Context(ctx context.Context, dir string, opts ContextOptions) (
 			if err != nil {
 				return nil, err
 			}
-			body := strings.TrimSpace(doc.Body)
+			body := shiftHeadings(strings.TrimSpace(doc.Body), 3)
 			if body == "" || slices.Contains(bodies, body) {
 				continue // AGENTS.md and CLAUDE.md are often copies
 			}
@@ -190,6 +190,63 @@ func oneLine(s string) string {
 		s = truncateUTF8(s, 99) + "…"
 	}
 	return strings.TrimSpace(s)
+}
+
+// shiftHeadings moves the headings of markdown text down by levels (at
+// most to level 6), so that a document's "# Title" sits under the "###"
+// heading of its scope rather than above it. Setext headings (a line
+// underlined with === or ---) become ATX headings; fenced code is left as
+// it is.
+func shiftHeadings(text string, levels int) string {
+	lines := strings.Split(text, "\n")
+	out := make([]string, 0, len(lines))
+	fence := ""
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
+		trimmed := strings.TrimLeft(line, " ")
+		indent := len(line) - len(trimmed)
+		if fence != "" {
+			if indent < 4 && strings.HasPrefix(trimmed, fence) && strings.Trim(trimmed, fence[:1]) == "" {
+				fence = ""
+			}
+			out = append(out, line)
+			continue
+		}
+		if indent < 4 && (strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~")) {
+			fence = trimmed[:3]
+			out = append(out, line)
+			continue
+		}
+		if level := atxLevel(trimmed); indent < 4 && level > 0 {
+			out = append(out, strings.Repeat("#", min(level+levels, 6))+trimmed[level:])
+			continue
+		}
+		if next := i + 1; indent < 4 && next < len(lines) && strings.TrimSpace(line) != "" && !strings.HasPrefix(trimmed, ">") {
+			if u := strings.TrimSpace(lines[next]); len(u) > 0 && (strings.Trim(u, "=") == "" || strings.Trim(u, "-") == "" && len(u) >= 2) {
+				level := 1
+				if u[0] == '-' {
+					level = 2
+				}
+				out = append(out, strings.Repeat("#", min(level+levels, 6))+" "+strings.TrimSpace(line))
+				i = next
+				continue
+			}
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n")
+}
+
+// atxLevel is the level of an ATX heading line ("## Title"), or 0.
+func atxLevel(line string) int {
+	n := 0
+	for n < len(line) && line[n] == '#' {
+		n++
+	}
+	if n == 0 || n > 6 || n < len(line) && line[n] != ' ' && line[n] != '\t' {
+		return 0
+	}
+	return n
 }
 
 func contextHeading(scope string) string {
