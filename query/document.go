@@ -1,6 +1,7 @@
 package query
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -211,7 +212,8 @@ type Listed struct {
 	ID     int      `json:"id,omitempty"`
 }
 
-// List returns the documents that pass req's filters, in path order.
+// List returns the documents that pass req's filters, global scope first,
+// then the project's, then directory scopes, each in path order.
 func (ix *Index) List(req ListRequest) ([]Listed, error) {
 	docs, err := ix.Documents()
 	if err != nil {
@@ -237,7 +239,25 @@ func (ix *Index) List(req ListRequest) ([]Listed, error) {
 		}
 		out = append(out, Listed{Path: d.Path, Topic: d.Topic, Kind: d.Kind, Scope: d.Scope, Title: d.Title, Tags: tags, Source: d.Source, ID: d.ID})
 	}
+	// Scopes from the widest in: global, the project, then directories
+	// in path order (a directory's subdirectories after it); paths within
+	// a scope.
+	slices.SortStableFunc(out, func(a, b Listed) int {
+		return cmp.Or(cmp.Compare(scopeRank(a.Scope), scopeRank(b.Scope)), cmp.Compare(a.Scope, b.Scope), cmp.Compare(a.Path, b.Path))
+	})
 	return out, nil
+}
+
+// scopeRank orders the global scope first, then the project, then
+// directory scopes.
+func scopeRank(scope string) int {
+	switch scope {
+	case artifact.ScopeGlobal:
+		return 0
+	case artifact.ScopeProject:
+		return 1
+	}
+	return 2
 }
 
 func hasAnyTag(tags, want []string) bool {

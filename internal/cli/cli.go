@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 )
 
@@ -59,6 +60,20 @@ func System() *Streams {
 func isTerminal(f *os.File) bool {
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// Width is how many columns a table on Out may use: $COLUMNS when set,
+// else the terminal's width when Out is one, else 0 (no limit).
+func (s *Streams) Width() int {
+	if n, err := strconv.Atoi(s.Getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	if s.OutTTY {
+		if f, ok := s.Out.(*os.File); ok {
+			return terminalWidth(f)
+		}
+	}
+	return 0
 }
 
 // Color reports whether Out may carry ANSI colours: a terminal, NO_COLOR

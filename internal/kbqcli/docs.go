@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/usage"
@@ -117,7 +118,7 @@ source, in path order.
 				}
 				err = writePaths(s.Out, paths)
 			default:
-				err = writeList(s.Out, docs)
+				err = writeList(s.Out, docs, s.Width())
 			}
 			if err != nil {
 				return err
@@ -167,16 +168,55 @@ func documentRef(ix *Opened, ref string) (string, error) {
 	return "", fmt.Errorf("%w: %s (%s) is not a document of the artifact (%s)", query.ErrNotFound, ref, rel, hint)
 }
 
-func writeList(w io.Writer, docs []query.Listed) error {
+// writeList writes the documents as a table; within width columns (0: no
+// limit), long topics, tags and sources are cut short, so that one long
+// URL does not make every row wrap.
+func writeList(w io.Writer, docs []query.Listed, width int) error {
 	if len(docs) == 0 {
 		return nil
 	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TOPIC\tKIND\tSCOPE\tTAGS\tSOURCE\tPATH")
+	rows := [][]string{{"TOPIC", "KIND", "SCOPE", "TAGS", "SOURCE", "PATH"}}
 	for _, d := range docs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", d.Topic, d.Kind, d.Scope, orDash(strings.Join(d.Tags, ",")), orDash(d.Source), d.Path)
+		rows = append(rows, []string{d.Topic, d.Kind, d.Scope, orDash(strings.Join(d.Tags, ",")), orDash(d.Source), d.Path})
+	}
+	if width > 0 {
+		fitColumns(rows, width, []int{3, 4, 0}) // shorten sources, then tags, then topics
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
 	return tw.Flush()
+}
+
+// fitColumns cuts the cells of the columns in shrink, in turn, until the
+// table's rows fit width (two spaces between columns), never below ten
+// characters.
+func fitColumns(rows [][]string, width int, shrink []int) {
+	const gap, least = 2, 10
+	widths := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	total := func() int {
+		n := gap * (len(widths) - 1)
+		for _, w := range widths {
+			n += w
+		}
+		return n
+	}
+	for _, col := range shrink {
+		if over := total() - width; over > 0 && widths[col] > least {
+			widths[col] = max(least, widths[col]-over)
+			for _, r := range rows[1:] {
+				if utf8.RuneCountInString(r[col]) > widths[col] {
+					r[col] = string([]rune(r[col])[:widths[col]-1]) + "…"
+				}
+			}
+		}
+	}
 }
 
 func orDash(s string) string {
