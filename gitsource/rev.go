@@ -33,6 +33,31 @@ func (r *Repo) Rev(rev string) (Snapshot, error) {
 	}}, nil
 }
 
+// MergeBase returns the best common ancestor of revisions a and b, as git
+// merge-base does (the first when there are several).
+func (r *Repo) MergeBase(a, b string) (string, error) {
+	ca, err := r.commit(a)
+	if err != nil {
+		return "", err
+	}
+	cb, err := r.commit(b)
+	if err != nil {
+		return "", err
+	}
+	var bases []*object.Commit
+	err = r.locked(func() (err error) {
+		bases, err = ca.MergeBase(cb)
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("merge base of %s and %s: %w", a, b, err)
+	}
+	if len(bases) == 0 {
+		return "", fmt.Errorf("%s and %s have no common ancestor: name both sides (kbc diff %s %s)", a, b, a, b)
+	}
+	return bases[0].Hash.String(), nil
+}
+
 func (r *Repo) commit(rev string) (*object.Commit, error) {
 	h, err := r.git.ResolveRevision(plumbing.Revision(rev))
 	if err != nil {

@@ -2,22 +2,51 @@ package kbccli
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/gitsource"
 	"github.com/kbqdev/kbq/internal/cli"
 )
 
+// diffRange reads kbc diff's arguments into the two revisions to compare.
+func diffRange(repo *gitsource.Repo, args []string) (base, head string, err error) {
+	orHEAD := func(rev string) string {
+		if rev == "" {
+			return "HEAD"
+		}
+		return rev
+	}
+	if len(args) == 2 {
+		return args[0], args[1], nil
+	}
+	if a, b, ok := strings.Cut(args[0], "..."); ok {
+		base, err := repo.MergeBase(orHEAD(a), orHEAD(b))
+		return base, orHEAD(b), err
+	}
+	if a, b, ok := strings.Cut(args[0], ".."); ok {
+		return orHEAD(a), orHEAD(b), nil
+	}
+	base, err = repo.MergeBase(args[0], "HEAD")
+	return base, "HEAD", err
+}
+
 func newDiffCommand(s *cli.Streams, g *globalOptions) *cli.Command {
 	var format string
 	return &cli.Command{
 		Name:      "diff",
 		Usage:     "list the knowledge changes between two revisions",
-		UsageText: "kbc diff BASE [HEAD] [--format text|md|json]",
-		Description: `Lists the documents added, changed and removed between BASE and HEAD
-(default: HEAD), with kind, topic, scope, title and validation status; the
-added and changed documents are validated as HEAD holds them. --format md
+		UsageText: "kbc diff BASE | A..B | A...B | BASE HEAD [--format text|md|json]",
+		Description: `Lists the documents added, changed and removed between two revisions,
+with kind, topic, scope, title and validation status; the added and
+changed documents are validated as the later one holds them. --format md
 is ready to post as a pull-request comment.
+
+Revisions read as git's do: kbc diff BASE compares HEAD with where it
+forked from BASE (their merge base, as git diff BASE... does), so that a
+branch behind BASE does not list BASE's newer documents as removed;
+A...B is the same from A to B; A..B and BASE HEAD compare the two
+revisions as they are. An empty side of .. or ... is HEAD.
 
 EXAMPLES:
    kbc diff main
@@ -37,11 +66,11 @@ EXAMPLES:
 			if !slices.Contains(compiler.DiffFormats, format) {
 				return cli.Usagef("--format %q: want text, md or json", format)
 			}
-			baseRev, headRev := c.Args().Get(0), "HEAD"
-			if c.NArg() == 2 {
-				headRev = c.Args().Get(1)
-			}
 			repo, err := gitsource.Open(g.workDir())
+			if err != nil {
+				return err
+			}
+			baseRev, headRev, err := diffRange(repo, c.Args().Slice())
 			if err != nil {
 				return err
 			}
