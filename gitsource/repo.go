@@ -54,8 +54,14 @@ func Open(path string) (*Repo, error) {
 	if _, err := os.Stat(abs); err != nil {
 		return nil, fmt.Errorf("open repository: %w", err)
 	}
-	opts := &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true}
-	repo, err := git.PlainOpenWithOptions(abs, opts)
+	// As git does, a directory that is a repository itself (a bare one)
+	// is used before any parent's .git.
+	var repo *git.Repository
+	if isBare(abs) {
+		repo, err = git.PlainOpen(abs)
+	} else {
+		repo, err = git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	}
 	if errors.Is(err, git.ErrUnknownExtension) || errors.Is(err, git.ErrUnsupportedExtensionRepositoryFormatVersion) {
 		repo, err = openIgnoringSafeExtensions(abs)
 	}
@@ -79,6 +85,17 @@ func Open(path string) (*Repo, error) {
 		return nil, fmt.Errorf("open working tree: %w", err)
 	}
 	return r, nil
+}
+
+// isBare reports whether dir looks like a bare repository: HEAD, objects/
+// and refs/ in it, as git checks.
+func isBare(dir string) bool {
+	for _, name := range []string{"HEAD", "objects", "refs"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 // Root is the absolute path of the working tree, or "" for a bare repository.
