@@ -24,6 +24,9 @@ type Command struct {
 	// Before, on the root command, runs before the action of whichever
 	// command runs, with its context: for global flags such as -C.
 	Before func(*Context) error
+	// Complete, when set, lists what may complete partial as the command's
+	// next argument, after args: for shell completion (Completion).
+	Complete func(args []string, partial string) []string
 	// SkipFlagParsing hands every argument after the command's name to
 	// Action untouched: for commands another program implements.
 	SkipFlagParsing bool

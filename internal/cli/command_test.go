@@ -170,3 +170,34 @@ func TestEditDistance(t *testing.T) {
 		t.Errorf("suggest(xyz) = %q, want none", s)
 	}
 }
+
+func TestComplete(t *testing.T) {
+	var n int
+	root := &Command{Name: "prog", Flags: []Flag{&StringFlag{Name: "C"}}, Commands: []*Command{
+		{Name: "get", Flags: []Flag{&BoolFlag{Name: "json"}, &IntFlag{Name: "n", Destination: &n}},
+			Complete: func(args []string, partial string) []string { return []string{"deploy", "docs/guide", "memory:1"} },
+			Action:   func(*Context) error { return nil }},
+		{Name: "hooks", Commands: []*Command{{Name: "install"}, {Name: "uninstall"}}},
+		{Name: "secret", Hidden: true},
+	}}
+	link(root)
+	for _, c := range []struct {
+		words []string
+		want  string
+	}{
+		{nil, "get hooks"},
+		{[]string{"g"}, "get"},
+		{[]string{"hooks", "u"}, "uninstall"},
+		{[]string{"get", "d"}, "deploy docs/guide"},
+		{[]string{"get", "-n", "5", "me"}, "memory:1"}, // a flag's value is skipped
+		{[]string{"-C", "dir", "get", ""}, "deploy docs/guide memory:1"},
+		{[]string{"get", "deploy", ""}, "deploy docs/guide memory:1"}, // Complete sees the args
+		{[]string{"get", "--j"}, "--json"},
+		{[]string{"get", "-"}, "--help --json -C -n"},
+		{[]string{"nope", ""}, ""},
+	} {
+		if got := strings.Join(complete(root, c.words), " "); got != c.want {
+			t.Errorf("complete(%q) = %q, want %q", c.words, got, c.want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -36,6 +37,12 @@ deepest first.
 			IndexFlag(&index),
 			&cli.StringFlag{Name: "dir", Usage: "resolve topics from `DIR` (default: the current directory)", Destination: &dir},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON with the document's metadata and content", Destination: &asJSON},
+		},
+		Complete: func(args []string, partial string) []string {
+			if len(args) > 0 {
+				return nil
+			}
+			return documentNames(s, index)
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -130,6 +137,36 @@ source, in path order.
 			return nil
 		},
 	}
+}
+
+// documentNames lists what kbq get accepts from the artifact found from
+// the current directory: topic keys and memory:IDs, for completion.
+func documentNames(s *cli.Streams, index string) []string {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil
+	}
+	dir, _, err := query.Locate(index, s.Getenv("KBQ_INDEX"), cwd)
+	if err != nil {
+		return nil
+	}
+	ix, err := query.Open(dir)
+	if err != nil {
+		return nil
+	}
+	defer ix.Close()
+	docs, err := ix.Documents()
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, d := range docs {
+		names = append(names, d.Topic)
+		if d.ID > 0 {
+			names = append(names, fmt.Sprintf("memory:%d", d.ID))
+		}
+	}
+	return names
 }
 
 // documentRef turns a path typed on the command line (one ending in .md,

@@ -71,6 +71,7 @@ root of the git repository holding the current directory.
 		}
 		return nil
 	}
+	cli.Completion(app, s)
 	return cli.Run(app, args, s, exitCode)
 }
 
