@@ -87,7 +87,7 @@ func findServer() (string, error) {
 	if p, err := exec.LookPath(name); err == nil {
 		return p, nil
 	}
-	return "", fmt.Errorf("%w: %s is not beside kbq or on PATH: build it with go build -o <kbq's directory> ./cmd/kbq-serve", errNoServer, ServerBinary)
+	return "", fmt.Errorf("%w: %s is not beside kbq or on PATH: install it with go install github.com/kbqdev/kbq/cmd/kbq-serve@latest (github.com/kbqdev/kbq/cmd/...@latest installs kbc, kbq and kbq-serve together; in a checkout, go build -o <kbq's directory> ./cmd/kbq-serve)", errNoServer, ServerBinary)
 }
 
 var errNoServer = errors.New("kbq serve and kbq mcp need " + ServerBinary)
