@@ -187,6 +187,11 @@ func commonPrefix(a, b []string) []string {
 	return a[:n:n]
 }
 
+// A bound is where a long section may be cut: the piece before ends at at,
+// and the next starts at resume, earlier when the cut falls inside a line
+// of prose (so that a phrase across it is whole in one of the pieces).
+type bound struct{ at, resume int }
+
 // appendSplit appends the section [start,end) as one chunk, or as several cut
 // at the block starts in cuts when it is longer than maxChunk.
 func appendSplit(chunks []chunk, text []byte, heading string, start, end int, cuts []int) []chunk {
@@ -194,7 +199,7 @@ func appendSplit(chunks []chunk, text []byte, heading string, start, end int, cu
 		return append(chunks, chunk{heading: heading, start: start, end: end})
 	}
 	// Boundaries: every block start, plus line starts inside oversized blocks.
-	var bounds []int
+	var bounds []bound
 	prev := start
 	for _, c := range append(cuts, end) {
 		if c <= prev {
@@ -208,41 +213,78 @@ func appendSplit(chunks []chunk, text []byte, heading string, start, end int, cu
 	for i, b := range bounds {
 		next := end
 		if i+1 < len(bounds) {
-			next = bounds[i+1]
+			next = bounds[i+1].at
 		}
-		if next-pieceStart > maxChunk && b > pieceStart {
-			chunks = append(chunks, chunk{heading: heading, start: pieceStart, end: b})
-			pieceStart = b
-			if b-lastBlock <= maxOverlap && lastBlock > chunks[len(chunks)-1].start {
+		if next-pieceStart > maxChunk && b.at > pieceStart {
+			chunks = append(chunks, chunk{heading: heading, start: pieceStart, end: b.at})
+			pieceStart = b.at
+			switch {
+			case b.resume < b.at:
+				pieceStart = b.resume
+			case b.at-lastBlock <= maxOverlap && lastBlock > chunks[len(chunks)-1].start:
 				pieceStart = lastBlock
 			}
 		}
-		lastBlock = b
+		lastBlock = b.at
 	}
 	return append(chunks, chunk{heading: heading, start: pieceStart, end: end})
 }
 
 // appendLineCuts appends to bounds the block boundary from and, when the
-// block [from,to) is longer than maxChunk, line boundaries inside it that keep
-// pieces under maxChunk (or byte boundaries inside an overlong line).
-func appendLineCuts(bounds []int, text []byte, from, to int) []int {
-	bounds = append(bounds, from)
+// block [from,to) is longer than maxChunk, cuts inside it that keep pieces
+// under maxChunk: at a line start, else (a long line of prose) at the end
+// of a sentence, else between words, else between characters. A cut inside
+// a line resumes up to lineOverlap bytes earlier, at a word.
+func appendLineCuts(bounds []bound, text []byte, from, to int) []bound {
+	bounds = append(bounds, bound{from, from})
 	last := from
 	for to-last > maxChunk {
 		limit := last + maxChunk
-		cut := bytes.LastIndexByte(text[last+1:limit], '\n')
-		if cut >= 0 {
+		if cut := bytes.LastIndexByte(text[last+1:limit], '\n'); cut >= 0 {
 			cut += last + 2
-		} else {
-			cut = limit
-			for cut > last+1 && !utf8.RuneStart(text[cut]) {
-				cut--
-			}
+			bounds = append(bounds, bound{cut, cut})
+			last = cut
+			continue
 		}
-		bounds = append(bounds, cut)
+		cut := proseCut(text, last+maxChunk/2, limit)
+		resume := cut
+		if w := bytes.IndexByte(text[max(cut-lineOverlap, last+1):cut], ' '); w >= 0 {
+			resume = max(cut-lineOverlap, last+1) + w + 1
+		}
+		bounds = append(bounds, bound{cut, resume})
 		last = cut
 	}
 	return bounds
+}
+
+// lineOverlap is how far a piece cut inside a line of prose reaches back
+// into the previous one.
+const lineOverlap = 200
+
+// proseCut returns where to cut text in (lo, hi]: after the last sentence
+// end (". ", "? ", "! "), else after the last space, else at the last
+// character boundary.
+func proseCut(text []byte, lo, hi int) int {
+	window := text[lo:hi]
+	best := -1
+	for _, end := range []string{". ", "? ", "! "} {
+		if i := bytes.LastIndex(window, []byte(end)); i >= 0 {
+			best = max(best, i+len(end))
+		}
+	}
+	if best < 0 {
+		if i := bytes.LastIndexByte(window, ' '); i >= 0 {
+			best = i + 1
+		}
+	}
+	if best > 0 {
+		return lo + best
+	}
+	cut := hi
+	for cut > lo && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return cut
 }
 
 // topLevelBlocks returns the top-level blocks of the markdown in text[body:]

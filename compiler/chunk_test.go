@@ -174,3 +174,45 @@ func TestStartOnlyParagraphsKeepBlocks(t *testing.T) {
 		}
 	}
 }
+
+// A long paragraph is cut after a sentence, never inside a word, and the
+// next piece reaches back, so that a phrase across the cut is whole in
+// one piece.
+func TestChunkCutsProseAtBoundaries(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("# Prose\n\n")
+	for i := 0; b.Len() < 7000; i++ {
+		fmt.Fprintf(&b, "Sentence number %d speaks of a Christian pleasure and its many causes", i)
+		b.WriteString(". ")
+	}
+	b.WriteString("\n")
+	chunks, src, _ := chunksOf(t, b.String())
+	if len(chunks) < 3 {
+		t.Fatalf("%d chunks, want the paragraph split", len(chunks))
+	}
+	checkCover(t, chunks, src, 0)
+	text := string(src.text)
+	near := func(at int) string { return text[max(at-10, 0):min(at+10, len(text))] }
+	for i, c := range chunks {
+		if c.end-c.start > maxChunk+lineOverlap {
+			t.Errorf("chunk %d is %d bytes", i, c.end-c.start)
+		}
+		if i > 0 && c.start > 0 && text[c.start-1] != ' ' && text[c.start-1] != '\n' {
+			t.Errorf("chunk %d starts inside a word: %q", i, near(c.start))
+		}
+		if c.end < len(text) && !strings.HasSuffix(text[c.start:c.end], ". ") {
+			t.Errorf("chunk %d ends mid-sentence: %q", i, near(c.end))
+		}
+	}
+	for i := 1; i < len(chunks); i++ {
+		if chunks[i].start >= chunks[i-1].end {
+			t.Errorf("chunks %d and %d do not overlap", i-1, i)
+		}
+		// The words around the cut are whole in the later piece.
+		cut := chunks[i-1].end
+		around := strings.TrimSpace(text[max(cut-20, 0):min(cut+20, len(text))])
+		if !strings.Contains(text[chunks[i].start:chunks[i].end], around) {
+			t.Errorf("the text around cut %d (%q) is in no piece", i, around)
+		}
+	}
+}
