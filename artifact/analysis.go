@@ -4,6 +4,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"golang.org/x/text/unicode/norm"
+
 	porter "github.com/blevesearch/go-porterstemmer"
 	"github.com/blevesearch/snowballstem"
 	"github.com/blevesearch/snowballstem/english"
@@ -19,11 +21,15 @@ type Analysis struct {
 	// Stopwords is "lucene" (the 33 words of Lucene's English analyzer),
 	// "snowball" (the longer Snowball English list) or "none".
 	Stopwords string `json:"stopwords"`
+	// Fold is "diacritics" (letters with diacritics indexed as their base
+	// letter, as SQLite FTS5's unicode61 does) or "" (artifacts built
+	// before kbc folded them).
+	Fold string `json:"fold,omitempty"`
 }
 
 // DefaultAnalysis is the chain new artifacts are built with. It was chosen by
 // measuring retrieval quality; docs/benchmarks.md lists the alternatives.
-var DefaultAnalysis = Analysis{Stemmer: "porter", Stopwords: "lucene"}
+var DefaultAnalysis = Analysis{Stemmer: "porter", Stopwords: "lucene", Fold: "diacritics"}
 
 // Valid reports whether every name in a is known.
 func (a Analysis) Valid() bool {
@@ -33,7 +39,7 @@ func (a Analysis) Valid() bool {
 		return false
 	}
 	_, ok := stopwordLists()[a.Stopwords]
-	return ok
+	return ok && (a.Fold == "" || a.Fold == "diacritics")
 }
 
 // maxTokenBytes drops longer tokens (base64 blobs, hashes, minified code):
@@ -55,6 +61,7 @@ const stemCacheLimit = 1 << 17
 // An Analyzer caches stems and is not safe for concurrent use; give each
 // goroutine its own.
 type Analyzer struct {
+	fold  bool // diacritics
 	stem  func(string) string
 	stop  map[string]bool
 	cache map[string][]byte
@@ -64,7 +71,7 @@ type Analyzer struct {
 // NewAnalyzer returns an analyzer for a. Unknown names fall back to no
 // stemming and no stop words; check a.Valid first.
 func NewAnalyzer(a Analysis) *Analyzer {
-	an := &Analyzer{stop: stopwordLists()[a.Stopwords], cache: make(map[string][]byte)}
+	an := &Analyzer{stop: stopwordLists()[a.Stopwords], cache: make(map[string][]byte), fold: a.Fold == "diacritics"}
 	switch a.Stemmer {
 	case "porter2":
 		an.stem = stemPorter2
@@ -101,7 +108,7 @@ func (an *Analyzer) Term(word []byte) []byte {
 	if len(word) > maxTokenBytes {
 		return nil
 	}
-	an.buf = lowerFold(an.buf[:0], word)
+	an.buf = lowerFold(an.buf[:0], word, an.fold)
 	w := stripPossessive(an.buf)
 	if an.stem == nil {
 		if an.stop[string(w)] {
@@ -125,8 +132,10 @@ func (an *Analyzer) Term(word []byte) []byte {
 }
 
 // lowerFold appends the lowercase form of word to dst, folding the typographic
-// apostrophe to an ASCII one.
-func lowerFold(dst, word []byte) []byte {
+// apostrophe to an ASCII one and, with diacritics, letters with diacritics
+// to their base letter (café, cafe), as SQLite FTS5's unicode61 tokenizer
+// does by default; combining marks are then dropped.
+func lowerFold(dst, word []byte, diacritics bool) []byte {
 	for i := 0; i < len(word); {
 		c := word[i]
 		if c < utf8.RuneSelf {
@@ -143,9 +152,39 @@ func lowerFold(dst, word []byte) []byte {
 			dst = append(dst, '\'')
 			continue
 		}
-		dst = utf8.AppendRune(dst, unicode.ToLower(r))
+		r = unicode.ToLower(r)
+		if diacritics {
+			if unicode.Is(unicode.Mn, r) {
+				continue
+			}
+			r = foldDiacritic(r)
+		}
+		dst = utf8.AppendRune(dst, r)
 	}
 	return dst
+}
+
+// foldDiacritic returns the base letter of a letter with diacritics: the
+// first rune of its canonical decomposition when the rest are combining
+// marks (é → e, ñ → n, ř → r). Other runes (ß, ø, CJK) are kept.
+func foldDiacritic(r rune) rune {
+	if r < 0xC0 || !unicode.IsLetter(r) {
+		return r
+	}
+	var buf [utf8.UTFMax]byte
+	d := norm.NFD.Bytes(buf[:utf8.EncodeRune(buf[:], r)])
+	base, n := utf8.DecodeRune(d)
+	if n == len(d) {
+		return r // no decomposition
+	}
+	for rest := d[n:]; len(rest) > 0; {
+		m, size := utf8.DecodeRune(rest)
+		if !unicode.Is(unicode.Mn, m) {
+			return r
+		}
+		rest = rest[size:]
+	}
+	return base
 }
 
 func stripPossessive(w []byte) []byte {

@@ -27,9 +27,10 @@ func TestAnalyzer(t *testing.T) {
 		{"don't", "don't"},
 		{"node_modules kbc.build a->b C++", "node modul kbc build b c"},
 		{"GPT-4 v1.2.3", "gpt 4 v1 2 3"},
-		{"ÉCOLE Straße", "école straße"},
+		{"ÉCOLE Straße", "ecol straße"}, // diacritics folded, as FTS5's unicode61 does; ß kept
 		{"日本語のテキスト", "日 本 語 の テ キ ス ト"},
-		{"naïve café", "naïv café"},
+		{"naïve café", "naiv cafe"},
+		{"Ångström Øresund Dvořák Ñandú", "angstrom øresund dvorak nandu"},
 		{"’quoted’ cat’s", "quot cat"},
 		{strings.Repeat("x", 65) + " kept", "kept"},
 		{"", ""},

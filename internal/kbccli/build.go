@@ -86,7 +86,7 @@ func runBuild(c *cli.Context, s *cli.Streams, g *globalOptions, o *buildOptions)
 	if err := checkFormat(o.format); err != nil {
 		return err
 	}
-	analysis := artifact.Analysis{Stemmer: o.stemmer, Stopwords: o.stopwords}
+	analysis := artifact.Analysis{Stemmer: o.stemmer, Stopwords: o.stopwords, Fold: artifact.DefaultAnalysis.Fold}
 	if !analysis.Valid() {
 		return cli.Usagef("--stemmer %q or --stopwords %q: want porter, porter2 or none, and lucene, snowball or none", o.stemmer, o.stopwords)
 	}
