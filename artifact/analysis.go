@@ -29,7 +29,7 @@ type Analysis struct {
 
 // DefaultAnalysis is the chain new artifacts are built with. It was chosen by
 // measuring retrieval quality; docs/benchmarks.md lists the alternatives.
-var DefaultAnalysis = Analysis{Stemmer: "porter", Stopwords: "lucene", Fold: "diacritics"}
+var DefaultAnalysis = Analysis{Stemmer: "porter", Stopwords: "snowball", Fold: "diacritics"}
 
 // Valid reports whether every name in a is known.
 func (a Analysis) Valid() bool {
