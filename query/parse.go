@@ -51,7 +51,8 @@ var filterFields = map[string]bool{"tag": true, "kind": true, "scope": true, "pa
 //
 //	retry backoff          words, ranked BM25 over any of them
 //	+retry, a AND b        required words
-//	"exact phrase"         a phrase (required)
+//	"exact phrase"         a phrase: documents holding it rank first
+//	+"exact phrase"        a required phrase
 //	a OR b                 either
 //	-word, NOT word        excluded
 //	deploy*                a prefix; * and ? anywhere are wildcards
@@ -157,10 +158,10 @@ func (t token) clause() (Clause, bool) {
 			c.Occur = Must
 		}
 	case t.quoted:
+		// A bare "phrase" ranks like a word, documents holding it first;
+		// +"phrase" requires it, as Lucene's parser does with OR as the
+		// default operator.
 		c.Kind = Phrase
-		if c.Occur == Should {
-			c.Occur = Must
-		}
 	case t.text == "*":
 		c.Kind = All
 	case strings.HasSuffix(t.text, "*") && !strings.ContainsAny(t.text[:len(t.text)-1], "*?"):

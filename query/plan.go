@@ -17,6 +17,7 @@ type plan struct {
 	prefixes   []string        // lowercased prefixes to highlight
 	phrases    [][]string      // every phrase must occur
 	notPhrases [][]string      // no phrase may occur
+	preferred  [][]string      // phrases that raise the score of chunks holding them
 }
 
 func (ix *Index) plan(p Parsed, an *artifact.Analyzer) *plan {
@@ -152,17 +153,21 @@ func (ix *Index) clauseNode(c Clause, an *artifact.Analyzer, pl *plan) node {
 		}
 		if c.Kind == Phrase && len(terms) > 1 {
 			phrase := analyzePhrase(c.Text, an)
-			if !positive {
+			switch c.Occur {
+			case MustNot:
 				pl.notPhrases = append(pl.notPhrases, phrase)
 				return nil
+			case Should:
+				pl.preferred = append(pl.preferred, phrase)
+			default:
+				pl.phrases = append(pl.phrases, phrase)
 			}
-			pl.phrases = append(pl.phrases, phrase)
 		}
 		ns := make([]node, len(terms))
 		for i, t := range terms {
 			ns[i] = newTextNode(t, fields, ix.ranking)
 		}
-		if c.Occur == Should && c.Kind == Word {
+		if c.Occur == Should {
 			return anyNode(ns)
 		}
 		return boolNode{must: ns}
@@ -213,6 +218,7 @@ func (ix *Index) clauseNode(c Clause, an *artifact.Analyzer, pl *plan) node {
 			}
 		}
 		pl.prefixes = append(pl.prefixes, sub.prefixes...)
+		pl.preferred = append(pl.preferred, sub.preferred...)
 		if len(ns) == 0 {
 			return nil
 		}
@@ -241,6 +247,24 @@ func (r Ranking) boost(field string) float64 {
 		return b
 	}
 	return 1
+}
+
+// preferredHeld counts the preferred phrases a chunk holds.
+func (pl *plan) preferredHeld(body []byte, title, heading string, an *artifact.Analyzer) int {
+	if len(pl.preferred) == 0 {
+		return 0
+	}
+	texts := [][]string{analyzePhrase(string(body), an), analyzePhrase(title, an), analyzePhrase(heading, an)}
+	n := 0
+	for _, p := range pl.preferred {
+		for _, t := range texts {
+			if containsRun(t, p) {
+				n++
+				break
+			}
+		}
+	}
+	return n
 }
 
 // phrasesMatch reports whether a chunk holds every required phrase and none

@@ -119,7 +119,7 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 	// Enough chunks for req.N documents once phrases are checked and each
 	// document is collapsed to its best chunk, or more next time round.
 	k := req.N*8 + 24
-	if perDocument && len(plan.phrases)+len(plan.notPhrases) == 0 {
+	if perDocument && len(plan.phrases)+len(plan.notPhrases)+len(plan.preferred) == 0 {
 		k = req.N
 	}
 	for ; ; k *= 4 {
@@ -303,6 +303,10 @@ func (ix *Index) scopesInForce(dir string) []string {
 	return out
 }
 
+// phraseBonus raises the score of a chunk holding a quoted phrase by half
+// for each: it holds the words in order, as the person typed them.
+const phraseBonus = 0.5
+
 // Blobs returns the git blob hash of each result's document, read from the
 // document's first chunk ("" where the artifact does not have it). Search
 // leaves it out: only recording use needs it, and at 30x reading it for
@@ -412,6 +416,9 @@ func (ix *Index) rank(hits []hit, plan *plan, an *artifact.Analyzer, req Request
 	for _, h := range hits {
 		if !plan.phrasesMatch(h.body, h.Title, h.Heading, an) {
 			continue
+		}
+		if n := plan.preferredHeld(h.body, h.Title, h.Heading, an); n > 0 {
+			h.Score *= 1 + phraseBonus*float64(n)
 		}
 		out.verified = append(out.verified, h)
 	}

@@ -71,10 +71,12 @@ func TestQuerySyntax(t *testing.T) {
 		want  []string // in order when ordered is set
 	}{
 		{`retry`, []string{".kb/a.md", ".kb/b.md", ".kb/memories/001-x.md", ".kb/title.md"}},
-		{`"exponential backoff"`, []string{".kb/a.md"}},
-		{`"backoff exponential"`, nil},
-		{`"backoff is exponential"`, []string{".kb/b.md"}},
-		{`"backoff the exponential"`, []string{".kb/b.md"}},
+		{`+"exponential backoff"`, []string{".kb/a.md"}},
+		{`+"backoff exponential"`, nil},
+		{`+"backoff is exponential"`, []string{".kb/b.md"}},
+		{`+"backoff the exponential"`, []string{".kb/b.md"}},
+		{`"exponential backoff"`, []string{".kb/a.md", ".kb/b.md"}}, // a bare phrase requires nothing
+		{`deploy AND "exponential backoff"`, nil},
 		{`retry -exponential`, []string{".kb/memories/001-x.md", ".kb/title.md"}},
 		{`retry NOT exponential`, []string{".kb/memories/001-x.md", ".kb/title.md"}},
 		{`retry -"exponential backoff"`, []string{".kb/b.md", ".kb/memories/001-x.md", ".kb/title.md"}},
@@ -124,6 +126,31 @@ func TestArbitraryTextNeverFails(t *testing.T) {
 	got := search(t, ix, query.Request{Query: `what's the C++ rule for a->b?`})
 	if len(got) != 1 {
 		t.Errorf("pasted question found %v", got)
+	}
+}
+
+// A bare phrase ranks the documents holding it first, and excludes none;
+// +"phrase" requires it.
+func TestBarePhraseRanks(t *testing.T) {
+	ix := open(t, testkb.Files{
+		// b holds the words more often, a holds them in order.
+		".kb/a.md": "# Notes\n\nA Christian pleasure, they said.\n",
+		".kb/b.md": "# Pleasure\n\nPleasure, pleasure and pleasure: a christian word, christian and christian again.\n",
+		".kb/c.md": "# Other\n\nNothing of the kind.\n",
+	})
+	if got := search(t, ix, query.Request{Query: `christian pleasure`, N: 5}); len(got) != 2 || got[0] != ".kb/b.md" {
+		t.Fatalf("bare words: %v, want b first (it holds them more often)", got)
+	}
+	if got := search(t, ix, query.Request{Query: `"christian pleasure"`, N: 5}); len(got) != 2 || got[0] != ".kb/a.md" {
+		t.Errorf("bare phrase: %v, want a first, b still found", got)
+	}
+	if got := search(t, ix, query.Request{Query: `+"christian pleasure"`, N: 5}); len(got) != 1 || got[0] != ".kb/a.md" {
+		t.Errorf("required phrase: %v, want a alone", got)
+	}
+	// A pasted paragraph holding a quotation still finds its document.
+	q := `what did she mean by "a christian pleasure" in the letter she wrote`
+	if got := search(t, ix, query.Request{Query: q, N: 5}); len(got) == 0 || got[0] != ".kb/a.md" {
+		t.Errorf("pasted text with a quote: %v, want a first", got)
 	}
 }
 

@@ -33,7 +33,8 @@ titles, headings, tags and text, and shows each document's best chunk.
 QUERY SYNTAX:
    retry backoff          words: documents with more and rarer ones rank higher
    +retry  a AND b        required words
-   "exact phrase"         a phrase (required)
+   "exact phrase"         a phrase: documents holding it rank first
+   +"exact phrase"        a required phrase
    a OR b                 either
    -word  NOT word        excluded
    deploy*                a prefix (* and ? elsewhere are wildcards)

@@ -43,7 +43,7 @@ type tools struct {
 }
 
 type searchArgs struct {
-	Query     string `json:"query" jsonschema:"what to look for: a question as the user asked it, or keywords. Supports \"exact phrases\", -excluded words, prefix*, and filters tag:x kind:memory scope:services/api"`
+	Query     string `json:"query" jsonschema:"what to look for: a question as the user asked it, or keywords. Supports \"exact phrases\" (ranked first; +\"phrase\" requires one), -excluded words, prefix*, and filters tag:x kind:memory scope:services/api"`
 	N         int    `json:"n,omitempty" jsonschema:"number of results, 1 to 50 (default 5)"`
 	MaxTokens int    `json:"max_tokens,omitempty" jsonschema:"fit the results' content into about this many tokens (default 8000)"`
 	Kind      string `json:"kind,omitempty" jsonschema:"only documents of this kind: context, memory, article or topic"`
