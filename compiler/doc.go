@@ -1,0 +1,24 @@
+// Package compiler turns a repository's markdown knowledge into a kbq
+// artifact, and validates it like a compiler.
+//
+// A build lists the knowledge files of a Source (a commit, git's index, the
+// working tree, and the personal global scope), classifies each by where it
+// lives (context, memory, article, topic, attachment; collect.go,
+// classify.go), parses its frontmatter and markdown into chunks
+// (document.go, frontmatter.go, validate.go, chunk.go), checks the rules
+// between documents (crosscheck.go: memory ids, attachments, context
+// budgets), and writes segments: Bluge's ice format for stored fields and
+// dictionaries, beside kbq's own postings with block bounds
+// (indexbuild.go, index.go, segments.go, merge.go). publish.go makes the
+// new index and manifest current atomically under a lock.
+//
+// An incremental build (incremental.go) keeps the previous index's segments,
+// compiles only documents whose blob or shadowing changed, and marks the
+// chunks they replace deleted; past a share of deletions it builds from
+// scratch. The worktree record (worktree.go) lets kbq tell when the files
+// moved on since.
+//
+// Check validates without writing; Diff lists documents added, changed and
+// removed between two sources; Remember and Forget write and remove
+// memories. Diagnostics carry file:line:col positions (diag.go).
+package compiler

@@ -1,0 +1,110 @@
+package kbqcli
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+
+	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/query"
+)
+
+func newContextCommand(s *cli.Streams) *cli.Command {
+	var index, dir string
+	var wrap, asJSON bool
+	hot := HotDefault
+	return &cli.Command{
+		Name:      "context",
+		Usage:     "print the always-loaded context for a directory",
+		UsageText: "kbq context [--dir D] [--wrap] [--hot N]",
+		Description: `Assembles the context documents (.kb/context.md, AGENTS.md, CLAUDE.md,
+GEMINI.md) in force for --dir (default: the current directory): global,
+project, then each directory scope on the way down, each under its own
+heading, frontmatter stripped.
+
+Budgets: global 3 KiB, project and each directory 7 KiB; past 10 KiB in
+total kbq warns on stderr, past 20 KiB it truncates (never inside a
+character) and says so on stderr. --wrap wraps the text in
+<system-reminder> tags and escapes such tags inside the knowledge.
+
+KNOWLEDGE INDEX: the context ends with the --hot documents (default 5) in
+force here that search and get handed out most in the last 30 days, one
+line each (topic, tags, title), so that an agent knows what to search for;
+before anything was used, those of highest importance. It counts in the
+budgets.
+
+` + ExitCodesHelp,
+		Flags: []cli.Flag{
+			IndexFlag(&index),
+			&cli.StringFlag{Name: "dir", Usage: "assemble the context for `DIR` (default: the current directory)", Destination: &dir},
+			&cli.BoolFlag{Name: "wrap", Usage: "wrap in <system-reminder> tags", Destination: &wrap},
+			&cli.IntFlag{Name: "hot", Value: HotDefault, Usage: "list `N` documents in the closing knowledge index (0: none)", Destination: &hot},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON: dir, text, sources, index, warnings, truncated", Destination: &asJSON},
+		},
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return cli.Usagef("kbq context takes no arguments; give the directory with --dir")
+			}
+			ix, err := Open(s, index)
+			if err != nil {
+				return err
+			}
+			defer ix.Close()
+			d, err := RepoDir(ix.RepoRoot, dir)
+			if err != nil {
+				return err
+			}
+			if hot < 0 {
+				return cli.Usagef("--hot must be 0 or more")
+			}
+			opts := query.ContextOptions{Wrap: wrap, IndexSize: hot}
+			if hot > 0 {
+				opts.Uses = NewUsage(s).Recent(ix.Dir)
+			}
+			res, err := ix.Context(c.Context, d, opts)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return WriteJSON(s.Out, NewContextJSON(d, res))
+			}
+			for _, w := range res.Warnings {
+				fmt.Fprintf(s.Err, "kbq: warning: %s\n", w)
+			}
+			if res.Truncated {
+				fmt.Fprintf(s.Err, "kbq: error: context is over %d KiB; truncated to fit (shorten the context files)\n", query.ContextMaxBytes>>10)
+			}
+			if len(res.Sections) == 0 {
+				fmt.Fprintf(s.Err, "kbq: no context applies to %s: add .kb/context.md (or AGENTS.md, CLAUDE.md, GEMINI.md) there or in a directory above it\n", cmp.Or(d, "the repository root"))
+			}
+			_, err = io.WriteString(s.Out, res.Text)
+			return err
+		},
+	}
+}
+
+// ContextJSON is the JSON of kbq context --json and of the servers.
+type ContextJSON struct {
+	Dir  string `json:"dir"`
+	Text string `json:"text"`
+	// Sources are the context files included, in order.
+	Sources []string `json:"sources"`
+	// Index lists the documents of the knowledge index, ranked by IndexBy
+	// ("use" or "importance").
+	Index     []string `json:"index"`
+	IndexBy   string   `json:"index_by,omitempty"`
+	Warnings  []string `json:"warnings"`
+	Truncated bool     `json:"truncated"`
+}
+
+// NewContextJSON is the JSON of res, assembled for dir.
+func NewContextJSON(dir string, res *query.ContextResult) ContextJSON {
+	out := ContextJSON{Dir: dir, Text: res.Text, Sources: []string{}, Index: []string{}, IndexBy: res.IndexBy,
+		Warnings: []string{}, Truncated: res.Truncated}
+	for _, sec := range res.Sections {
+		out.Sources = append(out.Sources, sec.Paths...)
+	}
+	out.Index = append(out.Index, res.Index...)
+	out.Warnings = append(out.Warnings, res.Warnings...)
+	return out
+}

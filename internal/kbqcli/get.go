@@ -1,0 +1,136 @@
+package kbqcli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/usage"
+	"github.com/kbqdev/kbq/query"
+)
+
+func newGetCommand(s *cli.Streams) *cli.Command {
+	var index, dir string
+	var asJSON bool
+	return &cli.Command{
+		Name:      "get",
+		Usage:     "print a whole document",
+		UsageText: "kbq get TOPIC|PATH|memory:ID [--dir D] [--json]",
+		Description: `Prints a document as written, frontmatter included. Name it by its path,
+relative to the current directory as git's are, or absolute
+(.kb/deploy.md), by its topic (deploy/steps: the path inside .kb/ without
+.md) or, for memories, memory:ID. When several scopes hold the topic or id,
+the one in force from --dir (default: the current directory) wins, the
+deepest first.
+
+` + ExitCodesHelp,
+		Flags: []cli.Flag{
+			IndexFlag(&index),
+			&cli.StringFlag{Name: "dir", Usage: "resolve topics from `DIR` (default: the current directory)", Destination: &dir},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON with the document's metadata and content", Destination: &asJSON},
+		},
+		Complete: func(args []string, partial string) []string {
+			if len(args) > 0 {
+				return nil
+			}
+			return documentNames(s, index)
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return cli.Usagef("kbq get takes one TOPIC, PATH or memory:ID")
+			}
+			ix, err := Open(s, index)
+			if err != nil {
+				return err
+			}
+			defer ix.Close()
+			d, err := RepoDir(ix.RepoRoot, dir)
+			if err != nil {
+				return err
+			}
+			ref, err := documentRef(ix, c.Args().First())
+			if err != nil {
+				return err
+			}
+			doc, err := ix.Get(c.Context, ref, d)
+			if err != nil {
+				return err
+			}
+			defer NewUsage(s).Record(ix.Dir, GetEvents(usage.ViaCLI, doc))
+			if asJSON {
+				return WriteJSON(s.Out, doc)
+			}
+			_, err = io.WriteString(s.Out, doc.Content)
+			return err
+		},
+	}
+}
+
+// documentNames lists what kbq get accepts from the artifact found from
+// the current directory: topic keys and memory:IDs, for completion.
+func documentNames(s *cli.Streams, index string) []string {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil
+	}
+	dir, _, err := query.Locate(index, s.Getenv("KBQ_INDEX"), cwd)
+	if err != nil {
+		return nil
+	}
+	ix, err := query.Open(dir)
+	if err != nil {
+		return nil
+	}
+	defer ix.Close()
+	docs, err := ix.Documents()
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, d := range docs {
+		names = append(names, d.Topic)
+		if d.ID > 0 {
+			names = append(names, fmt.Sprintf("memory:%d", d.ID))
+		}
+	}
+	return names
+}
+
+// documentRef turns a path typed on the command line (one ending in .md,
+// or starting with ./ or ../, or absolute) into the repository path it
+// names, relative to the current directory as git's paths are. Topic keys
+// and memory:ID pass unchanged.
+func documentRef(ix *Opened, ref string) (string, error) {
+	looksLikePath := filepath.IsAbs(ref) || strings.HasPrefix(ref, "./") || strings.HasPrefix(ref, "../") ||
+		strings.EqualFold(filepath.Ext(ref), ".md")
+	if !looksLikePath || strings.HasPrefix(ref, "memory:") || ix.RepoRoot == "" {
+		return ref, nil
+	}
+	abs, err := filepath.Abs(ref)
+	if err != nil {
+		return "", err
+	}
+	rel, ok := InRepo(ix.RepoRoot, abs)
+	if !ok {
+		return "", cli.Usagef("%s is outside the repository at %s", ref, ix.RepoRoot)
+	}
+	docs, err := ix.Documents()
+	if err != nil {
+		return "", err
+	}
+	for _, d := range docs {
+		if d.Path == rel {
+			return rel, nil
+		}
+	}
+	hint := "kbq list shows them"
+	for _, d := range docs {
+		if d.Path == filepath.ToSlash(filepath.Clean(ref)) {
+			hint = "paths are relative to the current directory; from the repository root this is " + d.Path
+		}
+	}
+	return "", fmt.Errorf("%w: %s (%s) is not a document of the artifact (%s)", query.ErrNotFound, ref, rel, hint)
+}

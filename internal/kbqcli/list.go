@@ -1,0 +1,134 @@
+package kbqcli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"unicode/utf8"
+
+	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/query"
+)
+
+func newListCommand(s *cli.Streams) *cli.Command {
+	var index string
+	var out formatFlags
+	return &cli.Command{
+		Name:      "list",
+		Usage:     "list documents",
+		UsageText: "kbq list [--kind K] [--tag T] [--scope S] [--format F | -l]",
+		Description: `Lists the documents of the artifact with topic, kind, scope, tags and
+source, in path order.
+
+` + ExitCodesHelp,
+		Flags: append([]cli.Flag{
+			IndexFlag(&index),
+			&cli.StringSliceFlag{Name: "kind", Usage: "only documents of `KIND` (repeatable)"},
+			&cli.StringSliceFlag{Name: "tag", Usage: "only documents tagged `TAG` (repeatable)"},
+			&cli.StringSliceFlag{Name: "scope", Usage: "only documents of `SCOPE` and below (repeatable)"},
+		}, out.flags()...),
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return cli.Usagef("kbq list takes no arguments; filter with --kind, --tag or --scope")
+			}
+			format, err := out.resolve()
+			if err != nil {
+				return err
+			}
+			ix, err := Open(s, index)
+			if err != nil {
+				return err
+			}
+			defer ix.Close()
+			docs, err := ix.List(query.ListRequest{Kinds: c.StringSlice("kind"), Tags: c.StringSlice("tag"), Scopes: c.StringSlice("scope")})
+			if err != nil {
+				return err
+			}
+			switch format {
+			case "json":
+				err = WriteJSON(s.Out, docs)
+			case "jsonl":
+				err = writeJSONLines(s.Out, docs)
+			case "csv":
+				err = writeListCSV(s.Out, docs)
+			case "md":
+				err = writeListMarkdown(s.Out, docs)
+			case "paths":
+				paths := make([]string, len(docs))
+				for i, d := range docs {
+					paths[i] = d.Path
+				}
+				err = writePaths(s.Out, paths)
+			default:
+				err = writeList(s.Out, docs, s.Width())
+			}
+			if err != nil {
+				return err
+			}
+			if len(docs) == 0 {
+				fmt.Fprintln(s.Err, "kbq: no documents")
+				return cli.ErrFailure
+			}
+			return nil
+		},
+	}
+}
+
+// writeList writes the documents as a table; within width columns (0: no
+// limit), long topics, tags and sources are cut short, so that one long
+// URL does not make every row wrap.
+func writeList(w io.Writer, docs []query.Listed, width int) error {
+	if len(docs) == 0 {
+		return nil
+	}
+	rows := [][]string{{"TOPIC", "KIND", "SCOPE", "TAGS", "SOURCE", "PATH"}}
+	for _, d := range docs {
+		rows = append(rows, []string{d.Topic, d.Kind, d.Scope, orDash(strings.Join(d.Tags, ",")), orDash(d.Source), d.Path})
+	}
+	if width > 0 {
+		fitColumns(rows, width, []int{3, 4, 0}) // shorten sources, then tags, then topics
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	return tw.Flush()
+}
+
+// fitColumns cuts the cells of the columns in shrink, in turn, until the
+// table's rows fit width (two spaces between columns), never below ten
+// characters.
+func fitColumns(rows [][]string, width int, shrink []int) {
+	const gap, least = 2, 10
+	widths := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	total := func() int {
+		n := gap * (len(widths) - 1)
+		for _, w := range widths {
+			n += w
+		}
+		return n
+	}
+	for _, col := range shrink {
+		if over := total() - width; over > 0 && widths[col] > least {
+			widths[col] = max(least, widths[col]-over)
+			for _, r := range rows[1:] {
+				if utf8.RuneCountInString(r[col]) > widths[col] {
+					r[col] = string([]rune(r[col])[:widths[col]-1]) + "…"
+				}
+			}
+		}
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
