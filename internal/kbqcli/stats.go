@@ -53,9 +53,11 @@ records the query text too.
 			}
 			fresh := ix.Fresh()
 			st.Stale, st.Changed = fresh.Notice != "", fresh.Changed
+			// A usage log that cannot be read leaves the rest of the answer.
 			use, err := ReadUsageStats(s, ix.Index, 5)
 			if err != nil {
-				return err
+				fmt.Fprintf(s.Err, "kbq: note: the usage log cannot be read (%v)\n", err)
+				use = &UsageStats{Error: err.Error(), Most: []DocUse{}, Least: []DocUse{}, Never: []string{}}
 			}
 			if asJSON {
 				return WriteJSON(s.Out, struct {

@@ -123,6 +123,8 @@ type UsageStats struct {
 	Least     []DocUse   `json:"least_used"` // of those used at least once
 	// Never lists documents never used, in path order, up to ten.
 	Never []string `json:"never_used_paths"`
+	// Error says why the log could not be read; the rest is then empty.
+	Error string `json:"error,omitempty"`
 }
 
 // DocUse is one document's use.
@@ -178,6 +180,9 @@ func ReadUsageStats(s *cli.Streams, ix *query.Index, n int) (*UsageStats, error)
 
 func writeUsageStats(w io.Writer, u *UsageStats, now time.Time) {
 	switch {
+	case u.Error != "":
+		fmt.Fprintf(w, "usage\tthe log cannot be read\n")
+		return
 	case u.Since == nil && !u.Recording:
 		fmt.Fprintf(w, "usage\tnot recorded (KBQ_USAGE=off, or CI)\n")
 		return
