@@ -142,9 +142,6 @@ func sanitize(s string) string {
 	return cmp.Or(strings.Trim(s, "."), "root")
 }
 
-// Path is the log's file.
-func (l *Log) Path() string { return l.path }
-
 // Record appends events to the log in one write.
 func (l *Log) Record(events []Event) error {
 	if l == nil || len(events) == 0 {
@@ -391,20 +388,4 @@ func (s *Summary) sorted() []*Use {
 	}
 	slices.SortFunc(out, func(a, b *Use) int { return cmp.Compare(a.Path, b.Path) })
 	return out
-}
-
-// Hot returns up to n documents of paths by recent use, most used first
-// (ties: the latest use, then the path); documents not used recently are
-// left out.
-func (s *Summary) Hot(n int, paths []string) []*Use {
-	var out []*Use
-	for _, p := range paths {
-		if u := s.Docs[p]; u != nil && u.Recent > 0 {
-			out = append(out, u)
-		}
-	}
-	slices.SortFunc(out, func(a, b *Use) int {
-		return cmp.Or(cmp.Compare(b.Recent, a.Recent), b.Last.Compare(a.Last), cmp.Compare(a.Path, b.Path))
-	})
-	return out[:min(n, len(out))]
 }
