@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/kbqdev/kbq/internal/suggest"
 )
 
 // A Command is a program or one of its commands: its flags, its
@@ -246,7 +248,7 @@ func unknownCommand(cmd *Command, name string) error {
 		}
 	}
 	msg := fmt.Sprintf("unknown command %q for %q", name, cmd.FullName())
-	if s := suggest(name, candidates); s != "" {
+	if s := suggest.Closest(name, candidates); s != "" {
 		msg += fmt.Sprintf(": did you mean %q?", s)
 	}
 	return Usagef("%s", msg)
@@ -263,7 +265,7 @@ func unknownFlag(cmd *Command, typed string) error {
 	}
 	candidates = append(candidates, "--help")
 	msg := "unknown flag " + typed
-	if s := suggest(dashed(strings.TrimLeft(typed, "-")), candidates); s != "" {
+	if s := suggest.Closest(dashed(strings.TrimLeft(typed, "-")), candidates); s != "" {
 		msg += ": did you mean " + s + "?"
 	}
 	return Usagef("%s", msg)

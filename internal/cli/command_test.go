@@ -154,23 +154,6 @@ func TestExitCodes(t *testing.T) {
 	}
 }
 
-func TestEditDistance(t *testing.T) {
-	for _, tt := range []struct {
-		a, b string
-		d    int
-	}{{"search", "search", 0}, {"serach", "search", 1}, {"serch", "search", 1}, {"get", "list", 3}, {"", "abc", 3}, {"café", "cafe", 1}} {
-		if d := editDistance(tt.a, tt.b); d != tt.d {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, d, tt.d)
-		}
-	}
-	if s := suggest("lst", []string{"list", "get"}); s != "list" {
-		t.Errorf("suggest(lst) = %q", s)
-	}
-	if s := suggest("xyz", []string{"list", "get"}); s != "" {
-		t.Errorf("suggest(xyz) = %q, want none", s)
-	}
-}
-
 func TestComplete(t *testing.T) {
 	var n int
 	root := &Command{Name: "prog", Flags: []Flag{&StringFlag{Name: "C"}}, Commands: []*Command{
