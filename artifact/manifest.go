@@ -3,6 +3,7 @@ package artifact
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -46,15 +47,17 @@ type Manifest struct {
 	CompilerVersion string `json:"compiler_version"`
 	// BuildKey identifies the compiler settings that shape compiled
 	// documents; an incremental build reuses only an artifact with the same.
-	BuildKey  string                `json:"build_key"`
-	Index     string                `json:"index"`
-	Source    Source                `json:"source"`
-	BuiltAt   time.Time             `json:"built_at"`
-	Global    Global                `json:"global"`
-	Analysis  Analysis              `json:"analysis"`
-	Counts    Counts                `json:"counts"`
-	Fields    map[string]FieldStats `json:"fields"`
-	Documents []Document            `json:"documents"`
+	BuildKey string                `json:"build_key"`
+	Index    string                `json:"index"`
+	Source   Source                `json:"source"`
+	BuiltAt  time.Time             `json:"built_at"`
+	Global   Global                `json:"global"`
+	Analysis Analysis              `json:"analysis"`
+	Counts   Counts                `json:"counts"`
+	Fields   map[string]FieldStats `json:"fields"`
+	// Config is the project configuration the build used.
+	Config    Config     `json:"config"`
+	Documents []Document `json:"documents"`
 	// Attachments lists the attachment files compiled against, so that an
 	// incremental build knows when they change.
 	Attachments []string `json:"attachments,omitempty"`
@@ -68,6 +71,47 @@ type Source struct {
 	Tree   string `json:"tree,omitempty"`
 	// Dirty is true when the knowledge read differs from the commit's.
 	Dirty bool `json:"dirty"`
+}
+
+// Config records the project configuration (.kb/config.yaml) of a build:
+// what kbq needs of it, and its hash.
+type Config struct {
+	// Hash is the SHA-256 of the configuration file; "" without one.
+	Hash string `json:"hash,omitempty"`
+	// Budgets are the context budgets in force; zero in artifacts built
+	// before they were recorded, which DefaultBudgets then stand for.
+	Budgets Budgets `json:"budgets"`
+}
+
+// Budgets are the sizes, in bytes of body text, that the context of each
+// kind of scope should keep within, and the most kbq context assembles.
+type Budgets struct {
+	Global    int `json:"global"`
+	Project   int `json:"project"`
+	Directory int `json:"directory"`
+	// Total caps the assembled context: kbq context warns past half of it
+	// and cuts past it.
+	Total int `json:"total"`
+}
+
+// DefaultBudgets are the budgets without configuration.
+var DefaultBudgets = Budgets{Global: 3 << 10, Project: 7 << 10, Directory: 7 << 10, Total: 20 << 10}
+
+// Or returns b with its unset budgets taken from d.
+func (b Budgets) Or(d Budgets) Budgets {
+	return Budgets{Global: cmp.Or(b.Global, d.Global), Project: cmp.Or(b.Project, d.Project),
+		Directory: cmp.Or(b.Directory, d.Directory), Total: cmp.Or(b.Total, d.Total)}
+}
+
+// Of returns the budget of a scope's context.
+func (b Budgets) Of(scope string) int {
+	switch scope {
+	case ScopeGlobal:
+		return b.Global
+	case ScopeProject:
+		return b.Project
+	}
+	return b.Directory
 }
 
 // Global records whether the global scope was compiled in.

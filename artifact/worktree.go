@@ -304,7 +304,7 @@ func (w *Worktree) KnowledgeOf(rel string, des []fs.DirEntry) []Entry {
 		case inKB && strings.HasPrefix(name, "."):
 		case inKB && e.IsDir():
 			out = append(out, Entry{name, true})
-		case inKB && e.Type().IsRegular() && isMarkdown(name):
+		case inKB && e.Type().IsRegular() && (isMarkdown(name) || rel == ".kb" && name == "config.yaml"):
 			out = append(out, Entry{name, false})
 		case !inKB && name == ".kb" && e.IsDir():
 			out = append(out, Entry{name, true})

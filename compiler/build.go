@@ -11,10 +11,12 @@ import (
 	"maps"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/gitsource"
+	"github.com/kbqdev/kbq/internal/units"
 	"github.com/kbqdev/kbq/internal/version"
 )
 
@@ -42,9 +44,46 @@ type Options struct {
 	// Analysis is the text analysis chain; the zero value means
 	// artifact.DefaultAnalysis.
 	Analysis artifact.Analysis
+	// Config is the project configuration; nil means the source's own
+	// (ConfigPath). The fields above, when set, win over it.
+	Config *Config
+}
+
+// Resolve completes o for reading src: it loads src's configuration unless
+// o.Config is set, and fills in what neither o nor the configuration sets
+// with the defaults. Only I/O failures are errors; problems with the
+// configuration are o.Config.Diagnostics.
+func (o *Options) Resolve(src Source) error {
+	if o.Config == nil {
+		c, err := LoadConfig(src)
+		if err != nil {
+			return err
+		}
+		o.Config = c
+	}
+	if o.ContextFiles == nil {
+		o.ContextFiles = o.Config.ContextFiles
+	}
+	if o.MaxFileSize <= 0 {
+		o.MaxFileSize = o.Config.MaxFileSize
+	}
+	o.defaults()
+	return nil
+}
+
+// budgets are the context budgets in force.
+func (o *Options) budgets() artifact.Budgets {
+	var b artifact.Budgets
+	if o.Config != nil {
+		b = o.Config.Budgets
+	}
+	return b.Or(artifact.DefaultBudgets)
 }
 
 func (o *Options) defaults() {
+	if o.Config == nil {
+		o.Config = &Config{}
+	}
 	if o.ContextFiles == nil {
 		o.ContextFiles = DefaultContextFiles
 	}
@@ -105,20 +144,24 @@ type BuildResult struct {
 // Incremental builds report the diagnostics of the documents they compile;
 // kbc check reports every document's.
 func Build(ctx context.Context, src Source, opts BuildOptions) (*BuildResult, error) {
-	opts.defaults()
 	// Listing the source and reading the previous artifact, which publish
 	// does, are independent: on a large repository each takes a third of
 	// an incremental build, so they run side by side, once the build holds
-	// the artifact's lock.
+	// the artifact's lock. The configuration is read then too, with the
+	// files it shapes.
 	type listed struct {
 		l   *listing
 		err error
 	}
 	listing := make(chan listed, 1)
-	digestKnowledge(src, opts.ContextFiles)
 	list := func() {
 		go func() {
-			l, err := collect(src, opts.Global, opts.ContextFiles)
+			if err := opts.Resolve(src); err != nil {
+				listing <- listed{nil, err}
+				return
+			}
+			digestKnowledge(src, opts.ContextFiles)
+			l, err := collect(src, &opts.Options)
 			listing <- listed{l, err}
 		}()
 	}
@@ -130,13 +173,16 @@ func Build(ctx context.Context, src Source, opts BuildOptions) (*BuildResult, er
 			listErr = got.err
 			return nil, false, nil, got.err
 		}
-		res.Diagnostics = got.l.diags
+		res.Diagnostics = append(got.l.diags, opts.Config.Diagnostics...)
+		if opts.Config.Diagnostics.Errors() > 0 && !opts.KeepGoing {
+			return nil, false, nil, ErrInvalid // a wrong setting would build the wrong artifact
+		}
 		switch {
 		case prev == nil:
 		case opts.Full:
 			prev, why = nil, "--full"
 		case prev.m.BuildKey != buildKey(opts.Options):
-			prev, why = nil, fmt.Sprintf("the previous artifact was built by kbc %s or with other settings (analysis, context files, size cap)", prev.m.CompilerVersion)
+			prev, why = nil, fmt.Sprintf("the previous artifact was built by kbc %s or with other settings (%s, analysis, context files, size cap)", prev.m.CompilerVersion, ConfigPath)
 		}
 		res.FullReason = why
 		ib := &indexBuild{dir: dir, opts: opts, res: res, prev: prev}
@@ -148,7 +194,7 @@ func Build(ctx context.Context, src Source, opts BuildOptions) (*BuildResult, er
 		// The worktree record is written while the manifest is: it names
 		// the index, so whichever lands first misleads no reader.
 		recorded := make(chan error, 1)
-		go func() { recorded <- recordWorktree(opts.Out, src, got.l, m, opts.ContextFiles) }()
+		go func() { recorded <- recordWorktree(opts.Out, src, got.l, m, &opts.Options) }()
 		finish := func() error { return <-recorded }
 		// The index in place already is this one only when it was checked
 		// and kept: a build that ignored it writes every file anew.
@@ -173,19 +219,20 @@ const documentLayout = 5
 // buildKey identifies the settings that shape compiled documents.
 func buildKey(o Options) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s %d %s %+v %v %d %d/%d/%d %d\n", artifact.Format, artifact.FormatVersion, Version,
-		o.Analysis, o.ContextFiles, o.MaxFileSize, minChunk, maxChunk, maxOverlap, documentLayout)
+	fmt.Fprintf(h, "%s %d %s %+v %v %d %d/%d/%d %d %s\n", artifact.Format, artifact.FormatVersion, Version,
+		o.Analysis, o.ContextFiles, o.MaxFileSize, minChunk, maxChunk, maxOverlap, documentLayout, o.Config.Hash)
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 
 // readAndParse reads a candidate and parses it. Only I/O failures are
 // errors; problems with the file are diagnostics of the document.
-func readAndParse(c candidate, maxSize int64) (*document, error) {
+func readAndParse(c candidate, opts *Options) (*document, error) {
+	maxSize := opts.MaxFileSize
 	data, err := c.src.Read(c.file, maxSize)
 	if errors.Is(err, gitsource.ErrTooLarge) {
 		d := &document{Document: artifact.Document{Path: c.path, Scope: c.loc.scope, Kind: c.loc.kind, Topic: c.loc.topic, Blob: c.blob}}
 		d.diags = Diagnostics{{Path: c.display, Line: 1, Col: 1, Severity: Error,
-			Message: fmt.Sprintf("file is over the %s size cap: split it into smaller documents, or raise the cap with --max-file-size", humanBytes(maxSize))}}
+			Message: fmt.Sprintf("file is over the %s size cap: split it into smaller documents, or raise the cap (max_file_size in "+ConfigPath+", or --max-file-size)", units.Bytes(maxSize))}}
 		return d, nil
 	}
 	if err != nil {
@@ -196,6 +243,9 @@ func readAndParse(c candidate, maxSize int64) (*document, error) {
 		in.blob = gitsource.HashBlob(data)
 	}
 	in.data = data
+	if !strings.HasPrefix(c.path, artifact.GlobalPathPrefix) {
+		in.secrets = opts.Config.secretsAllowedIn(c.path)
+	}
 	return parseDocument(in), nil
 }
 
@@ -204,7 +254,7 @@ func (b *indexBuild) manifest(docs []artifact.Document, attachments []string) *a
 	m := &artifact.Manifest{
 		Format: artifact.Format, FormatVersion: artifact.FormatVersion, CompilerVersion: Version,
 		BuildKey: buildKey(b.opts.Options), Source: b.opts.Source, BuiltAt: b.opts.BuiltAt.UTC(),
-		Analysis: b.opts.Analysis, Counts: artifact.Counts{ByKind: map[string]int{}, ByScope: map[string]int{}},
+		Analysis: b.opts.Analysis, Config: artifact.Config{Hash: b.opts.Config.Hash, Budgets: b.opts.budgets()}, Counts: artifact.Counts{ByKind: map[string]int{}, ByScope: map[string]int{}},
 		Fields: map[string]artifact.FieldStats{}, Documents: docs, Attachments: attachments,
 	}
 	if m.Documents == nil {
@@ -308,19 +358,4 @@ func (b *indexBuild) dirty(l *listing) (bool, error) {
 		}
 	}
 	return n != len(l.files), nil
-}
-
-// humanBytes formats a size in the unit that reads best: 5 MiB, 512 KiB.
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

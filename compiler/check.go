@@ -34,8 +34,10 @@ type CheckResult struct {
 
 // Check validates the knowledge in src without building anything.
 func Check(ctx context.Context, src Source, opts CheckOptions) (*CheckResult, error) {
-	opts.defaults()
-	l, err := collect(src, opts.Global, opts.ContextFiles)
+	if err := opts.Resolve(src); err != nil {
+		return nil, err
+	}
+	l, err := collect(src, &opts.Options)
 	if err != nil {
 		return nil, err
 	}
@@ -56,6 +58,9 @@ func Check(ctx context.Context, src Source, opts CheckOptions) (*CheckResult, er
 		}
 	}
 	res := &CheckResult{}
+	if selected(ConfigPath) {
+		res.Diagnostics = append(res.Diagnostics, opts.Config.Diagnostics...)
+	}
 	for _, d := range l.diags {
 		if selected(d.Path) {
 			res.Diagnostics = append(res.Diagnostics, d)
@@ -64,7 +69,7 @@ func Check(ctx context.Context, src Source, opts CheckOptions) (*CheckResult, er
 	var facts []docFacts
 	var dups []dupDoc
 	parse := func(c candidate) (parsed, error) {
-		d, err := readAndParse(c, opts.MaxFileSize)
+		d, err := readAndParse(c, &opts.Options)
 		return parsed{doc: d, display: c.display}, err
 	}
 	sink := func(p parsed) error {
@@ -87,7 +92,7 @@ func Check(ctx context.Context, src Source, opts CheckOptions) (*CheckResult, er
 	if err := orderedMap(ctx, todo, opts.Workers, 4*opts.Workers, parse, sink); err != nil {
 		return nil, err
 	}
-	cross, _ := crossCheck(facts, l.attachments)
+	cross, _ := crossCheck(facts, l.attachments, opts.budgets())
 	for _, d := range cross {
 		if selected(d.Path) {
 			res.Diagnostics = append(res.Diagnostics, d)

@@ -46,8 +46,10 @@ type listing struct {
 	diags Diagnostics
 }
 
-// collect lists the knowledge files of src and, when set, the global scope.
-func collect(src Source, global *Global, contextFiles []string) (*listing, error) {
+// collect lists the knowledge files of src and, when set, the global scope,
+// leaving out what the configuration ignores.
+func collect(src Source, opts *Options) (*listing, error) {
+	global, contextFiles := opts.Global, opts.ContextFiles
 	l := &listing{attachments: make(map[string]bool), files: make(map[string]string)}
 	for f, err := range src.Files() {
 		if err != nil {
@@ -60,6 +62,9 @@ func collect(src Source, global *Global, contextFiles []string) (*listing, error
 			}
 		}
 		loc, ok := classify(f.Path, contextFiles)
+		if ok && opts.Config.Ignored(f.Path) {
+			continue
+		}
 		if !ok {
 			switch {
 			case path.Base(f.Path) != KBDir:
@@ -182,18 +187,16 @@ func kbDir(scope string) string {
 	return strings.TrimSuffix(dir, "/") + "/" + KBDir
 }
 
-// KnowledgeFiles lists the files of src that are knowledge: documents and
-// attachments, in path order.
-func KnowledgeFiles(src Source, contextFiles []string) ([]gitsource.File, error) {
-	if contextFiles == nil {
-		contextFiles = DefaultContextFiles
-	}
+// KnowledgeFiles lists the files of src that are knowledge, documents and
+// attachments, in path order, as opts (resolved for src) choose them.
+func KnowledgeFiles(src Source, opts Options) ([]gitsource.File, error) {
+	opts.defaults()
 	var files []gitsource.File
 	for f, err := range src.Files() {
 		if err != nil {
 			return nil, err
 		}
-		if _, ok := classify(f.Path, contextFiles); ok {
+		if _, ok := classify(f.Path, opts.ContextFiles); ok && !opts.Config.Ignored(f.Path) {
 			files = append(files, f)
 		}
 	}

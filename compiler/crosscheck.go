@@ -6,23 +6,8 @@ import (
 	"strings"
 
 	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/internal/units"
 )
-
-// Context budgets in bytes of body text (frontmatter excluded). kbq context
-// warns past 10 KiB in total and truncates past 20 KiB.
-const (
-	GlobalContextBudget  = 3 << 10
-	ProjectContextBudget = 7 << 10
-)
-
-// ContextBudget returns the budget of a scope's context documents; directory
-// scopes get the project's.
-func ContextBudget(scope string) int {
-	if scope == artifact.ScopeGlobal {
-		return GlobalContextBudget
-	}
-	return ProjectContextBudget
-}
 
 // docFacts is what the checks between documents need to know of one.
 type docFacts struct {
@@ -48,7 +33,7 @@ func factsOf(d *document, display string) docFacts {
 // scope, articles whose attachment is missing, and scopes whose context is
 // over budget. docs are in path order; for a duplicate id the later files
 // are in error. It returns the paths of documents with errors.
-func crossCheck(docs []docFacts, attachments map[string]bool) (Diagnostics, map[string]bool) {
+func crossCheck(docs []docFacts, attachments map[string]bool, budgets artifact.Budgets) (Diagnostics, map[string]bool) {
 	var diags Diagnostics
 	failed := make(map[string]bool)
 	ids := make(map[string]docFacts) // scope + id
@@ -85,7 +70,7 @@ func crossCheck(docs []docFacts, attachments map[string]bool) (Diagnostics, map[
 	}
 	sort.Strings(scopes)
 	for _, s := range scopes {
-		size, budget := contextBytes[s], ContextBudget(s)
+		size, budget := contextBytes[s], budgets.Of(s)
 		if size <= budget {
 			continue
 		}
@@ -95,8 +80,8 @@ func crossCheck(docs []docFacts, attachments map[string]bool) (Diagnostics, map[
 		}
 		first := contextDocs[s][0]
 		diags = append(diags, Diagnostic{Path: first.display, Line: 1, Col: 1, Severity: Warning,
-			Message: fmt.Sprintf("context of scope %s is %.1f KiB, over its %d KiB budget (%s): agents load it into every prompt, so keep it short and move detail into topics",
-				s, float64(size)/1024, budget>>10, strings.Join(parts, ", "))})
+			Message: fmt.Sprintf("context of scope %s is %.1f KiB, over its %s budget (%s): agents load it into every prompt, so keep it short and move detail into topics (budgets are set in "+ConfigPath+")",
+				s, float64(size)/1024, units.Bytes(int64(budget)), strings.Join(parts, ", "))})
 	}
 	return diags, failed
 }

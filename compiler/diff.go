@@ -37,9 +37,13 @@ type DiffResult struct {
 // Diff compares the knowledge documents of base and head, and validates
 // the added and changed ones as head holds them.
 func Diff(ctx context.Context, base, head Source, opts Options) (*DiffResult, error) {
-	opts.defaults()
+	// Each side is read with its own configuration.
 	files := func(src Source) (map[string]gitsource.File, error) {
-		list, err := KnowledgeFiles(src, opts.ContextFiles)
+		opts := opts
+		if err := opts.Resolve(src); err != nil {
+			return nil, err
+		}
+		list, err := KnowledgeFiles(src, opts)
 		if err != nil {
 			return nil, err
 		}

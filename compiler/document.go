@@ -34,6 +34,7 @@ type input struct {
 	blob    string
 	loc     location
 	data    []byte
+	secrets secretAllowances // what the configuration allows in this file
 }
 
 var memoryNameRE = regexp.MustCompile(`^([0-9]+)-[^/]+\.md$`)
@@ -53,7 +54,7 @@ func parseDocument(in input) *document {
 		return d
 	}
 	d.src = newSource(in.data)
-	findSecrets(d.src, report)
+	findSecrets(d.src, in.secrets, report)
 	allowTagsLine := d.Kind == artifact.KindTopic
 	fm := splitFrontmatter(d.src, allowTagsLine, func(line, col int, msg string) { report(line, col, Error, msg) })
 	d.meta = readMeta(d.Kind, fm, report)

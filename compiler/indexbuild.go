@@ -88,7 +88,7 @@ func (b *indexBuild) run(ctx context.Context, l *listing) (*artifact.Manifest, e
 	}
 	done := 0
 	parse := func(c candidate) (parsed, error) {
-		d, err := readAndParse(c, b.opts.MaxFileSize)
+		d, err := readAndParse(c, &b.opts.Options)
 		if err != nil {
 			return parsed{}, err
 		}
@@ -132,7 +132,7 @@ func (b *indexBuild) run(ctx context.Context, l *listing) (*artifact.Manifest, e
 	if err != nil {
 		return nil, err
 	}
-	cross, failed := crossCheck(b.facts, l.attachments)
+	cross, failed := crossCheck(b.facts, l.attachments, b.opts.budgets())
 	b.res.Diagnostics = append(b.res.Diagnostics, cross...)
 	if b.res.Diagnostics.Errors() > 0 && !b.opts.KeepGoing {
 		return nil, ErrInvalid

@@ -87,7 +87,7 @@ var allowMarkers = [][]byte{[]byte("kbq:allow-secret"), []byte("gitleaks:allow")
 
 // findSecrets reports likely secrets in text (the whole file) through
 // report, with the position of each secret.
-func findSecrets(src *source, report reporter) {
+func findSecrets(src *source, allowed secretAllowances, report reporter) {
 	var at [][]int // by rule: offsets of its keywords
 	secretKeywords.each(src.text, func(rule, off int) {
 		if at == nil {
@@ -97,7 +97,7 @@ func findSecrets(src *source, report reporter) {
 	})
 	for i, offs := range at {
 		if len(offs) > 0 {
-			secretRules[i].scan(src, offs, report)
+			secretRules[i].scan(src, offs, allowed, report)
 		}
 	}
 }
@@ -180,11 +180,11 @@ func hasPrefixFold(text, prefix []byte) bool {
 
 // scan runs the rule on the lines holding its keywords, at offsets offs in
 // ascending order; a block rule runs on the whole text.
-func (rule secretRule) scan(src *source, offs []int, report reporter) {
+func (rule secretRule) scan(src *source, offs []int, allowed secretAllowances, report reporter) {
 	text := src.text
 	if rule.block {
 		for _, m := range rule.re().FindAllIndex(text, -1) {
-			rule.check(src, m[0], m[1], report)
+			rule.check(src, m[0], m[1], allowed, report)
 		}
 		return
 	}
@@ -203,7 +203,7 @@ func (rule secretRule) scan(src *source, offs []int, report reporter) {
 		for _, m := range rule.re().FindAllSubmatchIndex(text[start:end], -1) {
 			s, e := m[2*rule.group], m[2*rule.group+1]
 			if s >= 0 {
-				rule.check(src, start+s, start+e, report)
+				rule.check(src, start+s, start+e, allowed, report)
 			}
 		}
 	}
@@ -211,7 +211,7 @@ func (rule secretRule) scan(src *source, offs []int, report reporter) {
 
 // check reports the secret at text[start:end] unless it is allowed,
 // a placeholder, or not random enough.
-func (rule secretRule) check(src *source, start, end int, report reporter) {
+func (rule secretRule) check(src *source, start, end int, allowed secretAllowances, report reporter) {
 	secret := src.text[start:end]
 	line := src.lineOf(start)
 	lineStart := src.lines[line-1]
@@ -227,11 +227,11 @@ func (rule secretRule) check(src *source, start, end int, report reporter) {
 	if !rule.block && (placeholderRE().Match(secret) || entropy(secret) < rule.entropy) {
 		return
 	}
-	if rule.generic && !looksLiteral(secret) {
+	if rule.generic && !looksLiteral(secret) || allowed.allows(rule.name, secret) {
 		return
 	}
 	line, col := src.position(start)
-	report(line, col, Error, fmt.Sprintf("possible %s (%s): remove it and rotate it; if it is not a secret, add kbq:allow-secret to the line",
+	report(line, col, Error, fmt.Sprintf("possible %s (%s): remove it and rotate it; if it is not a secret, add kbq:allow-secret to the line or allow it under secrets in "+ConfigPath,
 		rule.name, redact(secret)))
 }
 

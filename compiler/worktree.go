@@ -42,7 +42,7 @@ func digestKnowledge(src Source, contextFiles []string) {
 // runs before the manifest is replaced: a record naming another index than
 // the manifest's is ignored, so a build that dies in between leaves
 // nothing misleading.
-func recordWorktree(out string, src Source, l *listing, m *artifact.Manifest, contextFiles []string) error {
+func recordWorktree(out string, src Source, l *listing, m *artifact.Manifest, opts *Options) error {
 	name := filepath.Join(out, artifact.WorktreeFile)
 	lister, ok := src.(dirLister)
 	if !ok || m.Source.Mode != "worktree" {
@@ -51,12 +51,20 @@ func recordWorktree(out string, src Source, l *listing, m *artifact.Manifest, co
 		}
 		return nil
 	}
-	w := &artifact.Worktree{Index: m.Index, ContextFiles: contextFiles, Files: make([]artifact.FileStamp, 0, len(l.docs))}
+	w := &artifact.Worktree{Index: m.Index, ContextFiles: opts.ContextFiles, Files: make([]artifact.FileStamp, 0, len(l.docs)+1)}
+	config := opts.Config.stamp // the configuration changes what the files build, so it is watched too
+	if config.Mod == 0 {
+		config.Path = "\xff" // sorts after every path: never added
+	}
 	holders := map[string]bool{"": true} // directories that hold a scope or a context file
 	j := 0                               // the listing and the documents are both in path order
 	for _, c := range l.docs {
 		if strings.HasPrefix(c.path, artifact.GlobalPathPrefix) || c.file.Mod == 0 {
 			continue
+		}
+		if config.Path < c.path {
+			w.Files = append(w.Files, config)
+			config.Path = "\xff"
 		}
 		for j < len(m.Documents) && m.Documents[j].Path < c.path {
 			j++
@@ -71,6 +79,9 @@ func recordWorktree(out string, src Source, l *listing, m *artifact.Manifest, co
 		} else {
 			holders[dirOf(c.path)] = true
 		}
+	}
+	if config.Path == ConfigPath {
+		w.Files = append(w.Files, config)
 	}
 	for _, d := range lister.Dirs() {
 		if holders[d.Path] || slices.Contains(strings.Split(d.Path, "/"), KBDir) {

@@ -93,6 +93,9 @@ type Snapshot interface {
 	// Read returns f's content, or an error wrapping ErrTooLarge when it is
 	// larger than max bytes.
 	Read(f File, max int64) ([]byte, error)
+	// Lookup returns the entry at path, without listing the others; ok is
+	// false when there is none.
+	Lookup(path string) (f File, ok bool, err error)
 	// Info describes the snapshot.
 	Info() Info
 }

@@ -454,3 +454,52 @@ func TestUnsupportedExtensionNamed(t *testing.T) {
 		t.Errorf("error %q does not name the extension and its value", err)
 	}
 }
+
+// TestLookup checks that every kind of snapshot finds one path as listing
+// it does, and finds nothing where there is no file.
+func TestLookup(t *testing.T) {
+	r := newRepo(t)
+	r.commit(map[string]string{".kb/config.yaml": "a: 1\n", ".kb/deep/x.md": "x\n", "top.md": "t\n"})
+	r.write(".kb/config.yaml", "a: 2\n") // staged below, so index and HEAD differ
+	r.git("add", ".kb/config.yaml")
+	r.write(".kb/config.yaml", "a: 3\n")
+	g := r.open()
+	head, err := g.Rev("HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	staged, err := g.Staged()
+	if err != nil {
+		t.Fatal(err)
+	}
+	work, err := g.Worktree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		snap gitsource.Snapshot
+		want string
+	}{{"rev", head, "a: 1\n"}, {"staged", staged, "a: 2\n"}, {"worktree", work, "a: 3\n"}} {
+		listed := list(t, tt.snap)
+		for _, p := range []string{".kb/config.yaml", ".kb/deep/x.md", "top.md"} {
+			f, ok, err := tt.snap.Lookup(p)
+			if err != nil || !ok {
+				t.Fatalf("%s: Lookup(%s) = %v, %v", tt.name, p, ok, err)
+			}
+			if l := listed[p]; f.Path != l.Path || f.Kind != l.Kind || tt.name != "worktree" && f.Blob != l.Blob {
+				t.Errorf("%s: Lookup(%s) = %+v, listed %+v", tt.name, p, f, l)
+			}
+		}
+		f, _, _ := tt.snap.Lookup(".kb/config.yaml")
+		data, err := tt.snap.Read(f, 1<<20)
+		if err != nil || string(data) != tt.want {
+			t.Errorf("%s: read %q, %v; want %q", tt.name, data, err, tt.want)
+		}
+		for _, p := range []string{".kb", ".kb/none.yaml", "none/x", "top.md/x", ".kb/deep"} {
+			if f, ok, err := tt.snap.Lookup(p); ok || err != nil {
+				t.Errorf("%s: Lookup(%s) = %+v, %v, %v; want nothing", tt.name, p, f, ok, err)
+			}
+		}
+	}
+}

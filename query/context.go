@@ -11,14 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kbqdev/kbq/artifact"
-)
-
-// Context budgets, in bytes.
-const (
-	GlobalContextBudget  = 3 << 10
-	ProjectContextBudget = 7 << 10 // directory scopes get the same
-	ContextWarnBytes     = 10 << 10
-	ContextMaxBytes      = 20 << 10
+	"github.com/kbqdev/kbq/internal/units"
 )
 
 // ContextOptions shape the context.
@@ -42,9 +35,10 @@ type ContextResult struct {
 	Index   []string
 	IndexBy string
 	// Warnings say which budgets were exceeded; Truncated is set when the
-	// text was cut at ContextMaxBytes.
+	// text was cut at MaxBytes, the total budget.
 	Warnings  []string
 	Truncated bool
+	MaxBytes  int
 	Sections  []ContextSection
 }
 
@@ -78,7 +72,8 @@ func (ix *Index) Context(ctx context.Context, dir string, opts ContextOptions) (
 	slices.SortFunc(scopes, func(a, b string) int {
 		return cmp.Or(cmp.Compare(artifact.ScopeDepth(a), artifact.ScopeDepth(b)), cmp.Compare(a, b))
 	})
-	res := &ContextResult{}
+	budgets := ix.Manifest.Config.Budgets.Or(artifact.DefaultBudgets)
+	res := &ContextResult{MaxBytes: budgets.Total}
 	var b strings.Builder
 	b.WriteString("## Internal Knowledge\n")
 	for _, s := range scopes {
@@ -101,9 +96,9 @@ func (ix *Index) Context(ctx context.Context, dir string, opts ContextOptions) (
 		}
 		text := strings.Join(bodies, "\n\n")
 		sec.Bytes = len(text)
-		if budget := contextBudget(s); sec.Bytes > budget {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s is %.1f KiB, over its %d KiB budget (%s)",
-				contextName(s), kib(sec.Bytes), budget>>10, strings.Join(sec.Paths, ", ")))
+		if budget := budgets.Of(s); sec.Bytes > budget {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s is %.1f KiB, over its %s budget (%s)",
+				contextName(s), kib(sec.Bytes), units.Bytes(int64(budget)), strings.Join(sec.Paths, ", ")))
 		}
 		fmt.Fprintf(&b, "\n### %s\n\n%s\n", sec.Heading, text)
 		res.Sections = append(res.Sections, sec)
@@ -136,11 +131,11 @@ func (ix *Index) Context(ctx context.Context, dir string, opts ContextOptions) (
 	if len(res.Sections) == 0 {
 		text = ""
 	}
-	if len(text) > ContextWarnBytes {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("context is %.1f KiB, over the %d KiB that agents load comfortably", kib(len(text)), ContextWarnBytes>>10))
+	if warn := budgets.Total / 2; len(text) > warn {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("context is %.1f KiB, over the %s that agents load comfortably", kib(len(text)), units.Bytes(int64(warn))))
 	}
-	if len(text) > ContextMaxBytes {
-		text = truncateUTF8(text, ContextMaxBytes)
+	if len(text) > budgets.Total {
+		text = truncateUTF8(text, budgets.Total)
 		res.Truncated = true
 	}
 	if opts.Wrap && text != "" {
@@ -270,13 +265,6 @@ func contextName(scope string) string {
 	}
 	dir, _ := artifact.ScopeDir(scope)
 	return "context of " + dir
-}
-
-func contextBudget(scope string) int {
-	if scope == artifact.ScopeGlobal {
-		return GlobalContextBudget
-	}
-	return ProjectContextBudget
 }
 
 // contextOrder puts .kb/context.md before the agent files of the same scope.

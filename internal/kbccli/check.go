@@ -77,6 +77,9 @@ func runCheck(c *cli.Context, s *cli.Streams, g *globalOptions, o *checkOptions)
 	if err != nil {
 		return err
 	}
+	if err := src.options.Resolve(src.snapshot); err != nil {
+		return err
+	}
 	var paths []string
 	if c.Args().Present() {
 		if paths, err = repoPaths(src.repo.Root(), g.workDir(), c.Args().Slice()); err != nil {
@@ -88,12 +91,14 @@ func runCheck(c *cli.Context, s *cli.Streams, g *globalOptions, o *checkOptions)
 		if err != nil {
 			return err
 		}
-		if paths != nil {
-			changed = slices.DeleteFunc(changed, func(p string) bool { return !compiler.UnderAny(p, paths) })
-		}
-		paths = changed
-		if len(paths) == 0 {
-			return compiler.WriteDiagnostics(s.Out, o.format, nil)
+		if changed != nil { // nil: the configuration changed, so all is checked
+			if paths != nil {
+				changed = slices.DeleteFunc(changed, func(p string) bool { return !compiler.UnderAny(p, paths) })
+			}
+			paths = changed
+			if len(paths) == 0 {
+				return compiler.WriteDiagnostics(s.Out, o.format, nil)
+			}
 		}
 	}
 	if o.dups < 0 || o.dups > 1 {
@@ -134,7 +139,7 @@ func runCheck(c *cli.Context, s *cli.Streams, g *globalOptions, o *checkOptions)
 // nothing kbc reads: a mistyped path must not pass as checked.
 func checkPathsHeldKnowledge(src *source, dir string, args, paths []string, res *compiler.CheckResult) error {
 	for i, p := range paths {
-		held := slices.ContainsFunc(res.Documents, func(d artifact.Document) bool { return compiler.UnderAny(d.Path, []string{p}) }) ||
+		held := p == compiler.ConfigPath && src.options.Config.Hash != "" || slices.ContainsFunc(res.Documents, func(d artifact.Document) bool { return compiler.UnderAny(d.Path, []string{p}) }) ||
 			slices.ContainsFunc(res.Diagnostics, func(d compiler.Diagnostic) bool { return compiler.UnderAny(d.Path, []string{p}) })
 		if held {
 			continue
@@ -200,11 +205,17 @@ func likeQuery(text string) string {
 }
 
 // stagedChanges lists the staged knowledge files whose content differs
-// from HEAD's.
+// from HEAD's; nil when the configuration does, which concerns them all.
 func stagedChanges(src *source) ([]string, error) {
-	files, err := compiler.KnowledgeFiles(src.snapshot, src.options.ContextFiles)
+	files, err := compiler.KnowledgeFiles(src.snapshot, src.options)
 	if err != nil {
 		return nil, err
+	}
+	// A change to the configuration changes what every file builds.
+	if f, ok, err := src.snapshot.Lookup(compiler.ConfigPath); err != nil {
+		return nil, err
+	} else if ok {
+		files = append(files, f)
 	}
 	paths := make([]string, len(files))
 	for i, f := range files {
@@ -220,8 +231,14 @@ func stagedChanges(src *source) ([]string, error) {
 	var changed []string
 	for _, f := range files {
 		if f.Blob == "" || head[f.Path] != f.Blob {
+			if f.Path == compiler.ConfigPath {
+				return nil, nil // check everything
+			}
 			changed = append(changed, f.Path)
 		}
+	}
+	if changed == nil {
+		changed = []string{}
 	}
 	return changed, nil
 }

@@ -82,7 +82,7 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
-			res, err := compiler.Diff(c.Context, base, head, compiler.Options{ContextFiles: c.StringSlice("context-files")})
+			res, err := compiler.Diff(c.Context, base, head, diffOptions(c))
 			if err != nil {
 				return err
 			}
@@ -90,4 +90,14 @@ EXAMPLES:
 			return compiler.WriteDiff(s.Out, format, res)
 		},
 	}
+}
+
+// diffOptions are the settings of both sides of a diff: --context-files
+// when given, else each side's configuration.
+func diffOptions(c *cli.Context) compiler.Options {
+	var o compiler.Options
+	if c.IsSet("context-files") {
+		o.ContextFiles = contextFilesOf(c)
+	}
+	return o
 }

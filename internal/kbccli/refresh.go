@@ -28,7 +28,7 @@ func refresh(ctx context.Context, s *cli.Streams, repo *gitsource.Repo, out stri
 	if out == "" {
 		out = filepath.Join(repo.Root(), artifact.DefaultDir)
 	}
-	o := sourceOptions{worktree: true, maxSize: "5MiB"}
+	o := sourceOptions{worktree: true}
 	analysis := artifact.DefaultAnalysis
 	if prev, err := artifact.ReadHeader(out); err == nil {
 		analysis = prev.Analysis

@@ -1,7 +1,6 @@
 package kbccli
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -35,14 +34,14 @@ func sourceFlags(o *sourceOptions, globalDefault string) []cli.Flag {
 		&cli.BoolFlag{Name: "global", Usage: "include the global scope (" + globalDefault + ")", Destination: &o.global},
 		&cli.BoolFlag{Name: "no-global", Usage: "leave the global scope out (the default when CI=true)", Destination: &o.noGlobal},
 		contextFilesFlag(),
-		&cli.StringFlag{Name: "max-file-size", Usage: "skip knowledge files over `SIZE` with an error (5MiB, 512KiB, bytes)", Value: "5MiB", Destination: &o.maxSize},
+		&cli.StringFlag{Name: "max-file-size", Usage: "skip knowledge files over `SIZE` with an error (5MiB, 512KiB, bytes); default max_file_size in " + compiler.ConfigPath + ", else 5MiB", Destination: &o.maxSize},
 		&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Usage: "parse and index with `N` goroutines (0: one per CPU)", Destination: &o.jobs},
 	}
 }
 
 // contextFilesFlag is --context-files, for the commands that list sources.
 func contextFilesFlag() cli.Flag {
-	return &cli.StringSliceFlag{Name: "context-files", Usage: "agent context file `NAMES` picked up outside .kb/", Value: compiler.DefaultContextFiles}
+	return &cli.StringSliceFlag{Name: "context-files", Usage: "agent context file `NAMES` picked up outside .kb/; default context_files in " + compiler.ConfigPath + ", else " + strings.Join(compiler.DefaultContextFiles, ",")}
 }
 
 // source is an opened build input.
@@ -54,9 +53,26 @@ type source struct {
 }
 
 // fromContext completes o with what only the parsed command line knows.
+// Settings not given stay unset, so that the configuration's apply.
 func (o *sourceOptions) fromContext(c *cli.Context) {
-	o.contextFiles = c.StringSlice("context-files")
+	if c.IsSet("context-files") {
+		o.contextFiles = contextFilesOf(c)
+	}
 	o.revSet = c.IsSet("rev")
+}
+
+// contextFilesOf reads --context-files, given as repeated flags or a
+// comma-separated list; an empty value means none.
+func contextFilesOf(c *cli.Context) []string {
+	names := []string{}
+	for _, v := range c.StringSlice("context-files") {
+		for n := range strings.SplitSeq(v, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				names = append(names, n)
+			}
+		}
+	}
+	return names
 }
 
 // openSource opens the repository containing dir and the snapshot o asks
@@ -77,9 +93,12 @@ func openSource(s *cli.Streams, dir string, o *sourceOptions) (*source, error) {
 	if o.global && o.noGlobal {
 		return nil, cli.Usagef("--global and --no-global contradict each other")
 	}
-	maxSize, err := parseSize(o.maxSize)
-	if err != nil {
-		return nil, cli.Usagef("--max-file-size: %v", err)
+	var maxSize int64
+	if o.maxSize != "" {
+		var err error
+		if maxSize, err = compiler.ParseSize(o.maxSize); err != nil {
+			return nil, cli.Usagef("--max-file-size: %v", err)
+		}
 	}
 	repo, err := gitsource.Open(dir)
 	if err != nil {
@@ -103,6 +122,8 @@ func openSource(s *cli.Streams, dir string, o *sourceOptions) (*source, error) {
 	}
 	info := src.snapshot.Info()
 	src.info = artifact.Source{Mode: info.Mode, Rev: info.Rev, Commit: info.Commit, Tree: info.Tree}
+	// The configuration is read by whoever reads the files: a build reads
+	// both once it holds the artifact's lock.
 	src.options = compiler.Options{ContextFiles: o.contextFiles, MaxFileSize: maxSize, Workers: o.jobs}
 	if includeGlobal(s, o) {
 		if gdir := globalDir(s); gdir != "" {
@@ -169,24 +190,4 @@ func (src *source) builtAt(s *cli.Streams) (time.Time, error) {
 		return commit.UTC(), nil
 	}
 	return time.Now().UTC().Truncate(time.Second), nil
-}
-
-// parseSize reads 5MiB, 512KiB, 2MB, 1024.
-func parseSize(s string) (int64, error) {
-	units := []struct {
-		suffix string
-		mult   int64
-	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"K", 1 << 10}, {"M", 1 << 20}, {"B", 1}}
-	num, mult := strings.TrimSpace(s), int64(1)
-	for _, u := range units {
-		if strings.HasSuffix(strings.ToUpper(num), strings.ToUpper(u.suffix)) {
-			num, mult = strings.TrimSpace(num[:len(num)-len(u.suffix)]), u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseFloat(num, 64)
-	if err != nil || n <= 0 {
-		return 0, fmt.Errorf("%q is not a size such as 5MiB", s)
-	}
-	return int64(n * float64(mult)), nil
 }

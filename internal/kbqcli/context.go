@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/units"
 	"github.com/kbqdev/kbq/query"
 )
 
@@ -72,7 +73,7 @@ budgets.
 				fmt.Fprintf(s.Err, "kbq: warning: %s\n", w)
 			}
 			if res.Truncated {
-				fmt.Fprintf(s.Err, "kbq: error: context is over %d KiB; truncated to fit (shorten the context files)\n", query.ContextMaxBytes>>10)
+				fmt.Fprintf(s.Err, "kbq: error: context is over %s; truncated to fit (shorten the context files, or raise budgets.total in .kb/config.yaml)\n", units.Bytes(int64(res.MaxBytes)))
 			}
 			if len(res.Sections) == 0 {
 				fmt.Fprintf(s.Err, "kbq: no context applies to %s: add .kb/context.md (or AGENTS.md, CLAUDE.md, GEMINI.md) there or in a directory above it\n", cmp.Or(d, "the repository root"))
