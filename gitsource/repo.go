@@ -117,6 +117,16 @@ func (r *Repo) Head() (plumbing.Hash, error) {
 	return ref.Hash(), nil
 }
 
+// Branch returns the name of the branch HEAD is on, born or not, or ""
+// when HEAD is detached.
+func (r *Repo) Branch() string {
+	ref, err := r.git.Storer.Reference(plumbing.HEAD)
+	if err != nil || ref.Type() != plumbing.SymbolicReference || !ref.Target().IsBranch() {
+		return ""
+	}
+	return ref.Target().Short()
+}
+
 // openIgnoringSafeExtensions opens the repository like PlainOpenWithOptions,
 // but shows go-git a configuration without the extensions that do not
 // matter to a reader. Any other extension still fails, by name.

@@ -2,7 +2,6 @@ package kbccli
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/kbqdev/kbq/gitsource"
@@ -41,13 +40,7 @@ Teams that use the pre-commit framework can use the kbc-check hook of
 			if err != nil {
 				return err
 			}
-			self, err := os.Executable()
-			if err != nil {
-				self = "kbc"
-			} else if abs, err := filepath.EvalSymlinks(self); err == nil {
-				self = abs
-			}
-			res, err := hooks.Install(dir, self)
+			res, err := hooks.Install(dir, selfPath())
 			if err != nil {
 				return err
 			}

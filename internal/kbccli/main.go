@@ -30,6 +30,7 @@ func Main(args []string, s *cli.Streams) int {
 	tuneGC(s)
 	g := &globalOptions{}
 	app := &cli.Command{Name: "kbc", Usage: "compile a repository's knowledge into a kbq artifact", Commands: []*cli.Command{
+		newInitCommand(s, g),
 		newBuildCommand(s, g),
 		newCheckCommand(s, g),
 		newRememberCommand(s, g),
@@ -49,6 +50,7 @@ topics), AGENTS.md, CLAUDE.md and GEMINI.md files, and the personal global
 scope. It validates their frontmatter like a compiler and compiles a
 versioned, reproducible search artifact (.kbq/) that kbq serves.
 
+   kbc init               set the repository up: .kb/, configuration, hook, CI
    kbc build              compile the working tree into .kbq/ (HEAD when CI=true)
    kbc check --staged     validate what the next commit will hold
    kbc remember "TEXT"    write a memory
