@@ -32,3 +32,22 @@ func TestKbqDependencies(t *testing.T) {
 		}
 	}
 }
+
+// kbq's two front doors, the command line and the servers, share the floor
+// under them (internal/answer); neither imports the other.
+func TestFrontDoorsStandApart(t *testing.T) {
+	for pkg, banned := range map[string]string{
+		"github.com/kbqdev/kbq/internal/kbqserve": "github.com/kbqdev/kbq/internal/kbqcli",
+		"github.com/kbqdev/kbq/internal/kbqcli":   "github.com/kbqdev/kbq/internal/kbqserve",
+	} {
+		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
+		if err != nil {
+			t.Skipf("go list: %v: %s", err, out)
+		}
+		for _, d := range strings.Fields(string(out)) {
+			if d == banned {
+				t.Errorf("%s depends on %s", pkg, banned)
+			}
+		}
+	}
+}

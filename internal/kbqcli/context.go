@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/units"
 	"github.com/kbqdev/kbq/query"
@@ -13,7 +14,7 @@ import (
 func newContextCommand(s *cli.Streams) *cli.Command {
 	var index, dir string
 	var wrap, asJSON bool
-	hot := HotDefault
+	hot := answer.HotDefault
 	return &cli.Command{
 		Name:      "context",
 		Usage:     "print the always-loaded context for a directory",
@@ -34,24 +35,24 @@ line each (topic, tags, title), so that an agent knows what to search for;
 before anything was used, those of highest importance. It counts in the
 budgets.
 
-` + ExitCodesHelp,
+` + answer.ExitCodesHelp,
 		Flags: []cli.Flag{
-			IndexFlag(&index),
+			answer.IndexFlag(&index),
 			&cli.StringFlag{Name: "dir", Usage: "assemble the context for `DIR` (default: the current directory)", Destination: &dir},
 			&cli.BoolFlag{Name: "wrap", Usage: "wrap in <system-reminder> tags", Destination: &wrap},
-			&cli.IntFlag{Name: "hot", Value: HotDefault, Usage: "list `N` documents in the closing knowledge index (0: none)", Destination: &hot},
+			&cli.IntFlag{Name: "hot", Value: answer.HotDefault, Usage: "list `N` documents in the closing knowledge index (0: none)", Destination: &hot},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON: dir, text, sources, index, warnings, truncated", Destination: &asJSON},
 		},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return cli.Usagef("kbq context takes no arguments; give the directory with --dir")
 			}
-			ix, err := Open(s, index)
+			ix, err := answer.Open(s, index)
 			if err != nil {
 				return err
 			}
 			defer ix.Close()
-			d, err := RepoDir(ix.RepoRoot, dir)
+			d, err := answer.RepoDir(ix.RepoRoot, dir)
 			if err != nil {
 				return err
 			}
@@ -60,14 +61,14 @@ budgets.
 			}
 			opts := query.ContextOptions{Wrap: wrap, IndexSize: hot}
 			if hot > 0 {
-				opts.Uses = NewUsage(s).Recent(ix.Dir)
+				opts.Uses = answer.NewUsage(s).Recent(ix.Dir)
 			}
 			res, err := ix.Context(c.Context, d, opts)
 			if err != nil {
 				return err
 			}
 			if asJSON {
-				return WriteJSON(s.Out, NewContextJSON(d, res))
+				return answer.WriteJSON(s.Out, answer.NewContextJSON(d, res))
 			}
 			for _, w := range res.Warnings {
 				fmt.Fprintf(s.Err, "kbq: warning: %s\n", w)
@@ -82,30 +83,4 @@ budgets.
 			return err
 		},
 	}
-}
-
-// ContextJSON is the JSON of kbq context --json and of the servers.
-type ContextJSON struct {
-	Dir  string `json:"dir"`
-	Text string `json:"text"`
-	// Sources are the context files included, in order.
-	Sources []string `json:"sources"`
-	// Index lists the documents of the knowledge index, ranked by IndexBy
-	// ("use" or "importance").
-	Index     []string `json:"index"`
-	IndexBy   string   `json:"index_by,omitempty"`
-	Warnings  []string `json:"warnings"`
-	Truncated bool     `json:"truncated"`
-}
-
-// NewContextJSON is the JSON of res, assembled for dir.
-func NewContextJSON(dir string, res *query.ContextResult) ContextJSON {
-	out := ContextJSON{Dir: dir, Text: res.Text, Sources: []string{}, Index: []string{}, IndexBy: res.IndexBy,
-		Warnings: []string{}, Truncated: res.Truncated}
-	for _, sec := range res.Sections {
-		out.Sources = append(out.Sources, sec.Paths...)
-	}
-	out.Index = append(out.Index, res.Index...)
-	out.Warnings = append(out.Warnings, res.Warnings...)
-	return out
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/query"
 )
@@ -52,10 +53,10 @@ names (--doc-id stem).
 --k1, --b and --boost FIELD=X override the ranking parameters, to tune
 them by measurement.
 
-` + ExitCodesHelp + `
+` + answer.ExitCodesHelp + `
    (1 also when nDCG@10 is below --min-ndcg)`,
 		Flags: []cli.Flag{
-			IndexFlag(&o.index),
+			answer.IndexFlag(&o.index),
 			&cli.BoolFlag{Name: "beir", Usage: "read a BEIR benchmark: QUERIES.jsonl QRELS.tsv", Destination: &o.beir},
 			&cli.StringFlag{Name: "doc-id", Usage: "match judgments by `KIND`: stem (file name), topic or path (default: stem with --beir, topic or path otherwise)", Destination: &o.docID},
 			&cli.FloatFlag{Name: "min-ndcg", Usage: "exit 1 when nDCG@10 is below `X`", Destination: &o.minNDCG},
@@ -89,7 +90,7 @@ func runEval(c *cli.Context, s *cli.Streams, o *evalOptions) error {
 	}
 	ix, err := query.OpenWith(dir, ranking)
 	if err != nil {
-		return ExplainOpenError(dir, err)
+		return answer.ExplainOpenError(dir, err)
 	}
 	defer ix.Close()
 	judgments, name, err := readJudgments(c, o, root)
@@ -114,7 +115,7 @@ func runEval(c *cli.Context, s *cli.Streams, o *evalOptions) error {
 		return cli.Usagef("no query has a relevant document to find")
 	}
 	if o.json {
-		err = WriteJSON(s.Out, res)
+		err = answer.WriteJSON(s.Out, res)
 	} else {
 		err = writeEval(s.Out, res, o.worst)
 	}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/usage"
 	"github.com/kbqdev/kbq/query"
@@ -26,9 +27,9 @@ relative to the current directory as git's are, or absolute
 the one in force from --dir (default: the current directory) wins, the
 deepest first.
 
-` + ExitCodesHelp,
+` + answer.ExitCodesHelp,
 		Flags: []cli.Flag{
-			IndexFlag(&index),
+			answer.IndexFlag(&index),
 			&cli.StringFlag{Name: "dir", Usage: "resolve topics from `DIR` (default: the current directory)", Destination: &dir},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON with the document's metadata and content", Destination: &asJSON},
 		},
@@ -42,12 +43,12 @@ deepest first.
 			if c.NArg() != 1 {
 				return cli.Usagef("kbq get takes one TOPIC, PATH or memory:ID")
 			}
-			ix, err := Open(s, index)
+			ix, err := answer.Open(s, index)
 			if err != nil {
 				return err
 			}
 			defer ix.Close()
-			d, err := RepoDir(ix.RepoRoot, dir)
+			d, err := answer.RepoDir(ix.RepoRoot, dir)
 			if err != nil {
 				return err
 			}
@@ -59,9 +60,9 @@ deepest first.
 			if err != nil {
 				return err
 			}
-			defer NewUsage(s).Record(ix.Dir, GetEvents(usage.ViaCLI, doc))
+			defer answer.NewUsage(s).Record(ix.Dir, answer.GetEvents(usage.ViaCLI, doc))
 			if asJSON {
-				return WriteJSON(s.Out, doc)
+				return answer.WriteJSON(s.Out, doc)
 			}
 			_, err = io.WriteString(s.Out, doc.Content)
 			return err
@@ -103,7 +104,7 @@ func documentNames(s *cli.Streams, index string) []string {
 // or starting with ./ or ../, or absolute) into the repository path it
 // names, relative to the current directory as git's paths are. Topic keys
 // and memory:ID pass unchanged.
-func documentRef(ix *Opened, ref string) (string, error) {
+func documentRef(ix *answer.Opened, ref string) (string, error) {
 	looksLikePath := filepath.IsAbs(ref) || strings.HasPrefix(ref, "./") || strings.HasPrefix(ref, "../") ||
 		strings.EqualFold(filepath.Ext(ref), ".md")
 	if !looksLikePath || strings.HasPrefix(ref, "memory:") || ix.RepoRoot == "" {
@@ -113,7 +114,7 @@ func documentRef(ix *Opened, ref string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	rel, ok := InRepo(ix.RepoRoot, abs)
+	rel, ok := answer.InRepo(ix.RepoRoot, abs)
 	if !ok {
 		return "", cli.Usagef("%s is outside the repository at %s", ref, ix.RepoRoot)
 	}

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"unicode/utf8"
 
+	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/query"
 )
@@ -21,9 +22,9 @@ func newListCommand(s *cli.Streams) *cli.Command {
 		Description: `Lists the documents of the artifact with topic, kind, scope, tags and
 source, in path order.
 
-` + ExitCodesHelp,
+` + answer.ExitCodesHelp,
 		Flags: append([]cli.Flag{
-			IndexFlag(&index),
+			answer.IndexFlag(&index),
 			&cli.StringSliceFlag{Name: "kind", Usage: "only documents of `KIND` (repeatable)"},
 			&cli.StringSliceFlag{Name: "tag", Usage: "only documents tagged `TAG` (repeatable)"},
 			&cli.StringSliceFlag{Name: "scope", Usage: "only documents of `SCOPE` and below (repeatable)"},
@@ -36,7 +37,7 @@ source, in path order.
 			if err != nil {
 				return err
 			}
-			ix, err := Open(s, index)
+			ix, err := answer.Open(s, index)
 			if err != nil {
 				return err
 			}
@@ -47,7 +48,7 @@ source, in path order.
 			}
 			switch format {
 			case "json":
-				err = WriteJSON(s.Out, docs)
+				err = answer.WriteJSON(s.Out, docs)
 			case "jsonl":
 				err = writeJSONLines(s.Out, docs)
 			case "csv":

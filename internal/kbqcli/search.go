@@ -1,11 +1,11 @@
 package kbqcli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/usage"
 	"github.com/kbqdev/kbq/query"
@@ -61,9 +61,9 @@ EXAMPLES:
    kbq search '"feature flag" -legacy' --kind memory
    kbq search retries --json -n 3
 
-` + ExitCodesHelp,
+` + answer.ExitCodesHelp,
 		Flags: append([]cli.Flag{
-			IndexFlag(&o.index),
+			answer.IndexFlag(&o.index),
 			&cli.IntFlag{Name: "n", Aliases: []string{"limit"}, Usage: "show `N` results", Value: query.DefaultN, Destination: &o.n},
 			&cli.IntFlag{Name: "max-tokens", Usage: "fit results into about `T` tokens", Value: query.DefaultMaxTokens, Destination: &o.maxTokens},
 			&cli.StringSliceFlag{Name: "kind", Usage: "only documents of `KIND`: context, memory, article, topic (repeatable)"},
@@ -89,12 +89,12 @@ func runSearch(c *cli.Context, s *cli.Streams, o *searchOptions) error {
 	if o.n < 1 || o.maxTokens < 1 {
 		return cli.Usagef("-n and --max-tokens must be at least 1")
 	}
-	ix, err := Open(s, o.index)
+	ix, err := answer.Open(s, o.index)
 	if err != nil {
 		return err
 	}
 	defer ix.Close()
-	dir, err := RepoDir(ix.RepoRoot, o.dir)
+	dir, err := answer.RepoDir(ix.RepoRoot, o.dir)
 	if err != nil {
 		return err
 	}
@@ -107,13 +107,13 @@ func runSearch(c *cli.Context, s *cli.Streams, o *searchOptions) error {
 	}
 	switch format {
 	case "json":
-		err = WriteJSON(s.Out, resp)
+		err = answer.WriteJSON(s.Out, resp)
 	case "jsonl":
 		err = writeJSONLines(s.Out, resp.Results)
 	case "csv":
 		err = writeSearchCSV(s.Out, resp.Results)
 	case "md":
-		err = WriteSearchMarkdown(s.Out, resp)
+		err = answer.WriteSearchMarkdown(s.Out, resp)
 	case "paths":
 		paths := make([]string, len(resp.Results))
 		for i, r := range resp.Results {
@@ -131,7 +131,7 @@ func runSearch(c *cli.Context, s *cli.Streams, o *searchOptions) error {
 	recorded := make(chan struct{})
 	go func() {
 		defer close(recorded)
-		NewUsage(s).Record(ix.Dir, SearchEvents(ix.Index, usage.ViaCLI, q, resp.Results))
+		answer.NewUsage(s).Record(ix.Dir, answer.SearchEvents(ix.Index, usage.ViaCLI, q, resp.Results))
 	}()
 	defer func() { <-recorded }()
 	for _, n := range resp.Notes {
@@ -149,13 +149,6 @@ func runSearch(c *cli.Context, s *cli.Streams, o *searchOptions) error {
 		return cli.ErrFailure
 	}
 	return nil
-}
-
-func WriteJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 // ANSI styles, as ripgrep colours them.
@@ -217,53 +210,4 @@ func highlight(text string, ranges [][2]int, mark func(string) string) string {
 	}
 	b.WriteString(text[at:])
 	return b.String()
-}
-
-// WriteSearchMarkdown prints whole chunks under headings, for agents.
-func WriteSearchMarkdown(w io.Writer, resp *query.Response) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# Knowledge search: %s\n", resp.Query)
-	if len(resp.Results) == 0 {
-		b.WriteString("\nNo results.\n")
-	}
-	for i, r := range resp.Results {
-		title := r.Title
-		if title == "" {
-			title = r.Topic
-		}
-		fmt.Fprintf(&b, "\n## %d. %s\n\n", i+1, title)
-		fmt.Fprintf(&b, "`%s:%d-%d`", r.Path, r.Lines[0], r.Lines[1])
-		if r.Heading != "" {
-			fmt.Fprintf(&b, " · %s", r.Heading)
-		}
-		fmt.Fprintf(&b, " · %s · scope %s", r.Kind, r.Scope)
-		if len(r.Tags) > 0 {
-			fmt.Fprintf(&b, " · tags: %s", strings.Join(r.Tags, ", "))
-		}
-		b.WriteString("\n\n")
-		b.WriteString(fence(strings.TrimRight(r.Content, "\n")))
-		if r.Trimmed {
-			b.WriteString("\n\n*(trimmed to fit the token budget; `kbq get " + r.Path + "` has the whole document)*")
-		}
-		b.WriteString("\n")
-	}
-	if resp.Trimmed {
-		b.WriteString("\n*Results were trimmed to fit the token budget.*\n")
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// fence quotes markdown content so that its headings do not break the
-// result structure: as a block quote.
-func fence(content string) string {
-	lines := strings.Split(content, "\n")
-	for i, l := range lines {
-		if l == "" {
-			lines[i] = ">"
-		} else {
-			lines[i] = "> " + l
-		}
-	}
-	return strings.Join(lines, "\n")
 }

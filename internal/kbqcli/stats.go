@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/query"
 )
@@ -33,16 +34,16 @@ the most and least used documents and those never used. KBQ_USAGE=off
 stops recording (it is off by default when CI=true); KBQ_USAGE_QUERIES=1
 records the query text too.
 
-` + ExitCodesHelp,
+` + answer.ExitCodesHelp,
 		Flags: []cli.Flag{
-			IndexFlag(&index),
+			answer.IndexFlag(&index),
 			&cli.BoolFlag{Name: "json", Usage: "print JSON", Destination: &asJSON},
 		},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return cli.Usagef("kbq stats takes no arguments")
 			}
-			ix, err := Open(s, index)
+			ix, err := answer.Open(s, index)
 			if err != nil {
 				return err
 			}
@@ -60,7 +61,7 @@ records the query text too.
 				use = &UsageStats{Error: err.Error(), Most: []DocUse{}, Least: []DocUse{}, Never: []string{}}
 			}
 			if asJSON {
-				return WriteJSON(s.Out, struct {
+				return answer.WriteJSON(s.Out, struct {
 					*query.Stats
 					Usage *UsageStats `json:"usage"`
 				}{st, use})

@@ -6,7 +6,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/kbqdev/kbq/artifact"
@@ -14,102 +13,6 @@ import (
 	"github.com/kbqdev/kbq/internal/usage"
 	"github.com/kbqdev/kbq/query"
 )
-
-// Usage appends the documents kbq hands out to the usage log of the
-// artifact they came from. It never fails a command: when the log cannot
-// be written it says so once, on stderr, and stops trying.
-type Usage struct {
-	s      *cli.Streams
-	mu     sync.Mutex
-	logs   map[string]*usage.Log // by artifact directory
-	broken bool                  // the log cannot be written
-	noted  bool                  // a problem was reported
-}
-
-// NewUsage returns a recorder writing its one complaint to s.Err.
-func NewUsage(s *cli.Streams) *Usage {
-	return &Usage{s: s, logs: map[string]*usage.Log{}}
-}
-
-// Record appends events for the artifact in dir.
-func (u *Usage) Record(dir string, events []usage.Event) {
-	if u == nil || len(events) == 0 {
-		return
-	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.broken {
-		return
-	}
-	log, ok := u.logs[dir]
-	if !ok {
-		var err error
-		if log, err = usage.Open(dir, u.s.Getenv); err != nil {
-			u.fail(err)
-			return
-		}
-		u.logs[dir] = log
-	}
-	if err := log.Record(events); err != nil {
-		u.fail(err)
-	}
-}
-
-func (u *Usage) fail(err error) {
-	u.broken = true
-	u.note(fmt.Sprintf("usage is not being recorded (%v); set KBQ_USAGE=off to stop recording", err))
-}
-
-func (u *Usage) note(msg string) {
-	if !u.noted {
-		u.noted = true
-		fmt.Fprintf(u.s.Err, "kbq: note: %s\n", msg)
-	}
-}
-
-// Recent counts each document's uses within the last 30 days, from the
-// usage log of the artifact in dir; nil when there is no log or it cannot
-// be read (said once).
-func (u *Usage) Recent(dir string) map[string]int {
-	if u == nil {
-		return nil
-	}
-	sum, _, err := usage.ReadFile(dir, u.s.Getenv)
-	if err != nil {
-		u.mu.Lock()
-		u.note(fmt.Sprintf("the usage log cannot be read (%v): the knowledge index ranks by importance", err))
-		u.mu.Unlock()
-		return nil
-	}
-	out := make(map[string]int, len(sum.Docs))
-	for p, d := range sum.Docs {
-		out[p] = d.Recent
-	}
-	return out
-}
-
-// HotDefault is how many documents the knowledge index of kbq context
-// lists by default.
-const HotDefault = 5
-
-// SearchEvents are the documents of a search's results in ix, once each.
-func SearchEvents(ix *query.Index, via, q string, results []query.Result) []usage.Event {
-	blobs := ix.Blobs(results)
-	var out []usage.Event
-	seen := map[string]bool{}
-	for i, r := range results {
-		if !seen[r.Path] {
-			seen[r.Path] = true
-			out = append(out, usage.Event{Via: via, Op: usage.OpSearch, Path: r.Path, Blob: blobs[i], Query: q})
-		}
-	}
-	return out
-}
-
-// GetEvents is the document a get returned.
-func GetEvents(via string, d *query.Document) []usage.Event {
-	return []usage.Event{{Via: via, Op: usage.OpGet, Path: d.Path, Blob: d.Blob}}
-}
 
 // UsageStats is what the usage log says of an artifact's documents.
 type UsageStats struct {

@@ -12,8 +12,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
-	"github.com/kbqdev/kbq/internal/kbqcli"
 	"github.com/kbqdev/kbq/internal/usage"
 	"github.com/kbqdev/kbq/query"
 )
@@ -33,7 +33,7 @@ how this project does things or why; cite the paths it returns.`
 // tools answers MCP tool calls from a live artifact. dir is the repository
 // directory queries are made from unless they say otherwise.
 type tools struct {
-	usage *kbqcli.Usage // where the documents handed out are recorded
+	usage *answer.Usage // where the documents handed out are recorded
 	live  *query.Live
 	dir   string
 	root  string // the repository's working tree, absolute; "" when unknown
@@ -76,7 +76,7 @@ type listOutput struct {
 }
 
 // contextOutput is the assembled context and what was wrong with it.
-type contextOutput = kbqcli.ContextJSON
+type contextOutput = answer.ContextJSON
 
 // newMCPServer returns an MCP server with the read-only knowledge tools.
 func newMCPServer(t *tools) *mcp.Server {
@@ -84,7 +84,7 @@ func newMCPServer(t *tools) *mcp.Server {
 }
 
 func newMCPServerWith(t *tools, name, instructions string) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: name, Title: "kbq knowledge", Version: kbqcli.Version},
+	s := mcp.NewServer(&mcp.Implementation{Name: name, Title: "kbq knowledge", Version: answer.Version},
 		&mcp.ServerOptions{Instructions: instructions})
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(bool)}
 	mcp.AddTool(s, &mcp.Tool{
@@ -148,7 +148,7 @@ func (t *tools) pathArg(name, d string) (string, error) {
 		if t.root == "" {
 			return "", fmt.Errorf("%w: %s %q is absolute, but the artifact was opened outside a repository; pass it relative to the repository root", errArgs, name, d)
 		}
-		rel, ok := kbqcli.InRepo(t.root, filepath.Clean(d))
+		rel, ok := answer.InRepo(t.root, filepath.Clean(d))
 		if !ok {
 			return "", fmt.Errorf("%w: %s %q is outside the repository at %s", errArgs, name, d, t.root)
 		}
@@ -212,9 +212,9 @@ func (t *tools) search(ctx context.Context, _ *mcp.CallToolRequest, in searchArg
 	if err != nil {
 		return nil, nil, err
 	}
-	t.usage.Record(ix.Dir, kbqcli.SearchEvents(ix, usage.ViaMCP, in.Query, resp.Results))
+	t.usage.Record(ix.Dir, answer.SearchEvents(ix, usage.ViaMCP, in.Query, resp.Results))
 	var md strings.Builder
-	kbqcli.WriteSearchMarkdown(&md, resp)
+	answer.WriteSearchMarkdown(&md, resp)
 	return textResult(md.String()), resp, nil
 }
 
@@ -245,7 +245,7 @@ func (t *tools) document(ctx context.Context, in getArgs, via string) (*query.Do
 	if err != nil {
 		return nil, err
 	}
-	t.usage.Record(ix.Dir, kbqcli.GetEvents(via, doc))
+	t.usage.Record(ix.Dir, answer.GetEvents(via, doc))
 	return doc, nil
 }
 
@@ -285,7 +285,7 @@ func (t *tools) context(ctx context.Context, _ *mcp.CallToolRequest, in contextA
 	if err != nil {
 		return nil, nil, err
 	}
-	hot := kbqcli.HotDefault
+	hot := answer.HotDefault
 	if in.Hot != nil {
 		hot = *in.Hot
 	}
@@ -317,7 +317,7 @@ func (t *tools) assemble(ctx context.Context, dir string, wrap bool, hot int) (*
 	if err != nil {
 		return nil, err
 	}
-	out := kbqcli.NewContextJSON(dir, res)
+	out := answer.NewContextJSON(dir, res)
 	return &out, nil
 }
 
@@ -335,11 +335,11 @@ func serverTools(s *cli.Streams, indexDir string) *tools {
 	if err != nil {
 		return &tools{unavailable: err}
 	}
-	rel, err := kbqcli.RepoDir(root, cwd)
+	rel, err := answer.RepoDir(root, cwd)
 	if err != nil {
 		rel = ""
 	}
-	return &tools{usage: kbqcli.NewUsage(s), live: query.NewLive(dir, query.DefaultRanking()), dir: rel, root: root}
+	return &tools{usage: answer.NewUsage(s), live: query.NewLive(dir, query.DefaultRanking()), dir: rel, root: root}
 }
 
 // acquire returns the current index and its release function.
@@ -381,8 +381,8 @@ Register it with an agent, for instance:
    gemini mcp add kbq kbq mcp
 (README.md has the configuration files too.)
 
-` + kbqcli.ExitCodesHelp,
-		Flags: []cli.Flag{kbqcli.IndexFlag(&index)},
+` + answer.ExitCodesHelp,
+		Flags: []cli.Flag{answer.IndexFlag(&index)},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return cli.Usagef("kbq mcp takes no arguments")

@@ -17,8 +17,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
-	"github.com/kbqdev/kbq/internal/kbqcli"
 	"github.com/kbqdev/kbq/internal/usage"
 	"github.com/kbqdev/kbq/query"
 )
@@ -63,9 +63,9 @@ rebinding (--allow-origin admits a browser origin). A new artifact built
 by kbc is picked up within a second, without a restart and without failing
 requests in flight. SIGINT or SIGTERM stop it gracefully.
 
-` + kbqcli.ExitCodesHelp,
+` + answer.ExitCodesHelp,
 		Flags: []cli.Flag{
-			kbqcli.IndexFlag(&o.index),
+			answer.IndexFlag(&o.index),
 			&cli.StringFlag{Name: "addr", Usage: "listen on `ADDR`", Value: "127.0.0.1:7419", Destination: &o.addr},
 			&cli.BoolFlag{Name: "allow-remote", Usage: "allow listening on an address other machines can reach", Destination: &o.allowRemote},
 			&cli.StringSliceFlag{Name: "allow-origin", Usage: "admit browser requests from `URL` (repeatable)"},
@@ -275,7 +275,7 @@ func (a *httpAPI) search(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	a.t.usage.Record(ix.Dir, kbqcli.SearchEvents(ix, usage.ViaHTTP, in.Query, resp.Results))
+	a.t.usage.Record(ix.Dir, answer.SearchEvents(ix, usage.ViaHTTP, in.Query, resp.Results))
 	writeJSONStatus(w, http.StatusOK, resp)
 }
 
@@ -312,7 +312,7 @@ func (a *httpAPI) context(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	hot := kbqcli.HotDefault
+	hot := answer.HotDefault
 	if q.Has("hot") {
 		if hot, err = intParam(q, "hot"); err != nil {
 			fail(w, err)

@@ -13,8 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
-	"github.com/kbqdev/kbq/internal/kbqcli"
 	"github.com/kbqdev/kbq/internal/mcptest"
 	"github.com/kbqdev/kbq/internal/testkb"
 	"github.com/kbqdev/kbq/internal/usage"
@@ -308,7 +308,7 @@ func TestUsageRecorded(t *testing.T) {
 	}}
 	dir := testkb.Build(t, files)
 	tl := newTools(t, dir)
-	tl.usage = kbqcli.NewUsage(streams)
+	tl.usage = answer.NewUsage(streams)
 	h := newHandler(tl, &serveOptions{}, false)
 	for _, target := range []string{"/search?q=rollback&n=1", "/get?topic=memories/001-retry"} {
 		if status, body := get(t, h, target, nil); status != 200 {

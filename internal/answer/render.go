@@ -1,0 +1,93 @@
+package answer
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/kbqdev/kbq/query"
+)
+
+// WriteJSON writes v as indented JSON, leaving <, > and & as they are.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// WriteSearchMarkdown prints whole chunks under headings, for agents.
+func WriteSearchMarkdown(w io.Writer, resp *query.Response) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Knowledge search: %s\n", resp.Query)
+	if len(resp.Results) == 0 {
+		b.WriteString("\nNo results.\n")
+	}
+	for i, r := range resp.Results {
+		title := r.Title
+		if title == "" {
+			title = r.Topic
+		}
+		fmt.Fprintf(&b, "\n## %d. %s\n\n", i+1, title)
+		fmt.Fprintf(&b, "`%s:%d-%d`", r.Path, r.Lines[0], r.Lines[1])
+		if r.Heading != "" {
+			fmt.Fprintf(&b, " · %s", r.Heading)
+		}
+		fmt.Fprintf(&b, " · %s · scope %s", r.Kind, r.Scope)
+		if len(r.Tags) > 0 {
+			fmt.Fprintf(&b, " · tags: %s", strings.Join(r.Tags, ", "))
+		}
+		b.WriteString("\n\n")
+		b.WriteString(fence(strings.TrimRight(r.Content, "\n")))
+		if r.Trimmed {
+			b.WriteString("\n\n*(trimmed to fit the token budget; `kbq get " + r.Path + "` has the whole document)*")
+		}
+		b.WriteString("\n")
+	}
+	if resp.Trimmed {
+		b.WriteString("\n*Results were trimmed to fit the token budget.*\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// fence quotes markdown content so that its headings do not break the
+// result structure: as a block quote.
+func fence(content string) string {
+	lines := strings.Split(content, "\n")
+	for i, l := range lines {
+		if l == "" {
+			lines[i] = ">"
+		} else {
+			lines[i] = "> " + l
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// ContextJSON is the JSON of kbq context --json and of the servers.
+type ContextJSON struct {
+	Dir  string `json:"dir"`
+	Text string `json:"text"`
+	// Sources are the context files included, in order.
+	Sources []string `json:"sources"`
+	// Index lists the documents of the knowledge index, ranked by IndexBy
+	// ("use" or "importance").
+	Index     []string `json:"index"`
+	IndexBy   string   `json:"index_by,omitempty"`
+	Warnings  []string `json:"warnings"`
+	Truncated bool     `json:"truncated"`
+}
+
+// NewContextJSON is the JSON of res, assembled for dir.
+func NewContextJSON(dir string, res *query.ContextResult) ContextJSON {
+	out := ContextJSON{Dir: dir, Text: res.Text, Sources: []string{}, Index: []string{}, IndexBy: res.IndexBy,
+		Warnings: []string{}, Truncated: res.Truncated}
+	for _, sec := range res.Sections {
+		out.Sources = append(out.Sources, sec.Paths...)
+	}
+	out.Index = append(out.Index, res.Index...)
+	out.Warnings = append(out.Warnings, res.Warnings...)
+	return out
+}
