@@ -18,6 +18,8 @@ import (
 	"github.com/go-git/go-git/v5/storage"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
+
+	"github.com/kbqdev/kbq/internal/gitdir"
 )
 
 // Repo is an open git repository.
@@ -57,7 +59,7 @@ func Open(path string) (*Repo, error) {
 	// As git does, a directory that is a repository itself (a bare one)
 	// is used before any parent's .git.
 	var repo *git.Repository
-	if isBare(abs) {
+	if gitdir.IsBare(abs) {
 		repo, err = git.PlainOpen(abs)
 	} else {
 		repo, err = git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
@@ -85,17 +87,6 @@ func Open(path string) (*Repo, error) {
 		return nil, fmt.Errorf("open working tree: %w", err)
 	}
 	return r, nil
-}
-
-// isBare reports whether dir looks like a bare repository: HEAD, objects/
-// and refs/ in it, as git checks.
-func isBare(dir string) bool {
-	for _, name := range []string{"HEAD", "objects", "refs"} {
-		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
-			return false
-		}
-	}
-	return true
 }
 
 // Root is the absolute path of the working tree, or "" for a bare repository.
@@ -131,58 +122,17 @@ func (r *Repo) Branch() string {
 // but shows go-git a configuration without the extensions that do not
 // matter to a reader. Any other extension still fails, by name.
 func openIgnoringSafeExtensions(path string) (*git.Repository, error) {
-	dotDir, worktree, err := findDotGit(path)
+	d, err := gitdir.Find(path)
 	if err != nil {
 		return nil, err
 	}
-	dot := osfs.New(dotDir)
-	common := dot
-	if b, err := os.ReadFile(filepath.Join(dotDir, "commondir")); err == nil {
-		dir := strings.TrimSpace(string(b))
-		if !filepath.IsAbs(dir) {
-			dir = filepath.Join(dotDir, dir)
-		}
-		common = osfs.New(dir)
-	}
+	dot, common := osfs.New(d.Git), osfs.New(d.Common)
 	st := filesystem.NewStorage(dotgit.NewRepositoryFilesystem(dot, common), cache.NewObjectLRUDefault())
 	var wt billy.Filesystem
-	if worktree != "" {
-		wt = osfs.New(worktree)
+	if d.Worktree != "" {
+		wt = osfs.New(d.Worktree)
 	}
 	return git.Open(safeExtensionStorer{st}, wt)
-}
-
-// findDotGit walks up from path to the first directory holding .git, and
-// returns the git directory (following a "gitdir:" file) and the working tree.
-func findDotGit(path string) (dotDir, worktree string, err error) {
-	for dir := path; ; {
-		candidate := filepath.Join(dir, git.GitDirName)
-		fi, err := os.Stat(candidate)
-		if err == nil {
-			if fi.IsDir() {
-				return candidate, dir, nil
-			}
-			b, err := os.ReadFile(candidate)
-			if err != nil {
-				return "", "", err
-			}
-			line := strings.TrimSpace(string(b))
-			target, ok := strings.CutPrefix(line, "gitdir:")
-			if !ok {
-				return "", "", fmt.Errorf("%s: not a gitdir file", candidate)
-			}
-			target = strings.TrimSpace(target)
-			if !filepath.IsAbs(target) {
-				target = filepath.Join(dir, target)
-			}
-			return target, dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", "", git.ErrRepositoryNotExists
-		}
-		dir = parent
-	}
 }
 
 type safeExtensionStorer struct{ storage.Storer }

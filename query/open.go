@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/internal/gitdir"
 )
 
 var (
@@ -183,7 +184,9 @@ func (ix *Index) Documents() ([]artifact.Document, error) {
 // $KBQ_INDEX) when set, else .kbq/ at the root of the repository holding
 // cwd. It also returns that repository's root, or "" outside one.
 func Locate(dir, env, cwd string) (artifactDir, repoRoot string, err error) {
-	repoRoot = FindRepoRoot(cwd)
+	if d, err := gitdir.Find(cwd); err == nil {
+		repoRoot = d.Worktree // "" for a bare repository: no .kbq/ there
+	}
 	switch {
 	case dir != "":
 		return dir, repoRoot, nil
@@ -193,73 +196,6 @@ func Locate(dir, env, cwd string) (artifactDir, repoRoot string, err error) {
 		return "", "", fmt.Errorf("%w: %s is not inside a git repository (give --index DIR or set KBQ_INDEX)", artifact.ErrNoArtifact, cwd)
 	}
 	return filepath.Join(repoRoot, artifact.DefaultDir), repoRoot, nil
-}
-
-// FindRepoRoot returns the nearest directory at or above dir that holds
-// .git, or "".
-func FindRepoRoot(dir string) string {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return ""
-	}
-	for d := abs; ; {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return d
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return ""
-		}
-		d = parent
-	}
-}
-
-// HeadCommit reads the commit HEAD points to in the repository at root,
-// cheaply: .git/HEAD, then the loose ref or packed-refs. It returns "" when
-// it cannot tell.
-func HeadCommit(root string) string {
-	gitDir := filepath.Join(root, ".git")
-	if b, err := os.ReadFile(gitDir); err == nil { // a .git file: linked worktree
-		line := strings.TrimSpace(string(b))
-		target, ok := strings.CutPrefix(line, "gitdir:")
-		if !ok {
-			return ""
-		}
-		gitDir = strings.TrimSpace(target)
-		if !filepath.IsAbs(gitDir) {
-			gitDir = filepath.Join(root, gitDir)
-		}
-	}
-	commonDir := gitDir
-	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
-		commonDir = strings.TrimSpace(string(b))
-		if !filepath.IsAbs(commonDir) {
-			commonDir = filepath.Join(gitDir, commonDir)
-		}
-	}
-	head, err := os.ReadFile(filepath.Join(gitDir, "HEAD"))
-	if err != nil {
-		return ""
-	}
-	ref, isRef := strings.CutPrefix(strings.TrimSpace(string(head)), "ref: ")
-	if !isRef {
-		return strings.TrimSpace(string(head))
-	}
-	for _, dir := range []string{gitDir, commonDir} {
-		if b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(ref))); err == nil {
-			return strings.TrimSpace(string(b))
-		}
-	}
-	packed, err := os.ReadFile(filepath.Join(commonDir, "packed-refs"))
-	if err != nil {
-		return ""
-	}
-	for _, line := range strings.Split(string(packed), "\n") {
-		if hash, name, ok := strings.Cut(strings.TrimSpace(line), " "); ok && name == ref {
-			return hash
-		}
-	}
-	return ""
 }
 
 // Freshness says whether an artifact is behind what it was built from.
@@ -303,7 +239,10 @@ func (ix *Index) Freshness(repoRoot string) Freshness {
 	if src.Commit == "" {
 		return Freshness{}
 	}
-	head := HeadCommit(repoRoot)
+	head := ""
+	if d, err := gitdir.Find(repoRoot); err == nil {
+		head = d.HeadCommit()
+	}
 	if head == "" || head == src.Commit {
 		return Freshness{}
 	}
