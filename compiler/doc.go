@@ -19,6 +19,8 @@
 // moved on since.
 //
 // Check validates without writing; Diff lists documents added, changed and
-// removed between two sources; Remember and Forget write and remove
-// memories. Diagnostics carry file:line:col positions (diag.go).
+// removed between two sources; Validate checks one file for the writers of
+// knowledge (package authoring). A project's .kb/config.yaml shapes all of
+// them (config.go). Diagnostics carry file:line:col positions (diag.go);
+// the commands render them.
 package compiler

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/internal/filelock"
 )
 
 // ErrOutput means the artifact directory cannot be written.
@@ -44,7 +45,7 @@ func publish(out string, locked func(), build func(dir string, prev *previous, w
 	if err := ensureGitignore(out); err != nil {
 		return fmt.Errorf("%w: %w (choose another directory with -o)", ErrOutput, err)
 	}
-	unlock, err := waitLock(filepath.Join(out, lockFile), 5*time.Minute)
+	unlock, err := filelock.Wait(filepath.Join(out, lockFile), 5*time.Minute)
 	if err != nil {
 		return fmt.Errorf("%w: %w (is another kbc build stuck?)", ErrOutput, err)
 	}

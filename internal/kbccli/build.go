@@ -146,7 +146,7 @@ func compile(ctx context.Context, s *cli.Streams, src *source, set compileSettin
 	res, err := compiler.Build(ctx, src.snapshot, opts)
 	progress.Done()
 	if res != nil {
-		if werr := compiler.WriteDiagnostics(set.diagnostics, set.format, res.Diagnostics); werr != nil {
+		if werr := writeDiagnostics(set.diagnostics, set.format, res.Diagnostics); werr != nil {
 			return nil, werr
 		}
 	}
@@ -189,7 +189,7 @@ func sourceName(src artifact.Source) string {
 }
 
 func checkFormat(format string) error {
-	for _, f := range compiler.Formats {
+	for _, f := range diagnosticFormats {
 		if f == format {
 			return nil
 		}

@@ -97,7 +97,7 @@ func runCheck(c *cli.Context, s *cli.Streams, g *globalOptions, o *checkOptions)
 			}
 			paths = changed
 			if len(paths) == 0 {
-				return compiler.WriteDiagnostics(s.Out, o.format, nil)
+				return writeDiagnostics(s.Out, o.format, nil)
 			}
 		}
 	}
@@ -114,7 +114,7 @@ func runCheck(c *cli.Context, s *cli.Streams, g *globalOptions, o *checkOptions)
 	if err != nil {
 		return err
 	}
-	if err := compiler.WriteDiagnostics(s.Out, o.format, res.Diagnostics); err != nil {
+	if err := writeDiagnostics(s.Out, o.format, res.Diagnostics); err != nil {
 		return err
 	}
 	if c.Args().Present() && !o.source.staged {

@@ -63,7 +63,7 @@ EXAMPLES:
 			if c.NArg() < 1 || c.NArg() > 2 {
 				return cli.Usagef("kbc diff takes a base revision and, optionally, a head revision")
 			}
-			if !slices.Contains(compiler.DiffFormats, format) {
+			if !slices.Contains(diffFormats, format) {
 				return cli.Usagef("--format %q: want text, md or json", format)
 			}
 			repo, err := gitsource.Open(g.workDir())
@@ -87,7 +87,7 @@ EXAMPLES:
 				return err
 			}
 			res.Base, res.Head = base.Info().Commit, head.Info().Commit
-			return compiler.WriteDiff(s.Out, format, res)
+			return writeDiff(s.Out, format, res)
 		},
 	}
 }

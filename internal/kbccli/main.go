@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/authoring"
 	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/gitsource"
 	"github.com/kbqdev/kbq/internal/cli"
@@ -69,9 +70,9 @@ versioned, reproducible search artifact (.kbq/) that kbq serves.
 // exitCode maps the errors of kbc's commands to exit codes.
 func exitCode(err error) (int, bool) {
 	switch {
-	case errors.Is(err, compiler.ErrInvalid), errors.Is(err, compiler.ErrNoMemory):
+	case errors.Is(err, compiler.ErrInvalid), errors.Is(err, authoring.ErrNoMemory):
 		return cli.ExitFailure, true
-	case errors.Is(err, compiler.ErrMemoryText), errors.Is(err, compiler.ErrNotMemory):
+	case errors.Is(err, authoring.ErrMemoryText), errors.Is(err, authoring.ErrNotMemory):
 		return cli.ExitError, true
 	case errors.Is(err, gitsource.ErrNotRepository), errors.Is(err, gitsource.ErrUnknownRevision),
 		errors.Is(err, gitsource.ErrDamaged), errors.Is(err, compiler.ErrOutput):

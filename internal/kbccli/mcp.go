@@ -10,7 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/kbqdev/kbq/compiler"
+	"github.com/kbqdev/kbq/authoring"
 	"github.com/kbqdev/kbq/gitsource"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/kbqserve"
@@ -117,7 +117,7 @@ request.`,
 // when given, else the deepest scope containing where the server runs.
 func (w *writer) scopeFor(dir string) (string, error) {
 	if dir == "" {
-		return compiler.ScopeDir(w.root, w.here), nil
+		return authoring.ScopeDir(w.root, w.here), nil
 	}
 	rel, err := w.srv.DirArg(dir)
 	if err != nil {
@@ -153,7 +153,7 @@ func (w *writer) remember(ctx context.Context, _ *mcp.CallToolRequest, in rememb
 	if err != nil {
 		return nil, nil, err
 	}
-	path, err := compiler.Remember(scope, in.Text, compiler.MemoryOptions{
+	path, err := authoring.Remember(scope, in.Text, authoring.MemoryOptions{
 		Tags: in.Tags, Source: in.Source, LockDir: w.repo.GitDir(), Root: w.root,
 	})
 	if err != nil {
@@ -183,7 +183,7 @@ func (w *writer) forget(ctx context.Context, _ *mcp.CallToolRequest, in forgetAr
 			return nil, nil, err
 		}
 	}
-	path, err := compiler.Forget(w.root, scope, ref)
+	path, err := authoring.Forget(w.root, scope, ref)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -197,7 +197,7 @@ func (w *writer) write(ctx context.Context, _ *mcp.CallToolRequest, in writeArgs
 	if err != nil {
 		return nil, nil, err
 	}
-	path, replaced, err := compiler.WriteTopic(w.root, scope, in.Topic, in.Content, compiler.TopicOptions{
+	path, replaced, err := authoring.WriteTopic(w.root, scope, in.Topic, in.Content, authoring.TopicOptions{
 		Title: in.Title, Tags: in.Tags, Blob: strings.TrimSpace(in.Blob), LockDir: w.repo.GitDir(),
 	})
 	if err != nil {

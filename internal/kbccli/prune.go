@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/kbqdev/kbq/artifact"
-	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/gitsource"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/usage"
@@ -247,7 +246,7 @@ func writePruneReport(w io.Writer, rep *pruneReport, format string, applied bool
 		fmt.Fprintf(w, "%d of %d memories and topics are expired or unused for %d days.\n\n| Path | Kind | Title | Why |\n|---|---|---|---|\n",
 			len(rep.Candidates), rep.Considered, rep.Days)
 		for _, c := range rep.Candidates {
-			fmt.Fprintf(w, "| `%s` | %s | %s | %s |\n", c.Path, c.Kind, compiler.MarkdownCell(c.Title), c.Detail)
+			fmt.Fprintf(w, "| `%s` | %s | %s | %s |\n", c.Path, c.Kind, markdownCell(c.Title), c.Detail)
 		}
 		return nil
 	}

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/kbqdev/kbq/compiler"
+	"github.com/kbqdev/kbq/authoring"
 	"github.com/kbqdev/kbq/gitsource"
 	"github.com/kbqdev/kbq/internal/cli"
 )
@@ -62,7 +62,7 @@ func runRemember(c *cli.Context, s *cli.Streams, g *globalOptions, o *rememberOp
 	}
 	text := strings.Join(c.Args().Slice(), " ")
 	if text == "-" {
-		data, err := io.ReadAll(io.LimitReader(s.In, compiler.MaxMemoryBytes*2))
+		data, err := io.ReadAll(io.LimitReader(s.In, authoring.MaxMemoryBytes*2))
 		if err != nil {
 			return fmt.Errorf("read stdin: %w", err)
 		}
@@ -76,7 +76,7 @@ func runRemember(c *cli.Context, s *cli.Streams, g *globalOptions, o *rememberOp
 	for _, t := range c.StringSlice("tags") {
 		tags = append(tags, strings.Split(t, ",")...)
 	}
-	path, err := compiler.Remember(scope, text, compiler.MemoryOptions{Tags: tags, Source: o.source, LockDir: repo.GitDir(), Root: repoRoot(repo)})
+	path, err := authoring.Remember(scope, text, authoring.MemoryOptions{Tags: tags, Source: o.source, LockDir: repo.GitDir(), Root: repoRoot(repo)})
 	if err != nil {
 		return err
 	}
@@ -111,7 +111,7 @@ func openScopeDir(g *globalOptions, dir string) (*gitsource.Repo, string, error)
 		if err != nil {
 			return nil, "", err
 		}
-		return repo, compiler.ScopeDir(root, wd), nil
+		return repo, authoring.ScopeDir(root, wd), nil
 	}
 	if !filepath.IsAbs(dir) {
 		dir = filepath.Join(g.workDir(), dir)
@@ -173,7 +173,7 @@ Refuses anything that is not in a .kb/memories/ directory.
 			if err != nil {
 				return err
 			}
-			path, err := compiler.Forget(root, scope, ref)
+			path, err := authoring.Forget(root, scope, ref)
 			if err != nil {
 				return err
 			}

@@ -1,4 +1,4 @@
-package compiler
+package authoring
 
 import (
 	"bytes"
@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,11 +16,11 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/blugelabs/bluge/index/lock"
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/text/unicode/norm"
 
-	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/compiler"
+	"github.com/kbqdev/kbq/internal/filelock"
 )
 
 // MaxMemoryBytes caps the text of a memory; longer knowledge belongs in a
@@ -68,7 +67,7 @@ func Remember(scopeDir, text string, opts MemoryOptions) (string, error) {
 	case len(text) > MaxMemoryBytes:
 		return "", fmt.Errorf("%w: the text is over %d KiB, the most a memory may hold (write a topic instead)", ErrMemoryText, MaxMemoryBytes>>10)
 	}
-	kb := filepath.Join(scopeDir, KBDir)
+	kb := filepath.Join(scopeDir, compiler.KBDir)
 	if fi, err := os.Stat(kb); err == nil && !fi.IsDir() {
 		return "", fmt.Errorf("%w: %s is a file, not a directory", ErrMemoryText, kb)
 	}
@@ -93,7 +92,7 @@ func Remember(scopeDir, text string, opts MemoryOptions) (string, error) {
 		sum := sha256.Sum256([]byte(abs))
 		lockFile = filepath.Join(os.TempDir(), "kbq-remember-"+hex.EncodeToString(sum[:8])+".lock")
 	}
-	unlock, err := waitLock(lockFile, 10*time.Second)
+	unlock, err := filelock.Wait(lockFile, 10*time.Second)
 	if err != nil {
 		return "", err
 	}
@@ -173,14 +172,15 @@ func memoryFile(id int, text string, opts MemoryOptions) ([]byte, error) {
 	b.WriteString(text)
 	b.WriteString("\n")
 	name := fmt.Sprintf("%03d-%s.md", id, Slug(text))
-	d := parseDocument(input{path: name, display: name, loc: location{kind: artifact.KindMemory, scope: artifact.ScopeProject, topic: "memories/" + name}, data: b.Bytes()})
-	if n := d.diags.Errors(); n > 0 {
-		return nil, fmt.Errorf("%w: %s", ErrMemoryText, d.diags[0].Message)
+	if diags := compiler.Validate("memories/"+name, b.Bytes()); diags.Errors() > 0 {
+		for _, d := range diags {
+			if d.Severity == compiler.Error {
+				return nil, fmt.Errorf("%w: %s", ErrMemoryText, d.Message)
+			}
+		}
 	}
 	return b.Bytes(), nil
 }
-
-var memoryIDRE = regexp.MustCompile(`(?m)^id:\s*([0-9]+)\s*$`)
 
 // maxMemoryID returns the largest memory id in dir, reading both file
 // names and frontmatter ids, so that hand-made files never collide.
@@ -192,24 +192,18 @@ func maxMemoryID(dir string) (int, error) {
 	top := 0
 	for _, e := range entries {
 		name := e.Name()
-		if e.IsDir() || !isMarkdown(name) {
+		if e.IsDir() || !compiler.IsMarkdown(name) {
 			continue
 		}
-		if m := memoryNameRE.FindStringSubmatch(name); m != nil {
-			if n, err := strconv.Atoi(m[1]); err == nil {
-				top = max(top, n)
-			}
+		if n, ok := compiler.MemoryNameID(name); ok {
+			top = max(top, n)
 		}
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			return 0, fmt.Errorf("read %s: %w", name, err)
 		}
-		src := newSource(data)
-		fm := splitFrontmatter(src, false, func(int, int, string) {})
-		if m := memoryIDRE.FindSubmatch(src.text[:fm.body]); m != nil {
-			if n, err := strconv.Atoi(string(m[1])); err == nil {
-				top = max(top, n)
-			}
+		if n, ok := compiler.MemoryID(data); ok {
+			top = max(top, n)
 		}
 	}
 	return top, nil
@@ -259,7 +253,7 @@ func ScopeDir(root, dir string) string {
 		return root
 	}
 	for d := dir; ; d = filepath.Dir(d) {
-		if fi, err := os.Lstat(filepath.Join(d, KBDir)); err == nil && fi.IsDir() {
+		if fi, err := os.Lstat(filepath.Join(d, compiler.KBDir)); err == nil && fi.IsDir() {
 			return d
 		}
 		if d == root || filepath.Dir(d) == d {
@@ -276,7 +270,7 @@ func ScopeDir(root, dir string) string {
 // path.
 func Forget(root, scopeDir, ref string) (string, error) {
 	if id, err := strconv.Atoi(ref); err == nil {
-		dir := filepath.Join(scopeDir, KBDir, "memories")
+		dir := filepath.Join(scopeDir, compiler.KBDir, "memories")
 		path, err := findMemory(dir, id)
 		if errors.Is(err, ErrNoMemory) {
 			if other := enclosingMemory(root, scopeDir, id); other != "" {
@@ -293,8 +287,8 @@ func Forget(root, scopeDir, ref string) (string, error) {
 		return "", err
 	}
 	slash := filepath.ToSlash(abs)
-	if filepath.Base(filepath.Dir(abs)) != "memories" || filepath.Base(filepath.Dir(filepath.Dir(abs))) != KBDir ||
-		!isMarkdown(slash) {
+	if filepath.Base(filepath.Dir(abs)) != "memories" || filepath.Base(filepath.Dir(filepath.Dir(abs))) != compiler.KBDir ||
+		!compiler.IsMarkdown(slash) {
 		return "", fmt.Errorf("%w: %s is not in a .kb/memories/ directory; kbc forget only removes memories", ErrNotMemory, ref)
 	}
 	fi, err := os.Lstat(abs)
@@ -335,7 +329,7 @@ func writeFailed(what, dir string, err error) error {
 func enclosingMemory(root, scopeDir string, id int) string {
 	for d := scopeDir; d != root && filepath.Dir(d) != d; {
 		d = filepath.Dir(d)
-		if path, err := findMemory(filepath.Join(d, KBDir, "memories"), id); err == nil {
+		if path, err := findMemory(filepath.Join(d, compiler.KBDir, "memories"), id); err == nil {
 			return path
 		}
 		if rel, err := filepath.Rel(root, d); err != nil || strings.HasPrefix(rel, "..") {
@@ -358,17 +352,15 @@ func findMemory(dir string, id int) (string, error) {
 	var byName, byID string
 	for _, e := range entries {
 		name := e.Name()
-		if e.IsDir() || !isMarkdown(name) {
+		if e.IsDir() || !compiler.IsMarkdown(name) {
 			continue
 		}
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			return "", err
 		}
-		src := newSource(data)
-		fm := splitFrontmatter(src, false, func(int, int, string) {})
-		if m := memoryIDRE.FindSubmatch(src.text[:fm.body]); m != nil {
-			if n, _ := strconv.Atoi(string(m[1])); n == id {
+		if n, ok := compiler.MemoryID(data); ok {
+			if n == id {
 				if byID != "" {
 					return "", fmt.Errorf("%w: memory id %d is used by both %s and %s: forget one of them by path", ErrNotMemory, id, byID, filepath.Join(dir, name))
 				}
@@ -376,10 +368,8 @@ func findMemory(dir string, id int) (string, error) {
 			}
 			continue
 		}
-		if m := memoryNameRE.FindStringSubmatch(name); m != nil {
-			if n, _ := strconv.Atoi(m[1]); n == id && byName == "" {
-				byName = filepath.Join(dir, name)
-			}
+		if n, ok := compiler.MemoryNameID(name); ok && n == id && byName == "" {
+			byName = filepath.Join(dir, name)
 		}
 	}
 	if byID != "" {
@@ -389,20 +379,4 @@ func findMemory(dir string, id int) (string, error) {
 		return byName, nil
 	}
 	return "", fmt.Errorf("%w: no memory has id %d in %s (kbq list --kind memory shows them)", ErrNoMemory, id, dir)
-}
-
-// waitLock takes an exclusive lock on path, waiting up to timeout for
-// another process to release it.
-func waitLock(path string, timeout time.Duration) (func(), error) {
-	deadline := time.Now().Add(timeout)
-	for wait := time.Millisecond; ; wait = min(wait*2, 100*time.Millisecond) {
-		lk, err := lock.OpenExclusive(path, os.O_CREATE|os.O_RDWR, 0o644)
-		if err == nil {
-			return func() { lk.Close() }, nil
-		}
-		if errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) || time.Now().After(deadline) {
-			return nil, fmt.Errorf("lock %s: %w", path, err)
-		}
-		time.Sleep(wait)
-	}
 }

@@ -1,4 +1,4 @@
-package compiler
+package authoring
 
 import (
 	"bytes"
@@ -13,8 +13,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/gitsource"
+	"github.com/kbqdev/kbq/internal/filelock"
 )
 
 // MaxTopicBytes caps a topic written through WriteTopic.
@@ -72,7 +73,7 @@ func TopicPath(scopeDir, key string) (string, error) {
 	case parts[0] == "articles" || parts[0] == "attachments":
 		return "", fmt.Errorf("%w: %s/ is not for topics; choose another key", ErrTopic, parts[0])
 	}
-	return filepath.Join(scopeDir, KBDir, filepath.FromSlash(key)+".md"), nil
+	return filepath.Join(scopeDir, compiler.KBDir, filepath.FromSlash(key)+".md"), nil
 }
 
 // WriteTopic creates or replaces the topic key of the scope rooted at
@@ -100,7 +101,7 @@ func WriteTopic(root, scopeDir, key, content string, opts TopicOptions) (string,
 	if err := noLinks(root, filepath.Dir(name), ErrTopic); err != nil { // created by someone else meanwhile
 		return "", false, err
 	}
-	unlock, err := waitLock(writeLockFile(opts.LockDir, filepath.Dir(name)), 10*time.Second)
+	unlock, err := filelock.Wait(writeLockFile(opts.LockDir, filepath.Dir(name)), 10*time.Second)
 	if err != nil {
 		return "", false, err
 	}
@@ -180,10 +181,8 @@ func topicFile(name, content string, opts TopicOptions) ([]byte, error) {
 	if !strings.HasSuffix(content, "\n") {
 		b.WriteByte('\n')
 	}
-	display := filepath.Base(name)
-	d := parseDocument(input{path: display, display: display, loc: location{kind: artifact.KindTopic, scope: artifact.ScopeProject, topic: strings.TrimSuffix(display, ".md")}, data: b.Bytes()})
-	for _, diag := range d.diags {
-		if diag.Severity == Error {
+	for _, diag := range compiler.Validate(filepath.Base(name), b.Bytes()) {
+		if diag.Severity == compiler.Error {
 			return nil, fmt.Errorf("%w: line %d:%d: %s", ErrTopic, diag.Line, diag.Col, diag.Message)
 		}
 	}
