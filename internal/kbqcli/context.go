@@ -2,6 +2,7 @@ package kbqcli
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"io"
 
@@ -11,10 +12,15 @@ import (
 	"github.com/kbqdev/kbq/query"
 )
 
+type contextOptions struct {
+	io           *cli.Streams
+	index, dir   string
+	wrap, asJSON bool
+	hot          int
+}
+
 func newContextCommand(s *cli.Streams) *cli.Command {
-	var index, dir string
-	var wrap, asJSON bool
-	hot := answer.HotDefault
+	o := &contextOptions{io: s, hot: answer.HotDefault}
 	return &cli.Command{
 		Name:      "context",
 		Usage:     "print the always-loaded context for a directory",
@@ -26,7 +32,8 @@ heading, frontmatter stripped.
 
 Budgets: global 3 KiB, project and each directory 7 KiB; past 10 KiB in
 total kbq warns on stderr, past 20 KiB it truncates (never inside a
-character) and says so on stderr. --wrap wraps the text in
+character) and says so on stderr. A project sets its own under budgets in
+.kb/config.yaml. --wrap wraps the text in
 <system-reminder> tags and escapes such tags inside the knowledge.
 
 KNOWLEDGE INDEX: the context ends with the --hot documents (default 5) in
@@ -37,50 +44,55 @@ budgets.
 
 ` + answer.ExitCodesHelp,
 		Flags: []cli.Flag{
-			answer.IndexFlag(&index),
-			&cli.StringFlag{Name: "dir", Usage: "assemble the context for `DIR` (default: the current directory)", Destination: &dir},
-			&cli.BoolFlag{Name: "wrap", Usage: "wrap in <system-reminder> tags", Destination: &wrap},
-			&cli.IntFlag{Name: "hot", Value: answer.HotDefault, Usage: "list `N` documents in the closing knowledge index (0: none)", Destination: &hot},
-			&cli.BoolFlag{Name: "json", Usage: "print JSON: dir, text, sources, index, warnings, truncated", Destination: &asJSON},
+			answer.IndexFlag(&o.index),
+			&cli.StringFlag{Name: "dir", Usage: "assemble the context for `DIR` (default: the current directory)", Destination: &o.dir},
+			&cli.BoolFlag{Name: "wrap", Usage: "wrap in <system-reminder> tags", Destination: &o.wrap},
+			&cli.IntFlag{Name: "hot", Value: answer.HotDefault, Usage: "list `N` documents in the closing knowledge index (0: none)", Destination: &o.hot},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON: dir, text, sources, index, warnings, truncated", Destination: &o.asJSON},
 		},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return cli.Usagef("kbq context takes no arguments; give the directory with --dir")
 			}
-			ix, err := answer.Open(s, index)
-			if err != nil {
-				return err
-			}
-			defer ix.Close()
-			d, err := answer.RepoDir(ix.RepoRoot, dir)
-			if err != nil {
-				return err
-			}
-			if hot < 0 {
-				return cli.Usagef("--hot must be 0 or more")
-			}
-			opts := query.ContextOptions{Wrap: wrap, IndexSize: hot}
-			if hot > 0 {
-				opts.Uses = answer.NewUsage(s).Recent(ix.Dir)
-			}
-			res, err := ix.Context(c.Context, d, opts)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return answer.WriteJSON(s.Out, answer.NewContextJSON(d, res))
-			}
-			for _, w := range res.Warnings {
-				fmt.Fprintf(s.Err, "kbq: warning: %s\n", w)
-			}
-			if res.Truncated {
-				fmt.Fprintf(s.Err, "kbq: error: context is over %s; truncated to fit (shorten the context files, or raise budgets.total in .kb/config.yaml)\n", units.Bytes(int64(res.MaxBytes)))
-			}
-			if len(res.Sections) == 0 {
-				fmt.Fprintf(s.Err, "kbq: no context applies to %s: add .kb/context.md (or AGENTS.md, CLAUDE.md, GEMINI.md) there or in a directory above it\n", cmp.Or(d, "the repository root"))
-			}
-			_, err = io.WriteString(s.Out, res.Text)
-			return err
+			return runContext(c.Context, o)
 		},
 	}
+}
+
+func runContext(ctx context.Context, o *contextOptions) error {
+	s, hot := o.io, o.hot
+	ix, err := answer.Open(s, o.index)
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	d, err := answer.RepoDir(ix.RepoRoot, o.dir)
+	if err != nil {
+		return err
+	}
+	if hot < 0 {
+		return cli.Usagef("--hot must be 0 or more")
+	}
+	opts := query.ContextOptions{Wrap: o.wrap, IndexSize: hot}
+	if hot > 0 {
+		opts.Uses = answer.NewUsage(s).Recent(ix.Dir)
+	}
+	res, err := ix.Context(ctx, d, opts)
+	if err != nil {
+		return err
+	}
+	if o.asJSON {
+		return answer.WriteJSON(s.Out, answer.NewContextJSON(d, res))
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(s.Err, "kbq: warning: %s\n", w)
+	}
+	if res.Truncated {
+		fmt.Fprintf(s.Err, "kbq: error: context is over %s; truncated to fit (shorten the context files, or raise budgets.total in .kb/config.yaml)\n", units.Bytes(int64(res.MaxBytes)))
+	}
+	if len(res.Sections) == 0 {
+		fmt.Fprintf(s.Err, "kbq: no context applies to %s: add .kb/context.md (or AGENTS.md, CLAUDE.md, GEMINI.md) there or in a directory above it\n", cmp.Or(d, "the repository root"))
+	}
+	_, err = io.WriteString(s.Out, res.Text)
+	return err
 }

@@ -1,6 +1,7 @@
 package kbqcli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -13,9 +14,15 @@ import (
 	"github.com/kbqdev/kbq/query"
 )
 
+type getOptions struct {
+	io         *cli.Streams
+	index, dir string
+	asJSON     bool
+	ref        string // TOPIC, PATH or memory:ID
+}
+
 func newGetCommand(s *cli.Streams) *cli.Command {
-	var index, dir string
-	var asJSON bool
+	o := &getOptions{io: s}
 	return &cli.Command{
 		Name:      "get",
 		Usage:     "print a whole document",
@@ -29,45 +36,51 @@ deepest first.
 
 ` + answer.ExitCodesHelp,
 		Flags: []cli.Flag{
-			answer.IndexFlag(&index),
-			&cli.StringFlag{Name: "dir", Usage: "resolve topics from `DIR` (default: the current directory)", Destination: &dir},
-			&cli.BoolFlag{Name: "json", Usage: "print JSON with the document's metadata and content", Destination: &asJSON},
+			answer.IndexFlag(&o.index),
+			&cli.StringFlag{Name: "dir", Usage: "resolve topics from `DIR` (default: the current directory)", Destination: &o.dir},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON with the document's metadata and content", Destination: &o.asJSON},
 		},
 		Complete: func(args []string, partial string) []string {
 			if len(args) > 0 {
 				return nil
 			}
-			return documentNames(s, index)
+			return documentNames(s, o.index)
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return cli.Usagef("kbq get takes one TOPIC, PATH or memory:ID")
 			}
-			ix, err := answer.Open(s, index)
-			if err != nil {
-				return err
-			}
-			defer ix.Close()
-			d, err := answer.RepoDir(ix.RepoRoot, dir)
-			if err != nil {
-				return err
-			}
-			ref, err := documentRef(ix, c.Args().First())
-			if err != nil {
-				return err
-			}
-			doc, err := ix.Get(c.Context, ref, d)
-			if err != nil {
-				return err
-			}
-			defer answer.NewUsage(s).Record(ix.Dir, answer.GetEvents(usage.ViaCLI, doc))
-			if asJSON {
-				return answer.WriteJSON(s.Out, doc)
-			}
-			_, err = io.WriteString(s.Out, doc.Content)
-			return err
+			o.ref = c.Args().First()
+			return runGet(c.Context, o)
 		},
 	}
+}
+
+func runGet(ctx context.Context, o *getOptions) error {
+	s := o.io
+	ix, err := answer.Open(s, o.index)
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	d, err := answer.RepoDir(ix.RepoRoot, o.dir)
+	if err != nil {
+		return err
+	}
+	ref, err := documentRef(ix, o.ref)
+	if err != nil {
+		return err
+	}
+	doc, err := ix.Get(ctx, ref, d)
+	if err != nil {
+		return err
+	}
+	defer answer.NewUsage(s).Record(ix.Dir, answer.GetEvents(usage.ViaCLI, doc))
+	if o.asJSON {
+		return answer.WriteJSON(s.Out, doc)
+	}
+	_, err = io.WriteString(s.Out, doc.Content)
+	return err
 }
 
 // documentNames lists what kbq get accepts from the artifact found from

@@ -12,9 +12,15 @@ import (
 	"github.com/kbqdev/kbq/query"
 )
 
+type listOptions struct {
+	io                  *cli.Streams
+	index               string
+	out                 formatFlags
+	kinds, tags, scopes []string
+}
+
 func newListCommand(s *cli.Streams) *cli.Command {
-	var index string
-	var out formatFlags
+	o := &listOptions{io: s}
 	return &cli.Command{
 		Name:      "list",
 		Usage:     "list documents",
@@ -24,56 +30,62 @@ source, in path order.
 
 ` + answer.ExitCodesHelp,
 		Flags: append([]cli.Flag{
-			answer.IndexFlag(&index),
+			answer.IndexFlag(&o.index),
 			&cli.StringSliceFlag{Name: "kind", Usage: "only documents of `KIND` (repeatable)"},
 			&cli.StringSliceFlag{Name: "tag", Usage: "only documents tagged `TAG` (repeatable)"},
 			&cli.StringSliceFlag{Name: "scope", Usage: "only documents of `SCOPE` and below (repeatable)"},
-		}, out.flags()...),
+		}, o.out.flags()...),
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return cli.Usagef("kbq list takes no arguments; filter with --kind, --tag or --scope")
 			}
-			format, err := out.resolve()
-			if err != nil {
-				return err
-			}
-			ix, err := answer.Open(s, index)
-			if err != nil {
-				return err
-			}
-			defer ix.Close()
-			docs, err := ix.List(query.ListRequest{Kinds: c.StringSlice("kind"), Tags: c.StringSlice("tag"), Scopes: c.StringSlice("scope")})
-			if err != nil {
-				return err
-			}
-			switch format {
-			case "json":
-				err = answer.WriteJSON(s.Out, docs)
-			case "jsonl":
-				err = writeJSONLines(s.Out, docs)
-			case "csv":
-				err = writeListCSV(s.Out, docs)
-			case "md":
-				err = writeListMarkdown(s.Out, docs)
-			case "paths":
-				paths := make([]string, len(docs))
-				for i, d := range docs {
-					paths[i] = d.Path
-				}
-				err = writePaths(s.Out, paths)
-			default:
-				err = writeList(s.Out, docs, s.Width())
-			}
-			if err != nil {
-				return err
-			}
-			if len(docs) == 0 {
-				fmt.Fprintln(s.Err, "kbq: no documents")
-				return cli.ErrFailure
-			}
-			return nil
+			o.kinds, o.tags, o.scopes = c.StringSlice("kind"), c.StringSlice("tag"), c.StringSlice("scope")
+			return runList(o)
 		},
 	}
+}
+
+func runList(o *listOptions) error {
+	s := o.io
+	format, err := o.out.resolve()
+	if err != nil {
+		return err
+	}
+	ix, err := answer.Open(s, o.index)
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	docs, err := ix.List(query.ListRequest{Kinds: o.kinds, Tags: o.tags, Scopes: o.scopes})
+	if err != nil {
+		return err
+	}
+	switch format {
+	case "json":
+		err = answer.WriteJSON(s.Out, docs)
+	case "jsonl":
+		err = writeJSONLines(s.Out, docs)
+	case "csv":
+		err = writeListCSV(s.Out, docs)
+	case "md":
+		err = writeListMarkdown(s.Out, docs)
+	case "paths":
+		paths := make([]string, len(docs))
+		for i, d := range docs {
+			paths[i] = d.Path
+		}
+		err = writePaths(s.Out, paths)
+	default:
+		err = writeList(s.Out, docs, s.Width())
+	}
+	if err != nil {
+		return err
+	}
+	if len(docs) == 0 {
+		fmt.Fprintln(s.Err, "kbq: no documents")
+		return cli.ErrFailure
+	}
+	return nil
 }
 
 // writeList writes the documents as a table; within width columns (0: no

@@ -14,9 +14,14 @@ import (
 	"github.com/kbqdev/kbq/query"
 )
 
+type statsOptions struct {
+	io     *cli.Streams
+	index  string
+	asJSON bool
+}
+
 func newStatsCommand(s *cli.Streams) *cli.Command {
-	var index string
-	var asJSON bool
+	o := &statsOptions{io: s}
 	return &cli.Command{
 		Name:      "stats",
 		Usage:     "describe the artifact",
@@ -36,39 +41,44 @@ records the query text too.
 
 ` + answer.ExitCodesHelp,
 		Flags: []cli.Flag{
-			answer.IndexFlag(&index),
-			&cli.BoolFlag{Name: "json", Usage: "print JSON", Destination: &asJSON},
+			answer.IndexFlag(&o.index),
+			&cli.BoolFlag{Name: "json", Usage: "print JSON", Destination: &o.asJSON},
 		},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return cli.Usagef("kbq stats takes no arguments")
 			}
-			ix, err := answer.Open(s, index)
-			if err != nil {
-				return err
-			}
-			defer ix.Close()
-			st, err := ix.Stats(time.Now())
-			if err != nil {
-				return err
-			}
-			fresh := ix.Fresh()
-			st.Stale, st.Changed = fresh.Notice != "", fresh.Changed
-			// A usage log that cannot be read leaves the rest of the answer.
-			use, err := ReadUsageStats(s, ix.Index, 5)
-			if err != nil {
-				fmt.Fprintf(s.Err, "kbq: note: the usage log cannot be read (%v)\n", err)
-				use = &UsageStats{Error: err.Error(), Most: []DocUse{}, Least: []DocUse{}, Never: []string{}}
-			}
-			if asJSON {
-				return answer.WriteJSON(s.Out, struct {
-					*query.Stats
-					Usage *UsageStats `json:"usage"`
-				}{st, use})
-			}
-			return writeStats(s.Out, st, use)
+			return runStats(o)
 		},
 	}
+}
+
+func runStats(o *statsOptions) error {
+	s := o.io
+	ix, err := answer.Open(s, o.index)
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	st, err := ix.Stats(time.Now())
+	if err != nil {
+		return err
+	}
+	fresh := ix.Fresh()
+	st.Stale, st.Changed = fresh.Notice != "", fresh.Changed
+	// A usage log that cannot be read leaves the rest of the answer.
+	use, err := ReadUsageStats(s, ix.Index, 5)
+	if err != nil {
+		fmt.Fprintf(s.Err, "kbq: note: the usage log cannot be read (%v)\n", err)
+		use = &UsageStats{Error: err.Error(), Most: []DocUse{}, Least: []DocUse{}, Never: []string{}}
+	}
+	if o.asJSON {
+		return answer.WriteJSON(s.Out, struct {
+			*query.Stats
+			Usage *UsageStats `json:"usage"`
+		}{st, use})
+	}
+	return writeStats(s.Out, st, use)
 }
 
 func writeStats(w io.Writer, st *query.Stats, use *UsageStats) error {
