@@ -172,11 +172,9 @@ func memoryFile(id int, text string, opts MemoryOptions) ([]byte, error) {
 	b.WriteString(text)
 	b.WriteString("\n")
 	name := fmt.Sprintf("%03d-%s.md", id, Slug(text))
-	if diags := compiler.Validate("memories/"+name, b.Bytes()); diags.Errors() > 0 {
-		for _, d := range diags {
-			if d.Severity == compiler.Error {
-				return nil, fmt.Errorf("%w: %s", ErrMemoryText, d.Message)
-			}
+	for _, d := range compiler.Validate("memories/"+name, b.Bytes()) {
+		if d.Severity == compiler.Error {
+			return nil, fmt.Errorf("%w: %s", ErrMemoryText, d.Message)
 		}
 	}
 	return b.Bytes(), nil

@@ -72,17 +72,11 @@ func LoadConfig(src Source) (*Config, error) {
 		return &Config{}, err
 	}
 	if !f.Kind.IsFile() {
-		c := &Config{}
-		c.Diagnostics = Diagnostics{{Path: ConfigPath, Line: 1, Col: 1, Severity: Error,
-			Message: fmt.Sprintf("%s is a %s; make it a regular file", ConfigPath, f.Kind)}}
-		return c, nil
+		return configError(fmt.Sprintf("%s is a %s; make it a regular file", ConfigPath, f.Kind)), nil
 	}
 	data, err := src.Read(f, maxConfigSize)
 	if errors.Is(err, gitsource.ErrTooLarge) {
-		c := &Config{}
-		c.Diagnostics = Diagnostics{{Path: ConfigPath, Line: 1, Col: 1, Severity: Error,
-			Message: fmt.Sprintf("the configuration is over %s; it holds settings, not knowledge", units.Bytes(maxConfigSize))}}
-		return c, nil
+		return configError(fmt.Sprintf("the configuration is over %s; it holds settings, not knowledge", units.Bytes(maxConfigSize))), nil
 	}
 	if err != nil {
 		return nil, err
@@ -92,6 +86,11 @@ func LoadConfig(src Source) (*Config, error) {
 		c.stamp = artifact.FileStamp{Path: ConfigPath, Size: f.Size, Mod: f.Mod, Blob: gitsource.HashBlob(data)}
 	}
 	return c, nil
+}
+
+// configError is a configuration that could not be read, for msg.
+func configError(msg string) *Config {
+	return &Config{Diagnostics: Diagnostics{{Path: ConfigPath, Line: 1, Col: 1, Severity: Error, Message: msg}}}
 }
 
 // lookup finds the file at p in src, without listing it whole when src can

@@ -52,19 +52,11 @@ func recordWorktree(out string, src Source, l *listing, m *artifact.Manifest, op
 		return nil
 	}
 	w := &artifact.Worktree{Index: m.Index, ContextFiles: opts.ContextFiles, Files: make([]artifact.FileStamp, 0, len(l.docs)+1)}
-	config := opts.Config.stamp // the configuration changes what the files build, so it is watched too
-	if config.Mod == 0 {
-		config.Path = "\xff" // sorts after every path: never added
-	}
 	holders := map[string]bool{"": true} // directories that hold a scope or a context file
 	j := 0                               // the listing and the documents are both in path order
 	for _, c := range l.docs {
 		if strings.HasPrefix(c.path, artifact.GlobalPathPrefix) || c.file.Mod == 0 {
 			continue
-		}
-		if config.Path < c.path {
-			w.Files = append(w.Files, config)
-			config.Path = "\xff"
 		}
 		for j < len(m.Documents) && m.Documents[j].Path < c.path {
 			j++
@@ -80,8 +72,11 @@ func recordWorktree(out string, src Source, l *listing, m *artifact.Manifest, op
 			holders[dirOf(c.path)] = true
 		}
 	}
-	if config.Path == ConfigPath {
-		w.Files = append(w.Files, config)
+	if config := opts.Config.stamp; config.Mod != 0 {
+		// The configuration changes what the files build: it is watched too,
+		// in its place in path order.
+		i, _ := slices.BinarySearchFunc(w.Files, config.Path, func(f artifact.FileStamp, p string) int { return strings.Compare(f.Path, p) })
+		w.Files = slices.Insert(w.Files, i, config)
 	}
 	for _, d := range lister.Dirs() {
 		if holders[d.Path] || slices.Contains(strings.Split(d.Path, "/"), KBDir) {

@@ -87,11 +87,11 @@ func runCheck(c *cli.Context, s *cli.Streams, g *globalOptions, o *checkOptions)
 		}
 	}
 	if o.source.staged && !o.all {
-		changed, err := stagedChanges(src)
+		changed, all, err := stagedChanges(src)
 		if err != nil {
 			return err
 		}
-		if changed != nil { // nil: the configuration changed, so all is checked
+		if !all {
 			if paths != nil {
 				changed = slices.DeleteFunc(changed, func(p string) bool { return !compiler.UnderAny(p, paths) })
 			}
@@ -205,42 +205,42 @@ func likeQuery(text string) string {
 }
 
 // stagedChanges lists the staged knowledge files whose content differs
-// from HEAD's; nil when the configuration does, which concerns them all.
-func stagedChanges(src *source) ([]string, error) {
+// from HEAD's; all is set when the configuration differs (added, changed
+// or removed), which concerns every file.
+func stagedChanges(src *source) (changed []string, all bool, err error) {
 	files, err := compiler.KnowledgeFiles(src.snapshot, src.options)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	// A change to the configuration changes what every file builds.
-	if f, ok, err := src.snapshot.Lookup(compiler.ConfigPath); err != nil {
-		return nil, err
-	} else if ok {
-		files = append(files, f)
+	config, hasConfig, err := src.snapshot.Lookup(compiler.ConfigPath)
+	if err != nil {
+		return nil, false, err
 	}
-	paths := make([]string, len(files))
+	paths := make([]string, len(files), len(files)+1)
 	for i, f := range files {
 		paths[i] = f.Path
 	}
 	if src.info.Commit == "" {
-		return paths, nil // no commit yet: everything staged is new
+		return paths, false, nil // no commit yet: everything staged is new
 	}
-	head, err := src.repo.BlobsAt("HEAD", paths)
+	head, err := src.repo.BlobsAt("HEAD", append(paths, compiler.ConfigPath))
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	var changed []string
+	staged := "" // the configuration's blob in the index, "" without one
+	if hasConfig {
+		staged = config.Blob
+	}
+	if head[compiler.ConfigPath] != staged {
+		return nil, true, nil
+	}
+	changed = []string{}
 	for _, f := range files {
 		if f.Blob == "" || head[f.Path] != f.Blob {
-			if f.Path == compiler.ConfigPath {
-				return nil, nil // check everything
-			}
 			changed = append(changed, f.Path)
 		}
 	}
-	if changed == nil {
-		changed = []string{}
-	}
-	return changed, nil
+	return changed, false, nil
 }
 
 // repoPaths turns command-line paths, relative to dir, into slash-separated

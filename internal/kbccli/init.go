@@ -126,11 +126,15 @@ func runInit(s *cli.Streams, g *globalOptions, o *initOptions) error {
 			say("installed the pre-commit hook in %s", filepath.ToSlash(rel))
 		}
 	}
+	add := ".kb .gitignore"
+	if !o.noCI {
+		add += " .github"
+	}
 	fmt.Fprintf(s.Err, `
 Next: write what every agent should know in .kb/context.md, then
    kbc build && kbq context        compile it and see what agents get
-   git add .kb .gitignore%s && git commit -m "Add kbq knowledge"
-`, map[bool]string{false: " .github", true: ""}[o.noCI])
+   git add %s && git commit -m "Add kbq knowledge"
+`, add)
 	return nil
 }
 
