@@ -1,0 +1,30 @@
+package embedding
+
+import "golang.org/x/sys/cpu"
+
+// The vector kernels need AVX2 and FMA; every processor with both also
+// converts half floats (F16C), which cpuidF16C confirms.
+var (
+	useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	useF16C = useAVX2 && cpuidF16C()
+)
+
+// kernel3x4 sets the 3×4 block of c at c to the products of the three rows
+// of a at a with the four rows of b at b, over k values, k a multiple of 8.
+// Strides are in elements.
+//
+//go:noescape
+func kernel3x4(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+// kernel3x4h is kernel3x4 with b in half precision.
+//
+//go:noescape
+func kernel3x4h(k int, a *float32, lda int, b *byte, ldb int, c *float32, ldc int)
+
+// halfToFloatF16C converts n half floats at src, n a multiple of 8.
+//
+//go:noescape
+func halfToFloatF16C(dst *float32, src *byte, n int)
+
+// cpuidF16C reports whether the processor converts half floats.
+func cpuidF16C() bool

@@ -1,0 +1,20 @@
+//go:build !amd64
+
+package embedding
+
+const (
+	useAVX2 = false
+	useF16C = false
+)
+
+func kernel3x4(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int) {
+	panic("embedding: no vector kernel on this architecture")
+}
+
+func halfToFloatF16C(dst *float32, src *byte, n int) {
+	panic("embedding: no vector kernel on this architecture")
+}
+
+func kernel3x4h(k int, a *float32, lda int, b *byte, ldb int, c *float32, ldc int) {
+	panic("embedding: no vector kernel on this architecture")
+}

@@ -1,0 +1,130 @@
+package embedding
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestMatmul compares the products, in single and half precision, on one
+// goroutine and on several, with a float64 product, over shapes that
+// exercise every edge of the kernels' 3×4 tiles and of the work blocks.
+func TestMatmul(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	fill := func(n int) []float32 {
+		s := make([]float32, n)
+		for i := range s {
+			s[i] = float32(r.NormFloat64())
+		}
+		return s
+	}
+	for _, m := range []int{1, 2, 3, 4, 5, 7, 11, 100} {
+		for _, n := range []int{1, 4, 5, 64, 65, 130} {
+			for _, k := range []int{8, 12, 32, 384} {
+				a, b := fill(m*k), fill(n*k)
+				half := make([]byte, 2*n*k)
+				for i, v := range b {
+					binary.LittleEndian.PutUint16(half[2*i:], halfOf(v))
+					b[i] = halfToFloat32(binary.LittleEndian.Uint16(half[2*i:]))
+				}
+				want := make([]float64, m*n)
+				for i := range m {
+					for j := range n {
+						for p := range k {
+							want[i*n+j] += float64(a[i*k+p]) * float64(b[j*k+p])
+						}
+					}
+				}
+				for _, workers := range []int{1, 2} {
+					single := make([]float32, m*n)
+					matmulT(m, n, k, a, b, single, workers)
+					w := matrix{rows: n, cols: k, f16: half}
+					halves := make([]float32, m*n)
+					w.mulT(m, a, halves, n, workers)
+					for name, got := range map[string][]float32{"single": single, "half": halves} {
+						for i := range want {
+							if d := math.Abs(float64(got[i]) - want[i]); d > 1e-4*math.Sqrt(float64(k)) {
+								t.Fatalf("%s m=%d n=%d k=%d workers=%d: c[%d] = %v, want %v", name, m, n, k, workers, i, got[i], want[i])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// halfOf rounds v toward zero to a half float; the test only needs values
+// that are exactly representable.
+func halfOf(v float32) uint16 {
+	b := math.Float32bits(v)
+	exp := int(b>>23&0xff) - 127 + 15
+	if exp <= 0 || exp >= 0x1f {
+		return uint16(b>>16) & 0x8000
+	}
+	return uint16(b>>16)&0x8000 | uint16(exp)<<10 | uint16(b>>13&0x3ff)
+}
+
+// TestHalfToFloat converts every half float with the vector path and one
+// at a time, and checks a few by value.
+func TestHalfToFloat(t *testing.T) {
+	src := make([]byte, 2*65536)
+	for i := range 65536 {
+		binary.LittleEndian.PutUint16(src[2*i:], uint16(i))
+	}
+	dst := make([]float32, 65536)
+	halfToFloat(dst, src)
+	for i := range 65536 {
+		want := halfToFloat32(uint16(i))
+		if math.Float32bits(dst[i]) != math.Float32bits(want) && !(math.IsNaN(float64(want)) && math.IsNaN(float64(dst[i]))) {
+			t.Fatalf("half %#04x: %v, one at a time %v", i, dst[i], want)
+		}
+	}
+	for h, want := range map[uint16]float32{0x3c00: 1, 0xc000: -2, 0x7bff: 65504, 0x0001: 1.0 / (1 << 24), 0x3555: 0.33325195} {
+		if got := halfToFloat32(h); got != want {
+			t.Errorf("half %#04x = %v, want %v", h, got, want)
+		}
+	}
+}
+
+// TestFastMath holds expf to single precision over its normal range (it
+// returns 0 below it, where only subnormals remain) and erff to 5e-7.
+func TestFastMath(t *testing.T) {
+	if expf(-100) != 0 || !math.IsInf(float64(expf(100)), 1) {
+		t.Error("expf does not saturate")
+	}
+	for x := float32(-87); x < 88; x += 0.01 {
+		want := math.Exp(float64(x))
+		if got := float64(expf(x)); math.Abs(got-want) > 2e-7*want {
+			t.Fatalf("expf(%v) = %v, want %v", x, got, want)
+		}
+	}
+	for x := float32(-6); x < 6; x += 0.001 {
+		if got, want := float64(erff(x)), math.Erf(float64(x)); math.Abs(got-want) > 5e-7 {
+			t.Fatalf("erff(%v) = %v, want %v", x, got, want)
+		}
+	}
+}
+
+func BenchmarkMatmul(b *testing.B) {
+	for _, m := range []int{16, 128} {
+		k, n := 384, 1536
+		a, w := make([]float32, m*k), make([]float32, n*k)
+		c := make([]float32, m*n)
+		half := matrix{rows: n, cols: k, f16: make([]byte, 2*n*k)}
+		b.Run(fmt.Sprintf("single/m=%d", m), func(b *testing.B) {
+			for b.Loop() {
+				matmulT(m, n, k, a, w, c, 1)
+			}
+			b.ReportMetric(float64(2*m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOPS")
+		})
+		b.Run(fmt.Sprintf("half/m=%d", m), func(b *testing.B) {
+			for b.Loop() {
+				half.mulT(m, a, c, n, 1)
+			}
+			b.ReportMetric(float64(2*m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOPS")
+		})
+	}
+}

@@ -1,0 +1,153 @@
+package embedding
+
+import (
+	"context"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kbqdev/kbq/embedding/embeddingtest"
+)
+
+// TestLoadBadModels: every broken model directory is an error that names
+// the file and says what is wrong with it.
+func TestLoadBadModels(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		spoil func(dir string) error
+		want  string
+	}{
+		{"no config", func(dir string) error { return os.Remove(filepath.Join(dir, "config.json")) }, "config.json is missing"},
+		{"no tokenizer", func(dir string) error { return os.Remove(filepath.Join(dir, "tokenizer.json")) }, "tokenizer.json is missing"},
+		{"no weights", func(dir string) error { return os.Remove(filepath.Join(dir, "model.safetensors")) }, "holds no weights"},
+		{"truncated weights", func(dir string) error {
+			p := filepath.Join(dir, "model.safetensors")
+			fi, err := os.Stat(p)
+			if err != nil {
+				return err
+			}
+			return os.Truncate(p, fi.Size()-100)
+		}, "model.safetensors: tensor "},
+		{"header larger than the file", func(dir string) error {
+			p := filepath.Join(dir, "model.safetensors")
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			binary.LittleEndian.PutUint64(data, uint64(len(data)))
+			return os.WriteFile(p, data, 0o644)
+		}, "the header claims"},
+		{"header lying about a shape", func(dir string) error {
+			return rewriteHeader(dir, `"shape":[32]`, `"shape":[33]`)
+		}, "needs 66 bytes, but its offsets span 64"},
+		{"header lying about offsets", func(dir string) error {
+			return rewriteHeader(dir, `"data_offsets":[0,`, `"data_offsets":[2,`)
+		}, "model.safetensors: tensor"},
+		{"tiny file", func(dir string) error {
+			return os.WriteFile(filepath.Join(dir, "model.safetensors"), []byte{1, 2}, 0o644)
+		}, "too short for a safetensors file"},
+		{"BPE tokenizer", func(dir string) error {
+			return os.WriteFile(filepath.Join(dir, "tokenizer.json"), []byte(`{"model": {"type": "BPE"}}`), 0o644)
+		}, "tokenizer.json: the tokenizer is BPE"},
+		{"config of another kind", func(dir string) error {
+			return os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"model_type": "t5"}`), 0o644)
+		}, `config.json: model_type is "t5"`},
+		{"config not matching the weights", func(dir string) error {
+			return os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 64, "max_position_embeddings": 512, "vocab_size": 193, "layer_norm_eps": 1e-12}`), 0o644)
+		}, "does config.json match the weights?"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := embeddingtest.Default.Write(dir); err != nil {
+				t.Fatal(err)
+			}
+			if err := tc.spoil(dir); err != nil {
+				t.Fatal(err)
+			}
+			e, err := Load(dir)
+			if err == nil {
+				e.Close()
+				t.Fatal("loaded")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q, want one containing %q", err, tc.want)
+			}
+			if !strings.Contains(err.Error(), dir) {
+				t.Errorf("error %q does not name the directory", err)
+			}
+		})
+	}
+}
+
+// rewriteHeader replaces the first old in the safetensors header, keeping
+// its length.
+func rewriteHeader(dir, old, new string) error {
+	p := filepath.Join(dir, "model.safetensors")
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	n := binary.LittleEndian.Uint64(data)
+	head := strings.Replace(string(data[8:8+n]), old, new, 1)
+	if len(head) > int(n) {
+		head = strings.Replace(head, "  ", "", 1) // padding keeps the size
+	}
+	for len(head) < int(n) {
+		head += " "
+	}
+	copy(data[8:], head)
+	return os.WriteFile(p, data, 0o644)
+}
+
+// TestHostileText: empty, punctuation only, a megabyte, invalid UTF-8.
+func TestHostileText(t *testing.T) {
+	dir := t.TempDir()
+	if err := embeddingtest.Default.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	e, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	texts := []string{"", "?!.,;", strings.Repeat("deploy the release, ", 50_000), "\ufeff\xff\xfe\xfd", "\x00\x01\x02"}
+	vecs, err := e.Embed(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range vecs {
+		if c := cosine(v, v); c < 0.999 || c > 1.001 {
+			t.Errorf("%.20q: |v|² = %v, want a unit vector", texts[i], c)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := e.Embed(ctx, texts); err == nil {
+		t.Error("a cancelled embedding succeeded")
+	}
+}
+
+func FuzzSafetensors(f *testing.F) {
+	dir := f.TempDir()
+	if err := embeddingtest.Default.Write(dir); err != nil {
+		f.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "model.safetensors"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	n := binary.LittleEndian.Uint64(data)
+	f.Add(data[:8+n+64])
+	f.Add([]byte("\x10\x00\x00\x00\x00\x00\x00\x00{\"a\":{\"dtype\":\"F32\"}}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tensors, err := parseSafetensors(data)
+		if err != nil {
+			return
+		}
+		for _, tn := range tensors {
+			tn.floats(nil) // must stay within the data
+		}
+	})
+}

@@ -1,0 +1,120 @@
+package embedding
+
+import "math"
+
+// expf is e^x in single precision, to within a few units in the last place
+// (Cephes' expf): the softmax of attention calls it once per pair of tokens
+// per head, where math.Exp's double precision is wasted.
+func expf(x float32) float32 {
+	const (
+		log2e = 1.44269504088896341
+		ln2hi = 0.693359375
+		ln2lo = -2.12194440e-4
+	)
+	if x > 88.3762626647949 {
+		return float32(math.Inf(1))
+	}
+	if x < -87.3 {
+		return 0
+	}
+	// x = n·ln 2 + r, |r| ≤ ln 2 / 2; e^x = 2^n · e^r.
+	n := float32(math.Floor(float64(x*log2e + 0.5)))
+	r := x - n*ln2hi - n*ln2lo
+	p := float32(1.9875691500e-4)
+	p = p*r + 1.3981999507e-3
+	p = p*r + 8.3334519073e-3
+	p = p*r + 4.1665795894e-2
+	p = p*r + 1.6666665459e-1
+	p = p*r + 5.0000001201e-1
+	e := p*r*r + r + 1
+	return math.Float32frombits(math.Float32bits(e) + uint32(int32(n))<<23)
+}
+
+// gelu is BERT's activation, x·Φ(x) with the exact normal distribution.
+func gelu(x float32) float32 {
+	return 0.5 * x * (1 + erff(x*(1/math.Sqrt2)))
+}
+
+// erff is the error function to within 5e-7 (Abramowitz and Stegun
+// 7.1.26), three times as fast as math.Erf, which was a quarter of the
+// encoder's time.
+func erff(x float32) float32 {
+	const (
+		p  = 0.3275911
+		a1 = 0.254829592
+		a2 = -0.284496736
+		a3 = 1.421413741
+		a4 = -1.453152027
+		a5 = 1.061405429
+	)
+	ax := x
+	if ax < 0 {
+		ax = -ax
+	}
+	if ax > 4 {
+		ax = 4 // erf(4) is 1 in single precision
+	}
+	t := 1 / (1 + p*ax)
+	y := 1 - (((((a5*t+a4)*t+a3)*t+a2)*t+a1)*t)*expf(-ax*ax)
+	if x < 0 {
+		return -y
+	}
+	return y
+}
+
+// layerNorm normalises each row of x (rows of len(gamma) values) to zero
+// mean and unit variance, then scales and shifts it.
+func layerNorm(x, gamma, beta []float32, eps float32) {
+	h := len(gamma)
+	for off := 0; off+h <= len(x); off += h {
+		row := x[off : off+h : off+h]
+		var sum float32
+		for _, v := range row {
+			sum += v
+		}
+		mean := sum / float32(h)
+		var sq float32
+		for i, v := range row {
+			d := v - mean
+			row[i] = d
+			sq += d * d
+		}
+		inv := float32(1 / math.Sqrt(float64(sq/float32(h)+eps)))
+		for i, v := range row {
+			row[i] = v*inv*gamma[i] + beta[i]
+		}
+	}
+}
+
+// softmax turns row into probabilities in place.
+func softmax(row []float32) {
+	hi := float32(math.Inf(-1))
+	for _, v := range row {
+		hi = max(hi, v)
+	}
+	var sum float32
+	for i, v := range row {
+		e := expf(v - hi)
+		row[i] = e
+		sum += e
+	}
+	inv := 1 / sum
+	for i := range row {
+		row[i] *= inv
+	}
+}
+
+// normalize scales v to unit length; the zero vector stays zero.
+func normalize(v []float32) {
+	var sq float64
+	for _, x := range v {
+		sq += float64(x) * float64(x)
+	}
+	if sq == 0 {
+		return
+	}
+	inv := float32(1 / math.Sqrt(sq))
+	for i := range v {
+		v[i] *= inv
+	}
+}
