@@ -56,8 +56,11 @@ type Manifest struct {
 	Counts   Counts                `json:"counts"`
 	Fields   map[string]FieldStats `json:"fields"`
 	// Config is the project configuration the build used.
-	Config    Config     `json:"config"`
-	Documents []Document `json:"documents"`
+	Config Config `json:"config"`
+	// Embeddings, when set, says how the index's vectors (VectorsFile)
+	// were made.
+	Embeddings *Embeddings `json:"embeddings,omitempty"`
+	Documents  []Document  `json:"documents"`
 	// Attachments lists the attachment files compiled against, so that an
 	// incremental build knows when they change.
 	Attachments []string `json:"attachments,omitempty"`

@@ -7,6 +7,8 @@
 #   bench/scifact.sh                      default analysis and ranking
 #   bench/scifact.sh -- --k1 0.9 --b 0.4  extra kbq eval flags
 #   STEMMER=porter2 STOPWORDS=snowball bench/scifact.sh
+#   EMBED=all-MiniLM-L6-v2 bench/scifact.sh -- --mode hybrid
+#                                         with vectors (the model in $KBQ_MODELS)
 #
 # Exits 0 without measuring when the dataset is not there.
 set -euo pipefail
@@ -27,5 +29,5 @@ git init -q -b main
 "$work/bin/beir2kb" "$data/corpus.jsonl" .kb/corpus
 git add -A
 git -c user.name=bench -c user.email=bench@example.com commit -q -m scifact
-"$work/bin/kbc" build --no-global ${STEMMER:+--stemmer "$STEMMER"} ${STOPWORDS:+--stopwords "$STOPWORDS"}
+"$work/bin/kbc" build --no-global ${EMBED:+--embed "$EMBED"} ${STEMMER:+--stemmer "$STEMMER"} ${STOPWORDS:+--stopwords "$STOPWORDS"}
 "$work/bin/kbq" eval --beir "$data/queries.jsonl" "$data/qrels/train.tsv" "$@"

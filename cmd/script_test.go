@@ -20,6 +20,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/kbqdev/kbq/embedding/embeddingtest"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/kbccli"
 	"github.com/kbqdev/kbq/internal/kbqcli"
@@ -63,6 +64,7 @@ func TestScripts(t *testing.T) {
 				"KBQ_INDEX":           "",
 				"KBQ_HOME":            "",
 				"SOURCE_DATE_EPOCH":   "",
+				"KBQ_MODELS":          filepath.Join(home, "models"),
 			} {
 				env.Setenv(k, v)
 			}
@@ -77,6 +79,7 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"cmpdir":    cmpdir,
+			"tinymodel": tinyModel,
 			"validutf8": validUTF8,
 			"maxbytes":  maxBytes,
 			"exits":     exits,
@@ -171,4 +174,18 @@ func exits(ts *testscript.TestScript, neg bool, args []string) {
 	if code != want {
 		ts.Fatalf("%s exited %d, want %d", strings.Join(args[1:], " "), code, want)
 	}
+}
+
+// tinyModel writes a tiny BERT model to a directory: tinymodel DIR [SEED].
+func tinyModel(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: tinymodel DIR [SEED]")
+	}
+	m := embeddingtest.Default
+	if len(args) == 2 {
+		seed, err := strconv.ParseUint(args[1], 10, 64)
+		ts.Check(err)
+		m.Seed = seed
+	}
+	ts.Check(m.Write(ts.MkAbs(args[0])))
 }

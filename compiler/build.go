@@ -47,6 +47,8 @@ type Options struct {
 	// Config is the project configuration; nil means the source's own
 	// (ConfigPath). The fields above, when set, win over it.
 	Config *Config
+	// Embedder, when set, embeds every chunk for semantic search.
+	Embedder Embedder
 }
 
 // Resolve completes o for reading src: it loads src's configuration unless
@@ -120,6 +122,8 @@ type BuildOptions struct {
 	DirtyBuiltAt time.Time
 	// Progress, when set, is called as documents are compiled.
 	Progress func(done, total int)
+	// EmbedProgress, when set, is called as chunks are embedded.
+	EmbedProgress func(done, total int)
 }
 
 // BuildResult reports a build.
@@ -129,6 +133,7 @@ type BuildResult struct {
 	Indexed     int  // documents read and indexed by this build
 	Reused      int  // documents kept from the previous artifact
 	Skipped     int  // documents left out for errors (KeepGoing)
+	Embedded    int  // chunks embedded by this build
 	Incremental bool // the previous artifact was updated, not rebuilt
 	// FullReason says why a previous artifact was not updated but built
 	// anew ("" when it was updated, or there was none).
@@ -177,6 +182,8 @@ func Build(ctx context.Context, src Source, opts BuildOptions) (*BuildResult, er
 		if opts.Config.Diagnostics.Errors() > 0 && !opts.KeepGoing {
 			return nil, false, nil, ErrInvalid // a wrong setting would build the wrong artifact
 		}
+		// Vectors are reused by blob even when nothing else is.
+		vecPrev := prev
 		switch {
 		case prev == nil:
 		case opts.Full:
@@ -185,7 +192,7 @@ func Build(ctx context.Context, src Source, opts BuildOptions) (*BuildResult, er
 			prev, why = nil, fmt.Sprintf("the previous artifact was built by kbc %s or with other settings (%s, analysis, context files, size cap)", prev.m.CompilerVersion, ConfigPath)
 		}
 		res.FullReason = why
-		ib := &indexBuild{dir: dir, opts: opts, res: res, prev: prev}
+		ib := &indexBuild{dir: dir, opts: opts, res: res, prev: prev, vecPrev: vecPrev}
 		m, err := ib.run(ctx, got.l)
 		res.Manifest = m
 		if err != nil {
@@ -221,6 +228,10 @@ func buildKey(o Options) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s %d %s %+v %v %d %d/%d/%d %d %s\n", artifact.Format, artifact.FormatVersion, Version,
 		o.Analysis, o.ContextFiles, o.MaxFileSize, minChunk, maxChunk, maxOverlap, documentLayout, o.Config.Hash)
+	if o.Embedder != nil {
+		id := o.Embedder.Identity()
+		fmt.Fprintf(h, "embeddings %s %s %s %d\n", id.Provider, id.Model, id.Hash, id.Dims)
+	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }
 

@@ -27,6 +27,11 @@ type indexBuild struct {
 	opts BuildOptions
 	res  *BuildResult
 	prev *previous
+	// vecPrev is the previous artifact, whose vectors are reused by blob
+	// even when its index is not.
+	vecPrev *previous
+	texts   map[string][]string // blob → its chunks' texts, to embed
+	oldVecs oldVectors
 
 	facts  []docFacts
 	blobs  map[string]string // path → blob of every document read
@@ -65,6 +70,7 @@ func (b *indexBuild) run(ctx context.Context, l *listing) (*artifact.Manifest, e
 	b.writerSlot = make(chan struct{}, b.opts.Workers)
 	b.builders = make(chan *fieldBuilder, b.opts.Workers)
 	b.nextSeg = 1
+	defer b.openOldVectors()()
 
 	todo, reindex := l.docs, map[string]bool(nil)
 	if b.prev != nil {
@@ -79,7 +85,7 @@ func (b *indexBuild) run(ctx context.Context, l *listing) (*artifact.Manifest, e
 			// Nothing changed: the index stays; only the manifest is new.
 			b.res.Incremental, b.res.Reused = true, len(b.prev.m.Documents)
 			m := b.manifest(b.prev.m.Documents, b.prev.m.Attachments)
-			m.Index = b.prev.m.Index
+			m.Index, m.Embeddings = b.prev.m.Index, b.prev.m.Embeddings
 			return m, b.markDirty(m, l)
 		default:
 			b.res.Incremental = true
@@ -118,6 +124,7 @@ func (b *indexBuild) run(ctx context.Context, l *listing) (*artifact.Manifest, e
 			b.res.Skipped++
 			return nil
 		}
+		b.keepTexts(p.doc)
 		b.add(p.doc)
 		return nil
 	}
@@ -155,6 +162,9 @@ func (b *indexBuild) run(ctx context.Context, l *listing) (*artifact.Manifest, e
 	}
 	b.res.Indexed = len(docs) - b.res.Reused
 	m := b.manifest(docs, l.attachmentPaths())
+	if err := b.writeVectors(ctx, m); err != nil {
+		return nil, err
+	}
 	m.Index = indexName(m, b.nextSeg, snapshot)
 	return m, b.markDirty(m, l)
 }

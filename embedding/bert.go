@@ -77,6 +77,8 @@ type Encoder struct {
 	embNorm normParams
 	layers  []bertLayer
 
+	name, hash string
+
 	scratch sync.Pool
 	unmap   func() error
 }
@@ -102,7 +104,8 @@ type bertLayer struct {
 // ever converted.
 func Load(dir string) (*Encoder, error) {
 	var cfg bertConfig
-	if err := readJSON(filepath.Join(dir, ConfigFile), &cfg); err != nil {
+	configData, err := readJSON(filepath.Join(dir, ConfigFile), &cfg)
+	if err != nil {
 		return nil, err
 	}
 	if err := cfg.check(); err != nil {
@@ -137,18 +140,23 @@ func Load(dir string) (*Encoder, error) {
 		return nil, err
 	}
 	e.unmap = unmap
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir
+	}
+	e.name, e.hash = filepath.Base(abs), fingerprint(configData, data, raw)
 	return e, nil
 }
 
-func readJSON(path string, v any) error {
+func readJSON(path string, v any) ([]byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return missing(err)
+		return nil, missing(err)
 	}
 	if err := json.Unmarshal(data, v); err != nil {
-		return fmt.Errorf("%s: %v", path, err)
+		return nil, fmt.Errorf("%s: %v", path, err)
 	}
-	return nil
+	return data, nil
 }
 
 // missing explains a model file that is not there.

@@ -52,6 +52,7 @@ type seg struct {
 	unmap   func() error
 	text    *postings.Reader
 	stored  *storedReader
+	id      uint64
 	base    uint64
 	deleted *roaring.Bitmap
 }
@@ -75,7 +76,7 @@ func newEngine(dir string) (_ *engine, err error) {
 		if err != nil {
 			return nil, err
 		}
-		s.base, s.deleted = e.maxDoc, ss.Deleted
+		s.id, s.base, s.deleted = ss.ID, e.maxDoc, ss.Deleted
 		if s.deleted != nil && s.deleted.IsEmpty() {
 			s.deleted = nil
 		}

@@ -41,6 +41,11 @@ type EvalOptions struct {
 	Depth int
 	// Progress, when set, is called after each query.
 	Progress func(done, total int)
+	// Mode is the search mode; "" is the artifact's default.
+	Mode string
+	// Vectorize, when set, embeds a request's query for the semantic and
+	// hybrid modes.
+	Vectorize func(ctx context.Context, req *Request) error
 }
 
 // QueryScore is one query's metrics.
@@ -90,7 +95,13 @@ func (ix *Index) Evaluate(ctx context.Context, judgments []Judgment, opts EvalOp
 		if positives == 0 {
 			continue
 		}
-		resp, err := ix.Search(ctx, Request{Query: j.Query, N: opts.Depth, MaxTokens: math.MaxInt32 / bytesPerToken, Dir: j.Dir, AllScopes: j.AllScopes})
+		req := Request{Query: j.Query, N: opts.Depth, MaxTokens: math.MaxInt32 / bytesPerToken, Dir: j.Dir, AllScopes: j.AllScopes, Mode: opts.Mode}
+		if opts.Vectorize != nil {
+			if err := opts.Vectorize(ctx, &req); err != nil {
+				return nil, err
+			}
+		}
+		resp, err := ix.Search(ctx, req)
 		if err != nil {
 			return nil, fmt.Errorf("query %s: %w", j.ID, err)
 		}

@@ -38,6 +38,11 @@ var (
 type Ranking struct {
 	K1, B  float64
 	Boosts map[string]float64
+	// SemanticWeight, from 0 to 1, is the semantic channel's share of a
+	// hybrid score; 0 means DefaultSemanticWeight.
+	SemanticWeight float64
+	// Fusion is FusionRRF or FusionConvex; "" means DefaultFusion.
+	Fusion string
 }
 
 // DefaultRanking returns the default ranking parameters.
@@ -61,6 +66,11 @@ type Index struct {
 	docsOnce sync.Once
 	docs     []artifact.Document
 	docsErr  error
+
+	vecOnce  sync.Once
+	vecs     *artifact.Vectors
+	vecUnmap func() error
+	vecErr   error
 }
 
 // Open opens the artifact in dir.
@@ -137,6 +147,9 @@ func explainIndex(m *artifact.Manifest, indexDir string, err error) error {
 // Close releases the index.
 func (ix *Index) Close() error {
 	ix.engine.close()
+	if ix.vecUnmap != nil {
+		ix.vecUnmap()
+	}
 	return nil
 }
 

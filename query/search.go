@@ -32,6 +32,12 @@ type Request struct {
 	AllScopes bool
 	// Chunks returns every matching chunk instead of each document's best.
 	Chunks bool
+	// Mode is ModeHybrid, ModeLexical or ModeSemantic; "" is hybrid when
+	// the artifact has vectors, else lexical.
+	Mode string
+	// Vector is the query embedded by the artifact's model (see
+	// Manifest.Embeddings), for the semantic and hybrid modes.
+	Vector []float32
 }
 
 // Result is one search hit: a chunk of a document.
@@ -46,6 +52,9 @@ type Result struct {
 	Snippet string   `json:"snippet"`
 	Content string   `json:"content"`
 	Tags    []string `json:"tags"`
+	// Channels says which rankings found the result: lexical, semantic
+	// or both.
+	Channels []string `json:"channels"`
 
 	// Title is the document's title.
 	Title string `json:"-"`
@@ -101,6 +110,35 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 	selected, err := ix.selectedScopes(req.Scopes, parsed)
 	if err != nil {
 		return nil, err
+	}
+	switch mode := ix.Mode(req); mode {
+	case ModeLexical:
+	case ModeSemantic, ModeHybrid:
+		if ix.Manifest.Embeddings == nil {
+			return nil, fmt.Errorf("--mode %s: %w (build it with kbc build --embed MODEL)", mode, ErrNoVectors)
+		}
+		if req.Vector == nil {
+			return nil, fmt.Errorf("--mode %s: the query has no vector", mode)
+		}
+		var resp *Response
+		if mode == ModeSemantic {
+			resp, err = ix.searchSemantic(req, selected, req.N)
+		} else {
+			resp, err = ix.searchHybrid(ctx, req, selected)
+		}
+		if err != nil {
+			return nil, err
+		}
+		an := artifact.NewAnalyzer(ix.Manifest.Analysis)
+		plan := ix.plan(parsed, an)
+		for i := range resp.Results {
+			r := &resp.Results[i]
+			r.Snippet, r.Highlights = snippet(r.Content, plan, an)
+		}
+		resp.Trimmed = trimToBudget(resp, req.MaxTokens*bytesPerToken)
+		return resp, nil
+	default:
+		return nil, fmt.Errorf("unknown mode %q (want %s)", mode, strings.Join(Modes, ", "))
 	}
 	an := artifact.NewAnalyzer(ix.Manifest.Analysis)
 	plan := ix.plan(parsed, an)
@@ -437,6 +475,7 @@ func (ix *Index) rank(hits []hit, plan *plan, an *artifact.Analyzer, req Request
 		if h.Tags == nil {
 			h.Tags = []string{}
 		}
+		h.Channels = []string{ModeLexical}
 		out.top = append(out.top, h.Result)
 	}
 	return out

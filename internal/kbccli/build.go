@@ -21,6 +21,8 @@ type buildOptions struct {
 	format    string
 	stemmer   string
 	stopwords string
+	embed     string
+	noEmbed   bool
 }
 
 func newBuildCommand(s *cli.Streams, g *globalOptions) *cli.Command {
@@ -72,6 +74,8 @@ EXAMPLES:
 			&cli.StringFlag{Name: "stemmer", Usage: "stem English words with `NAME`: porter, porter2 or none", Value: artifact.DefaultAnalysis.Stemmer, Destination: &o.stemmer},
 			&cli.StringFlag{Name: "stopwords", Usage: "drop the stop words of `LIST`: lucene, snowball or none", Value: artifact.DefaultAnalysis.Stopwords, Destination: &o.stopwords},
 			&cli.StringFlag{Name: "format", Usage: "diagnostics as `FORMAT`: text, github or json", Value: "text", Destination: &o.format},
+			&cli.StringFlag{Name: "embed", Usage: "embed every chunk for semantic search with the model in `DIR` (or of that name in $KBQ_MODELS)", Destination: &o.embed},
+			&cli.BoolFlag{Name: "no-embed", Usage: "build without vectors, whatever the configuration says", Destination: &o.noEmbed},
 		),
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
@@ -90,10 +94,21 @@ func runBuild(c *cli.Context, s *cli.Streams, g *globalOptions, o *buildOptions)
 	if !analysis.Valid() {
 		return cli.Usagef("--stemmer %q or --stopwords %q: want porter, porter2 or none, and lucene, snowball or none", o.stemmer, o.stopwords)
 	}
+	if o.embed != "" && o.noEmbed {
+		return cli.Usagef("--embed and --no-embed contradict each other")
+	}
 	o.source.fromContext(c)
 	src, err := openSource(s, g.workDir(), &o.source)
 	if err != nil {
 		return err
+	}
+	if o.embed != "" {
+		e, closeModel, err := openEmbedder(s, o.embed)
+		if err != nil {
+			return err
+		}
+		defer closeModel()
+		src.options.Embedder = e
 	}
 	_, err = compile(c.Context, s, src, compileSettings{
 		out: o.out, analysis: analysis, keepGoing: o.keepGoing, full: o.full, verbose: o.verbose,
@@ -143,8 +158,14 @@ func compile(ctx context.Context, s *cli.Streams, src *source, set compileSettin
 	}
 	progress := cli.NewProgress(s, "compiling")
 	opts.Progress = progress.Update
+	embedding := cli.NewProgress(s, "embedding")
+	opts.EmbedProgress = func(done, total int) {
+		progress.Done()
+		embedding.Update(done, total)
+	}
 	res, err := compiler.Build(ctx, src.snapshot, opts)
 	progress.Done()
+	embedding.Done()
 	if res != nil {
 		if werr := writeDiagnostics(set.diagnostics, set.format, res.Diagnostics); werr != nil {
 			return nil, werr
@@ -169,6 +190,9 @@ func compile(ctx context.Context, s *cli.Streams, src *source, set compileSettin
 	}
 	if res.Skipped > 0 {
 		fmt.Fprintf(s.Err, ", %d skipped", res.Skipped)
+	}
+	if m.Embeddings != nil {
+		fmt.Fprintf(s.Err, ", %d embedded with %s", res.Embedded, m.Embeddings.Model)
 	}
 	fmt.Fprintf(s.Err, " in %.2fs\n", time.Since(start).Seconds())
 	return res, nil

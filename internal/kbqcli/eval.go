@@ -2,6 +2,7 @@ package kbqcli
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -26,6 +27,9 @@ type evalOptions struct {
 	json    bool
 	worst   int
 	k1, b   float64
+	mode    string
+	fusion  string
+	weight  float64
 }
 
 func newEvalCommand(s *cli.Streams) *cli.Command {
@@ -65,13 +69,19 @@ them by measurement.
 			&cli.FloatFlag{Name: "k1", Usage: "BM25 term saturation `K1`", Value: query.DefaultK1, Destination: &o.k1},
 			&cli.FloatFlag{Name: "b", Usage: "BM25 length normalization `B`", Value: query.DefaultB, Destination: &o.b},
 			&cli.StringSliceFlag{Name: "boost", Usage: "weigh `FIELD=X` (title, heading, tags or body) X times (repeatable)"},
+			&cli.StringFlag{Name: "fusion", Usage: "fuse hybrid rankings by `WAY`: rrf (reciprocal rank) or convex (scaled scores)", Value: query.DefaultFusion, Destination: &o.fusion},
+			&cli.FloatFlag{Name: "semantic-weight", Usage: "give the semantic ranking `W` (0 to 1) of a hybrid score", Value: query.DefaultSemanticWeight, Destination: &o.weight},
+			&cli.StringFlag{Name: "mode", Usage: "search in `MODE`: hybrid, lexical or semantic (default: hybrid when the artifact has vectors)", Destination: &o.mode},
 		},
 		Action: func(c *cli.Context) error { return runEval(c, s, o) },
 	}
 }
 
 func runEval(c *cli.Context, s *cli.Streams, o *evalOptions) error {
-	ranking := query.Ranking{K1: o.k1, B: o.b, Boosts: maps.Clone(query.DefaultBoosts)}
+	ranking := query.Ranking{K1: o.k1, B: o.b, Boosts: maps.Clone(query.DefaultBoosts), Fusion: o.fusion, SemanticWeight: o.weight}
+	if o.fusion != query.FusionRRF && o.fusion != query.FusionConvex || o.weight <= 0 || o.weight > 1 {
+		return cli.Usagef("--fusion %q --semantic-weight %g: want rrf or convex, and a weight above 0 and at most 1", o.fusion, o.weight)
+	}
 	for _, kv := range c.StringSlice("boost") {
 		field, value, ok := strings.Cut(kv, "=")
 		x, err := strconv.ParseFloat(value, 64)
@@ -105,8 +115,14 @@ func runEval(c *cli.Context, s *cli.Streams, o *evalOptions) error {
 	if o.docID == "" && o.beir {
 		o.docID = "stem"
 	}
+	if o.mode != "" && !slices.Contains(query.Modes, o.mode) {
+		return cli.Usagef("--mode %q: want %s", o.mode, strings.Join(query.Modes, ", "))
+	}
+	vectorize := func(ctx context.Context, req *query.Request) error {
+		return answer.Vectorize(ctx, ix, s.Getenv, req)
+	}
 	progress := cli.NewProgress(s, "evaluating")
-	res, err := ix.Evaluate(c.Context, judgments, query.EvalOptions{DocID: o.docID, Progress: progress.Update})
+	res, err := ix.Evaluate(c.Context, judgments, query.EvalOptions{DocID: o.docID, Progress: progress.Update, Mode: o.mode, Vectorize: vectorize})
 	progress.Done()
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package kbqcli
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/kbqdev/kbq/internal/answer"
@@ -18,6 +19,7 @@ type searchOptions struct {
 	dir       string
 	allScopes bool
 	chunks    bool
+	mode      string
 	out       formatFlags
 }
 
@@ -72,6 +74,7 @@ EXAMPLES:
 			&cli.StringFlag{Name: "dir", Usage: "query from `DIR`: its scopes are in force (default: the current directory)", Destination: &o.dir},
 			&cli.BoolFlag{Name: "all-scopes", Usage: "search every scope, without shadowing", Destination: &o.allScopes},
 			&cli.BoolFlag{Name: "chunks", Usage: "show every matching chunk, not each document's best", Destination: &o.chunks},
+			&cli.StringFlag{Name: "mode", Usage: "rank by `MODE`: hybrid (words and meaning, the default with vectors), lexical (words) or semantic (meaning)", Destination: &o.mode},
 		}, o.out.flags()...),
 		Action: func(c *cli.Context) error { return runSearch(c, s, o) },
 	}
@@ -98,10 +101,17 @@ func runSearch(c *cli.Context, s *cli.Streams, o *searchOptions) error {
 	if err != nil {
 		return err
 	}
-	resp, err := ix.Search(c.Context, query.Request{
+	if o.mode != "" && !slices.Contains(query.Modes, o.mode) {
+		return cli.Usagef("--mode %q: want %s", o.mode, strings.Join(query.Modes, ", "))
+	}
+	req := query.Request{
 		Query: q, N: o.n, MaxTokens: o.maxTokens, Dir: dir, AllScopes: o.allScopes, Chunks: o.chunks,
-		Kinds: c.StringSlice("kind"), Tags: c.StringSlice("tag"), Scopes: c.StringSlice("scope"),
-	})
+		Kinds: c.StringSlice("kind"), Tags: c.StringSlice("tag"), Scopes: c.StringSlice("scope"), Mode: o.mode,
+	}
+	if err := answer.Vectorize(c.Context, ix.Index, s.Getenv, &req); err != nil {
+		return err
+	}
+	resp, err := ix.Search(c.Context, req)
 	if err != nil {
 		return err
 	}

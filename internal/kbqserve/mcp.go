@@ -37,6 +37,8 @@ type tools struct {
 	live  *query.Live
 	dir   string
 	root  string // the repository's working tree, absolute; "" when unknown
+	// getenv finds the models that embed queries ($KBQ_MODELS).
+	getenv func(string) string
 	// unavailable, when set, is why no artifact can be served at all (no
 	// repository and no --index); every tool call returns it.
 	unavailable error
@@ -52,6 +54,7 @@ type searchArgs struct {
 	Scope     string `json:"scope,omitempty" jsonschema:"only documents of this scope and below, from wherever the question is asked: global, project or a directory such as services/api"`
 	AllScopes bool   `json:"all_scopes,omitempty" jsonschema:"search every scope, not only those in force for dir, without shadowing"`
 	Chunks    bool   `json:"chunks,omitempty" jsonschema:"return every matching chunk, not only each document's best"`
+	Mode      string `json:"mode,omitempty" jsonschema:"rank by hybrid (words and meaning: the default when the knowledge base has vectors), lexical (words) or semantic (meaning)"`
 }
 
 type getArgs struct {
@@ -180,12 +183,14 @@ func (t *tools) searchRequest(in searchArgs) (query.Request, error) {
 		return query.Request{}, fmt.Errorf("%w: max_tokens must be positive", errArgs)
 	case in.Kind != "" && !slices.Contains(artifact.Kinds, in.Kind):
 		return query.Request{}, fmt.Errorf("%w: kind must be one of %s", errArgs, strings.Join(artifact.Kinds, ", "))
+	case in.Mode != "" && !slices.Contains(query.Modes, in.Mode):
+		return query.Request{}, fmt.Errorf("%w: mode must be one of %s", errArgs, strings.Join(query.Modes, ", "))
 	}
 	dir, err := t.dirArg(in.Dir)
 	if err != nil {
 		return query.Request{}, err
 	}
-	req := query.Request{Query: q, N: in.N, MaxTokens: in.MaxTokens, Dir: dir, AllScopes: in.AllScopes, Chunks: in.Chunks}
+	req := query.Request{Query: q, N: in.N, MaxTokens: in.MaxTokens, Dir: dir, AllScopes: in.AllScopes, Chunks: in.Chunks, Mode: in.Mode}
 	if in.Kind != "" {
 		req.Kinds = []string{in.Kind}
 	}
@@ -208,6 +213,9 @@ func (t *tools) search(ctx context.Context, _ *mcp.CallToolRequest, in searchArg
 		return nil, nil, err
 	}
 	defer release()
+	if err := answer.Vectorize(ctx, ix, t.getenv, &req); err != nil {
+		return nil, nil, err
+	}
 	resp, err := ix.Search(ctx, req)
 	if err != nil {
 		return nil, nil, err
@@ -339,7 +347,7 @@ func serverTools(s *cli.Streams, indexDir string) *tools {
 	if err != nil {
 		rel = ""
 	}
-	return &tools{usage: answer.NewUsage(s), live: query.NewLive(dir, query.DefaultRanking()), dir: rel, root: root}
+	return &tools{usage: answer.NewUsage(s), live: query.NewLive(dir, query.DefaultRanking()), dir: rel, root: root, getenv: s.Getenv}
 }
 
 // acquire returns the current index and its release function.

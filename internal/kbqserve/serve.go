@@ -48,7 +48,7 @@ func newServeCommand(s *cli.Streams) *cli.Command {
 		UsageText: "kbq serve [--addr 127.0.0.1:7419] [--allow-remote] [--allow-origin URL]",
 		Description: `Serves the artifact over HTTP:
 
-   GET /search?q=&n=&dir=&kind=&tag=&scope=&max_tokens=&chunks=&all_scopes=
+   GET /search?q=&n=&dir=&kind=&tag=&scope=&max_tokens=&chunks=&all_scopes=&mode=
    GET /get?topic=            (or path= or ref=; memory:ID works too)
    GET /list?kind=&tag=&scope=
    GET /context?dir=&wrap=
@@ -246,7 +246,7 @@ func boolParam(q url.Values, name string) bool {
 func (a *httpAPI) search(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	in := searchArgs{Query: q.Get("q"), Kind: q.Get("kind"), Tag: q.Get("tag"), Dir: q.Get("dir"), Scope: q.Get("scope"),
-		Chunks: boolParam(q, "chunks"), AllScopes: boolParam(q, "all_scopes")}
+		Chunks: boolParam(q, "chunks"), AllScopes: boolParam(q, "all_scopes"), Mode: q.Get("mode")}
 	var err error
 	if in.N, err = intParam(q, "n"); err != nil {
 		fail(w, err)
@@ -270,6 +270,10 @@ func (a *httpAPI) search(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
+	if err := answer.Vectorize(r.Context(), ix, a.t.getenv, &req); err != nil {
+		fail(w, err)
+		return
+	}
 	resp, err := ix.Search(r.Context(), req)
 	if err != nil {
 		fail(w, err)

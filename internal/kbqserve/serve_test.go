@@ -73,7 +73,7 @@ func TestMCPTools(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	if strings.Join(keys, " ") != "content heading kind lines path scope score snippet tags topic" {
+	if strings.Join(keys, " ") != "channels content heading kind lines path scope score snippet tags topic" {
 		t.Errorf("result fields %v, want those of kbq search --json", keys)
 	}
 	if first["path"] != ".kb/deploy.md" || !strings.Contains(mcptest.Text(res), "## 1. Deploying") {
