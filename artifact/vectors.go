@@ -24,7 +24,7 @@ type Embeddings struct {
 	// Model names the model: a local model's directory name, or the
 	// endpoint's model.
 	Model string `json:"model"`
-	// Hash identifies a local model's files (see embedding.Fingerprint).
+	// Hash identifies a local model's files (embedding.Info.Hash).
 	Hash string `json:"hash,omitempty"`
 	// Dims is the length of the vectors.
 	Dims int `json:"dims"`
@@ -39,7 +39,7 @@ func (e Embeddings) Same(o Embeddings) bool {
 
 // Quantize stores v as int8 values with one scale (the largest magnitude
 // over 127), appending scale and values to dst: a quarter of the size of
-// float32, and ranking SciFact as float32 vectors do.
+// float32.
 func Quantize(dst []byte, v []float32) []byte {
 	var hi float32
 	for _, x := range v {

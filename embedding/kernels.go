@@ -31,7 +31,7 @@ func (w *matrix) mulT(m int, a []float32, c []float32, ldc int, workers int) {
 	_ = c[(m-1)*ldc+w.rows-1]
 	columns(m, w.rows, k, workers, func(j0, j1 int) {
 		j := j0
-		if useAVX2 && useF16C && k%8 == 0 {
+		if useAVX2 && hasF16C() && k%8 == 0 {
 			for ; j+4 <= j1; j += 4 {
 				for i := range tiles(m) {
 					kernel3x4h(k, &a[i*k], k, &w.f16[j*k*2], k, &c[i*ldc+j], ldc)
@@ -178,7 +178,7 @@ func dot(x, y []float32) float32 {
 func halfToFloat(dst []float32, src []byte) {
 	n := min(len(dst), len(src)/2)
 	i := 0
-	if useF16C && n >= 8 {
+	if n >= 8 && hasF16C() {
 		i = n &^ 7
 		halfToFloatF16C(&dst[0], &src[0], i)
 	}

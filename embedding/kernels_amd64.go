@@ -1,12 +1,18 @@
 package embedding
 
-import "golang.org/x/sys/cpu"
+import (
+	"sync"
+
+	"golang.org/x/sys/cpu"
+)
 
 // The vector kernels need AVX2 and FMA; every processor with both also
-// converts half floats (F16C), which cpuidF16C confirms.
+// converts half floats (F16C), which cpuidF16C confirms when the first
+// model is read rather than at start-up: kbq links this package, and
+// CPUID traps to the hypervisor in a virtual machine.
 var (
 	useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
-	useF16C = useAVX2 && cpuidF16C()
+	hasF16C = sync.OnceValue(func() bool { return useAVX2 && cpuidF16C() })
 )
 
 // kernel3x4 sets the 3×4 block of c at c to the products of the three rows

@@ -2,10 +2,9 @@
 
 package embedding
 
-const (
-	useAVX2 = false
-	useF16C = false
-)
+const useAVX2 = false
+
+func hasF16C() bool { return false }
 
 func kernel3x4(k int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int) {
 	panic("embedding: no vector kernel on this architecture")

@@ -151,3 +151,25 @@ func FuzzSafetensors(f *testing.F) {
 		}
 	})
 }
+
+// TestInstall links a model directory into the models directory by its
+// name, again without complaint, and refuses another model of that name.
+func TestInstall(t *testing.T) {
+	models, dir, other := t.TempDir(), filepath.Join(t.TempDir(), "tiny"), filepath.Join(t.TempDir(), "tiny")
+	for _, d := range []string{dir, other} {
+		if err := embeddingtest.Default.Write(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		if name, err := Install(models, dir); err != nil || name != "tiny" {
+			t.Fatalf("Install: %q, %v", name, err)
+		}
+	}
+	if found, err := Find(models, "tiny"); err != nil || found != filepath.Join(models, "tiny") {
+		t.Fatalf("Find: %q, %v", found, err)
+	}
+	if _, err := Install(models, other); err == nil || !strings.Contains(err.Error(), "already holds another model called tiny") {
+		t.Errorf("a second model of the same name: %v", err)
+	}
+}

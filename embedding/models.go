@@ -53,8 +53,8 @@ func Find(models, name string) (string, error) {
 }
 
 // Install makes the model in dir available by its name in models, as a
-// link to dir, unless a model of that name is there already. It returns
-// the model's name.
+// link to dir, unless that name is taken: by dir itself, which is fine,
+// or by another model, which is an error. It returns the model's name.
 func Install(models, dir string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -63,6 +63,11 @@ func Install(models, dir string) (string, error) {
 	name := filepath.Base(abs)
 	link := filepath.Join(models, name)
 	if _, err := os.Lstat(link); err == nil {
+		have, err1 := filepath.EvalSymlinks(link)
+		want, err2 := filepath.EvalSymlinks(abs)
+		if err1 != nil || err2 != nil || have != want {
+			return "", fmt.Errorf("%s already holds another model called %s: remove it, or rename the directory %s", models, name, abs)
+		}
 		return name, nil
 	}
 	if err := os.MkdirAll(models, 0o755); err != nil {
@@ -74,7 +79,7 @@ func Install(models, dir string) (string, error) {
 	return name, nil
 }
 
-// Fingerprint identifies a model by its files, cheaply enough to check at
+// fingerprint identifies a model by its files, cheaply enough to check at
 // every query: all of config.json, tokenizer.json and the weights' header,
 // the weights' size, and 256 samples of 4 KiB spread over the weights,
 // which fine-tuning changes throughout.

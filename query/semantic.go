@@ -203,7 +203,6 @@ func (ix *Index) searchHybrid(ctx context.Context, req Request, selected bool) (
 	type fused struct {
 		Result
 		score float64
-		order int
 	}
 	key := func(r Result) string {
 		if req.Chunks {
@@ -227,7 +226,7 @@ func (ix *Index) searchHybrid(ctx context.Context, req Request, selected bool) (
 		for rank, r := range channel.Results {
 			f, ok := byKey[key(r)]
 			if !ok {
-				f = &fused{Result: r, order: len(all)}
+				f = &fused{Result: r}
 				f.Channels = nil
 				byKey[key(r)] = f
 				all = append(all, f)
