@@ -26,6 +26,11 @@ type Embeddings struct {
 	Model string `json:"model"`
 	// Hash identifies a local model's files (embedding.Info.Hash).
 	Hash string `json:"hash,omitempty"`
+	// URL is an endpoint's base, where kbq embeds queries too.
+	URL string `json:"url,omitempty"`
+	// KeyEnv names the environment variable that holds the endpoint's key,
+	// when the configuration names one.
+	KeyEnv string `json:"key_env,omitempty"`
 	// Dims is the length of the vectors.
 	Dims int `json:"dims"`
 	// Quantization is how vectors are stored: "int8", each with a scale.
@@ -34,7 +39,7 @@ type Embeddings struct {
 
 // Same reports whether vectors made as e and as o can be compared.
 func (e Embeddings) Same(o Embeddings) bool {
-	return e.Provider == o.Provider && e.Model == o.Model && e.Hash == o.Hash && e.Dims == o.Dims
+	return e.Provider == o.Provider && e.Model == o.Model && e.Hash == o.Hash && e.URL == o.URL && e.Dims == o.Dims
 }
 
 // Quantize stores v as int8 values with one scale (the largest magnitude

@@ -6,16 +6,21 @@ package cmd_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -78,11 +83,12 @@ func TestScripts(t *testing.T) {
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"cmpdir":    cmpdir,
-			"tinymodel": tinyModel,
-			"validutf8": validUTF8,
-			"maxbytes":  maxBytes,
-			"exits":     exits,
+			"cmpdir":      cmpdir,
+			"tinymodel":   tinyModel,
+			"embedserver": embedServer,
+			"validutf8":   validUTF8,
+			"maxbytes":    maxBytes,
+			"exits":       exits,
 		},
 	})
 }
@@ -188,4 +194,55 @@ func tinyModel(ts *testscript.TestScript, neg bool, args []string) {
 		m.Seed = seed
 	}
 	ts.Check(m.Write(ts.MkAbs(args[0])))
+}
+
+// embedServer starts an OpenAI-compatible embeddings endpoint for the
+// script, at $EMBED_URL/v1: a vector counts the words of a text, hashed
+// into 16 dimensions. $EMBED_URL/auth/v1 wants the key "sekret";
+// $EMBED_URL/broken/v1 answers one vector too few for more than one text.
+func embedServer(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: embedserver")
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/v1/embeddings") {
+			http.NotFound(w, r)
+			return
+		}
+		if strings.HasPrefix(r.URL.Path, "/auth/") && r.Header.Get("Authorization") != "Bearer sekret" {
+			http.Error(w, `{"error":{"message":"invalid api key"}}`, http.StatusUnauthorized)
+			return
+		}
+		var req struct {
+			Model string   `json:"model"`
+			Input []string `json:"input"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || req.Model != "fake-words" {
+			http.Error(w, `{"error":"model not found"}`, http.StatusNotFound)
+			return
+		}
+		type item struct {
+			Index     int       `json:"index"`
+			Embedding []float64 `json:"embedding"`
+		}
+		var resp struct {
+			Data []item `json:"data"`
+		}
+		for i, text := range req.Input {
+			v := make([]float64, 16)
+			v[15] = 0.01
+			for _, w := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) }) {
+				h := fnv.New32a()
+				h.Write([]byte(w))
+				v[h.Sum32()%15]++
+			}
+			resp.Data = append(resp.Data, item{i, v})
+		}
+		if strings.HasPrefix(r.URL.Path, "/broken/") && len(resp.Data) > 1 {
+			resp.Data = resp.Data[1:]
+		}
+		json.NewEncoder(w).Encode(resp)
+	}))
+	ts.Defer(srv.Close)
+	ts.Setenv("EMBED_URL", srv.URL)
 }

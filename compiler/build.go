@@ -49,6 +49,10 @@ type Options struct {
 	Config *Config
 	// Embedder, when set, embeds every chunk for semantic search.
 	Embedder Embedder
+	// OpenEmbedder, when set and Embedder is not, opens the embedder of a
+	// build once the configuration is read: it is given the embeddings
+	// section (nil when there is none) and returns nil for none.
+	OpenEmbedder func(*EmbeddingsConfig) (Embedder, error)
 }
 
 // Resolve completes o for reading src: it loads src's configuration unless
@@ -165,6 +169,16 @@ func Build(ctx context.Context, src Source, opts BuildOptions) (*BuildResult, er
 				listing <- listed{nil, err}
 				return
 			}
+			if opts.Embedder == nil && opts.OpenEmbedder != nil && (opts.Config.Diagnostics.Errors() == 0 || opts.KeepGoing) {
+				embedder, err := opts.OpenEmbedder(opts.Config.Embeddings)
+				if err != nil {
+					listing <- listed{nil, err}
+					return
+				}
+				if embedder != nil {
+					opts.Embedder = embedder
+				}
+			}
 			digestKnowledge(src, opts.ContextFiles)
 			l, err := collect(src, &opts.Options)
 			listing <- listed{l, err}
@@ -230,7 +244,7 @@ func buildKey(o Options) string {
 		o.Analysis, o.ContextFiles, o.MaxFileSize, minChunk, maxChunk, maxOverlap, documentLayout, o.Config.Hash)
 	if o.Embedder != nil {
 		id := o.Embedder.Identity()
-		fmt.Fprintf(h, "embeddings %s %s %s %d\n", id.Provider, id.Model, id.Hash, id.Dims)
+		fmt.Fprintf(h, "embeddings %s %s %s %s %d\n", id.Provider, id.Model, id.Hash, id.URL, id.Dims)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16]
 }

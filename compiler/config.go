@@ -44,6 +44,9 @@ type Config struct {
 	Ignore []string
 	// Secrets are findings of the secret guard that are not secrets.
 	Secrets []SecretAllowance
+	// Embeddings, when set, turn on semantic search: kbc build embeds
+	// every chunk.
+	Embeddings *EmbeddingsConfig
 	// Diagnostics are the problems found in the file.
 	Diagnostics Diagnostics
 
@@ -147,6 +150,8 @@ func ParseConfig(data []byte) *Config {
 			c.ignore = gitsource.NewIgnore(c.Ignore)
 		case "secrets":
 			p.mapping(v, "secrets", []string{"allow"}, func(_ string, v *yaml.Node) { p.allowances(v) })
+		case "embeddings":
+			p.embeddings(v)
 		}
 	})
 	c.Diagnostics.Sort()
@@ -154,7 +159,7 @@ func ParseConfig(data []byte) *Config {
 }
 
 // configKeys are the settings of the top level, in the order documented.
-var configKeys = []string{"context_files", "max_file_size", "budgets", "ignore", "secrets"}
+var configKeys = []string{"context_files", "max_file_size", "budgets", "ignore", "secrets", "embeddings"}
 
 // Ignored reports whether the configuration leaves the repository file at
 // path out of builds.

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/compiler"
@@ -45,8 +46,29 @@ secrets:
 	if len(c.Secrets) != 3 || c.Secrets[1].Rule != "aws access key" || c.Secrets[2].Pattern == nil {
 		t.Errorf("secrets %+v", c.Secrets)
 	}
+	if c.Embeddings != nil {
+		t.Errorf("embeddings %+v in a configuration without any", c.Embeddings)
+	}
 	if c.Hash == "" || compiler.ParseConfig([]byte("ignore: [x]\n")).Hash == c.Hash {
 		t.Error("the hash does not identify the file")
+	}
+}
+
+func TestParseEmbeddingsConfig(t *testing.T) {
+	for _, tt := range []struct {
+		yaml string
+		want compiler.EmbeddingsConfig
+	}{
+		{"embeddings:\n  model: all-MiniLM-L6-v2\n", compiler.EmbeddingsConfig{Provider: "local", Model: "all-MiniLM-L6-v2"}},
+		{"embeddings:\n  url: http://localhost:11434/v1\n  model: nomic-embed-text\n  batch_size: 16\n  timeout: 2m\n",
+			compiler.EmbeddingsConfig{Provider: "openai", Model: "nomic-embed-text", URL: "http://localhost:11434/v1", Batch: 16, Timeout: 2 * time.Minute}},
+		{"embeddings:\n  provider: openai\n  model: text-embedding-3-small\n  key_env: OPENAI_API_KEY\n",
+			compiler.EmbeddingsConfig{Provider: "openai", Model: "text-embedding-3-small", KeyEnv: "OPENAI_API_KEY"}},
+	} {
+		c := compiler.ParseConfig([]byte(tt.yaml))
+		if len(c.Diagnostics) > 0 || c.Embeddings == nil || *c.Embeddings != tt.want {
+			t.Errorf("%q: embeddings %+v (diagnostics %v), want %+v", tt.yaml, c.Embeddings, c.Diagnostics, tt.want)
+		}
 	}
 }
 
@@ -78,6 +100,17 @@ func TestConfigErrorsHavePositions(t *testing.T) {
 			`7:3: unknown key in secrets "deny"`}},
 		{"duplicate key", "ignore: [a]\nbudgets:\n  total: 1KiB\n  total: 2KiB\nignore: [b]\n", []string{`4:3: "total" is set twice (first on line 3)`, `5:1: "ignore" is set twice (first on line 1)`}},
 		{"binary", "ignore: [a]\x00\n", []string{"1:12: binary file"}},
+		{"bad embeddings", "embeddings:\n  provider: ollama\n  url: localhost:11434\n  key_env: sk-abc123\n  batch_size: 0\n  timeout: soon\n  dims: 3\n", []string{
+			`2:13: embeddings.provider: "ollama" is not a provider`,
+			`3:8: embeddings.url: "localhost:11434" is not an http:// or https:// URL`,
+			"4:12: embeddings.key_env names the environment variable that holds the key",
+			`5:15: embeddings.batch_size: "0" is not a number of texts from 1 to 2048`,
+			`6:12: embeddings.timeout: "soon" is not a duration`,
+			`7:3: unknown key in embeddings "dims"`}},
+		{"local embeddings without a model", "embeddings: {provider: local}\n", []string{"1:13: embeddings: name the model"}},
+		{"local embeddings by path", "embeddings:\n  model: ../models/mini\n", []string{`2:3: embeddings.model: "../models/mini" is a path`}},
+		{"local embeddings with an endpoint's settings", "embeddings:\n  model: mini\n  provider: local\n  timeout: 1s\n", []string{"4:12: embeddings.timeout is a setting of the openai provider"}},
+		{"embeddings as a string", "embeddings: all-MiniLM-L6-v2\n", []string{`1:13: embeddings must be a mapping of provider, model`}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := compiler.ParseConfig([]byte(tt.yaml))

@@ -11,6 +11,27 @@ import (
 	"github.com/kbqdev/kbq/query"
 )
 
+// An Embedder embeds queries for the semantic channel of a search, with
+// the model the artifact's vectors were made by.
+type Embedder struct {
+	Getenv func(string) string
+	// Net does what needs the network: kbq hands it to kbq-serve, which
+	// does it itself.
+	Net Network
+	// Warn, when set, is told why a search that would have been hybrid by
+	// default is lexical: the semantic channel could not run. Without it,
+	// that is an error.
+	Warn func(error)
+}
+
+// Network embeds queries with an endpoint and downloads models.
+type Network interface {
+	// EmbedQuery embeds text with the OpenAI-compatible endpoint id names.
+	EmbedQuery(ctx context.Context, id artifact.Embeddings, text string) ([]float32, error)
+	// FetchModel downloads the catalog's model called name into models.
+	FetchModel(ctx context.Context, models, name string) error
+}
+
 // encoders keeps the models a process has loaded, by directory: a server
 // loads each once.
 var encoders struct {
@@ -18,39 +39,71 @@ var encoders struct {
 	byDir map[string]*embedding.Encoder
 }
 
-// Vectorize embeds req's query with the artifact's model when its mode
-// needs a vector. The model is found by name in the models directory and
-// must be the one the artifact's vectors were made with.
-func Vectorize(ctx context.Context, ix *query.Index, getenv func(string) string, req *query.Request) error {
+// Vectorize embeds req's query when its mode needs a vector. When the mode
+// is hybrid by default and no vector can be had, the search goes on
+// lexically and e.Warn is told why; a mode asked for is an error.
+func (e Embedder) Vectorize(ctx context.Context, ix *query.Index, req *query.Request) error {
 	if ix.Mode(*req) == query.ModeLexical || req.Vector != nil {
 		return nil
 	}
-	want := ix.Manifest.Embeddings
-	if want == nil {
-		return fmt.Errorf("--mode %s: %w; build one with vectors (kbc build --embed MODEL), or search with --mode lexical", req.Mode, query.ErrNoVectors)
-	}
-	e, err := encoder(getenv, *want)
+	v, err := e.vector(ctx, ix.Manifest.Embeddings, req)
 	if err != nil {
-		return err
+		if req.Mode != "" || e.Warn == nil || ctx.Err() != nil {
+			return err
+		}
+		e.Warn(err)
+		req.Mode = query.ModeLexical
+		return nil
 	}
-	vecs, err := e.Embed(ctx, []string{req.Query})
-	if err != nil {
-		return err
-	}
-	req.Vector = vecs[0]
+	req.Vector = v
 	return nil
 }
 
-// encoder opens, or finds open, the model the artifact names.
-func encoder(getenv func(string) string, want artifact.Embeddings) (*embedding.Encoder, error) {
-	if want.Provider != "local" {
-		return nil, fmt.Errorf("the artifact's vectors come from provider %q, which this kbq cannot query; search with --mode lexical", want.Provider)
+func (e Embedder) vector(ctx context.Context, want *artifact.Embeddings, req *query.Request) ([]float32, error) {
+	if want == nil {
+		return nil, fmt.Errorf("--mode %s: %w; build one with vectors (kbc build --embed MODEL), or search with --mode lexical", req.Mode, query.ErrNoVectors)
 	}
-	models, err := embedding.ModelsDir(getenv)
+	switch want.Provider {
+	case "local":
+	case "openai":
+		if e.Net == nil {
+			return nil, fmt.Errorf("the artifact's vectors come from the endpoint %s, which this program cannot reach; search with --mode lexical", want.URL)
+		}
+		v, err := e.Net.EmbedQuery(ctx, *want, req.Query)
+		if err == nil && len(v) != want.Dims {
+			err = fmt.Errorf("the endpoint %s gave a vector of %d values for the query, where the artifact's have %d: it serves another model; rebuild the artifact", want.URL, len(v), want.Dims)
+		}
+		return v, err
+	default:
+		return nil, fmt.Errorf("the artifact's vectors come from provider %q, which this kbq does not know; search with --mode lexical, or upgrade kbq", want.Provider)
+	}
+	enc, err := e.encoder(ctx, *want)
+	if err != nil {
+		return nil, err
+	}
+	vecs, err := enc.Embed(ctx, []string{req.Query})
+	if err != nil {
+		return nil, err
+	}
+	return vecs[0], nil
+}
+
+// encoder opens, or finds open, the model the artifact names, downloading
+// it first when it is missing and kbq knows where from.
+func (e Embedder) encoder(ctx context.Context, want artifact.Embeddings) (*embedding.Encoder, error) {
+	models, err := embedding.ModelsDir(e.Getenv)
 	if err != nil {
 		return nil, err
 	}
 	dir, err := embedding.Find(models, want.Model)
+	if errors.Is(err, embedding.ErrNoModel) {
+		if _, known := embedding.Known(want.Model); known && e.Net != nil {
+			if err := e.Net.FetchModel(ctx, models, want.Model); err != nil {
+				return nil, err
+			}
+			dir, err = embedding.Find(models, want.Model)
+		}
+	}
 	if errors.Is(err, embedding.ErrNoModel) {
 		return nil, fmt.Errorf("the artifact's vectors were made by the model %s, which is not in %s: put it there (or set KBQ_MODELS), or search with --mode lexical", want.Model, models)
 	}
@@ -59,19 +112,19 @@ func encoder(getenv func(string) string, want artifact.Embeddings) (*embedding.E
 	}
 	encoders.Lock()
 	defer encoders.Unlock()
-	e := encoders.byDir[dir]
-	if e == nil {
-		if e, err = embedding.Load(dir); err != nil {
+	enc := encoders.byDir[dir]
+	if enc == nil {
+		if enc, err = embedding.Load(dir); err != nil {
 			return nil, fmt.Errorf("load the model in %s: %w", dir, err)
 		}
 		if encoders.byDir == nil {
 			encoders.byDir = map[string]*embedding.Encoder{}
 		}
-		encoders.byDir[dir] = e
+		encoders.byDir[dir] = enc
 	}
-	if got := e.Info(); got.Hash != want.Hash || got.Dims != want.Dims {
+	if got := enc.Info(); got.Hash != want.Hash || got.Dims != want.Dims {
 		return nil, fmt.Errorf("%s holds another %s (hash %s, %d dimensions) than the one the artifact's vectors were made by (hash %s, %d): rebuild the artifact, or search with --mode lexical",
 			dir, want.Model, got.Hash, got.Dims, want.Hash, want.Dims)
 	}
-	return e, nil
+	return enc, nil
 }

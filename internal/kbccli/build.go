@@ -74,7 +74,7 @@ EXAMPLES:
 			&cli.StringFlag{Name: "stemmer", Usage: "stem English words with `NAME`: porter, porter2 or none", Value: artifact.DefaultAnalysis.Stemmer, Destination: &o.stemmer},
 			&cli.StringFlag{Name: "stopwords", Usage: "drop the stop words of `LIST`: lucene, snowball or none", Value: artifact.DefaultAnalysis.Stopwords, Destination: &o.stopwords},
 			&cli.StringFlag{Name: "format", Usage: "diagnostics as `FORMAT`: text, github or json", Value: "text", Destination: &o.format},
-			&cli.StringFlag{Name: "embed", Usage: "embed every chunk for semantic search with the model in `DIR` (or of that name in $KBQ_MODELS)", Destination: &o.embed},
+			&cli.StringFlag{Name: "embed", Usage: "embed every chunk for semantic search with `MODEL`: a model's name (all-MiniLM-L6-v2 is downloaded on first use into $KBQ_MODELS), its directory, or an OpenAI-compatible endpoint's URL (model from the configuration or $KBQ_EMBED_MODEL); overrides the configuration's embeddings", Destination: &o.embed},
 			&cli.BoolFlag{Name: "no-embed", Usage: "build without vectors, whatever the configuration says", Destination: &o.noEmbed},
 		),
 		Action: func(c *cli.Context) error {
@@ -102,13 +102,10 @@ func runBuild(c *cli.Context, s *cli.Streams, g *globalOptions, o *buildOptions)
 	if err != nil {
 		return err
 	}
-	if o.embed != "" {
-		e, closeModel, err := openEmbedder(s, o.embed)
-		if err != nil {
-			return err
-		}
-		defer closeModel()
-		src.options.Embedder = e
+	if !o.noEmbed {
+		e := &embedders{ctx: c.Context, s: s, flag: o.embed}
+		defer e.close()
+		src.options.OpenEmbedder = e.open
 	}
 	_, err = compile(c.Context, s, src, compileSettings{
 		out: o.out, analysis: analysis, keepGoing: o.keepGoing, full: o.full, verbose: o.verbose,

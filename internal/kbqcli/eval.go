@@ -118,8 +118,12 @@ func runEval(c *cli.Context, s *cli.Streams, o *evalOptions) error {
 	if o.mode != "" && !slices.Contains(query.Modes, o.mode) {
 		return cli.Usagef("--mode %q: want %s", o.mode, strings.Join(query.Modes, ", "))
 	}
+	// An evaluation measures the mode it names: a semantic channel that
+	// cannot run is an error, not a quiet fall back to lexical.
+	embedder := queryEmbedder(s)
+	embedder.Warn = nil
 	vectorize := func(ctx context.Context, req *query.Request) error {
-		return answer.Vectorize(ctx, ix, s.Getenv, req)
+		return embedder.Vectorize(ctx, ix, req)
 	}
 	progress := cli.NewProgress(s, "evaluating")
 	res, err := ix.Evaluate(c.Context, judgments, query.EvalOptions{DocID: o.docID, Progress: progress.Update, Mode: o.mode, Vectorize: vectorize})

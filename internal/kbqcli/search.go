@@ -108,7 +108,7 @@ func runSearch(c *cli.Context, s *cli.Streams, o *searchOptions) error {
 		Query: q, N: o.n, MaxTokens: o.maxTokens, Dir: dir, AllScopes: o.allScopes, Chunks: o.chunks,
 		Kinds: c.StringSlice("kind"), Tags: c.StringSlice("tag"), Scopes: c.StringSlice("scope"), Mode: o.mode,
 	}
-	if err := answer.Vectorize(c.Context, ix.Index, s.Getenv, &req); err != nil {
+	if err := queryEmbedder(s).Vectorize(c.Context, ix.Index, &req); err != nil {
 		return err
 	}
 	resp, err := ix.Search(c.Context, req)

@@ -19,6 +19,8 @@ func Main(args []string, s *cli.Streams) int {
 	app := &cli.Command{Name: "kbq", Usage: "serve the knowledge compiled by kbc", Commands: []*cli.Command{
 		newServeCommand(s),
 		newMCPCommand(s),
+		newEmbedQueryCommand(s),
+		newFetchModelCommand(s),
 	}}
 	app.Version = func() string { return version.Describe() }
 	return cli.Run(app, args, s, func(error) (int, bool) { return 0, false })

@@ -37,8 +37,8 @@ type tools struct {
 	live  *query.Live
 	dir   string
 	root  string // the repository's working tree, absolute; "" when unknown
-	// getenv finds the models that embed queries ($KBQ_MODELS).
-	getenv func(string) string
+	// embedder embeds queries for the semantic channel.
+	embedder answer.Embedder
 	// unavailable, when set, is why no artifact can be served at all (no
 	// repository and no --index); every tool call returns it.
 	unavailable error
@@ -213,7 +213,7 @@ func (t *tools) search(ctx context.Context, _ *mcp.CallToolRequest, in searchArg
 		return nil, nil, err
 	}
 	defer release()
-	if err := answer.Vectorize(ctx, ix, t.getenv, &req); err != nil {
+	if err := t.embedder.Vectorize(ctx, ix, &req); err != nil {
 		return nil, nil, err
 	}
 	resp, err := ix.Search(ctx, req)
@@ -347,7 +347,7 @@ func serverTools(s *cli.Streams, indexDir string) *tools {
 	if err != nil {
 		rel = ""
 	}
-	return &tools{usage: answer.NewUsage(s), live: query.NewLive(dir, query.DefaultRanking()), dir: rel, root: root, getenv: s.Getenv}
+	return &tools{usage: answer.NewUsage(s), live: query.NewLive(dir, query.DefaultRanking()), dir: rel, root: root, embedder: embedder(s)}
 }
 
 // acquire returns the current index and its release function.

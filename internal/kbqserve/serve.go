@@ -270,7 +270,7 @@ func (a *httpAPI) search(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	if err := answer.Vectorize(r.Context(), ix, a.t.getenv, &req); err != nil {
+	if err := a.t.embedder.Vectorize(r.Context(), ix, &req); err != nil {
 		fail(w, err)
 		return
 	}

@@ -1,0 +1,118 @@
+package compiler
+
+import (
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Embedding providers a configuration can name.
+const (
+	ProviderLocal  = "local"  // kbq's own encoder, with a model in the models directory
+	ProviderOpenAI = "openai" // an OpenAI-compatible /embeddings endpoint
+)
+
+// EmbeddingsConfig is the embeddings section of a configuration: with it,
+// kbc build embeds every chunk for semantic search. Fields the file leaves
+// out are zero; the environment and defaults fill them in.
+type EmbeddingsConfig struct {
+	Provider string // ProviderLocal or ProviderOpenAI
+	Model    string // the local model's name, or the endpoint's model
+	URL      string // the endpoint's base, such as http://localhost:11434/v1
+	KeyEnv   string // the environment variable that holds the endpoint's key
+	Batch    int    // texts per request to the endpoint
+	Timeout  time.Duration
+}
+
+var embeddingsKeys = []string{"provider", "model", "url", "key_env", "batch_size", "timeout"}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func (p configParser) embeddings(n *yaml.Node) {
+	e := &EmbeddingsConfig{}
+	ok := true
+	p.mapping(n, "embeddings", embeddingsKeys, func(key string, v *yaml.Node) {
+		if v.Kind != yaml.ScalarNode || v.ShortTag() == "!!null" || strings.TrimSpace(v.Value) == "" {
+			p.errorf(v, "embeddings.%s must be a value, not %s", key, describeNode(v))
+			ok = false
+			return
+		}
+		switch key {
+		case "provider":
+			e.Provider = v.Value
+			if v.Value != ProviderLocal && v.Value != ProviderOpenAI {
+				p.errorf(v, "embeddings.provider: %q is not a provider: local (kbq's encoder) or openai (an OpenAI-compatible endpoint)", v.Value)
+				ok = false
+			}
+		case "model":
+			e.Model = v.Value
+		case "url":
+			e.URL = v.Value
+			if u, err := url.Parse(v.Value); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				p.errorf(v, "embeddings.url: %q is not an http:// or https:// URL such as http://localhost:11434/v1", v.Value)
+				ok = false
+			}
+		case "key_env":
+			e.KeyEnv = v.Value
+			if !envName.MatchString(v.Value) {
+				p.errorf(v, "embeddings.key_env names the environment variable that holds the key, such as OPENAI_API_KEY; never write the key itself here")
+				ok = false
+			}
+		case "batch_size":
+			n, err := strconv.Atoi(v.Value)
+			if err != nil || n < 1 || n > 2048 {
+				p.errorf(v, "embeddings.batch_size: %q is not a number of texts from 1 to 2048", v.Value)
+				ok = false
+			}
+			e.Batch = n
+		case "timeout":
+			d, err := time.ParseDuration(v.Value)
+			if err != nil || d <= 0 {
+				p.errorf(v, "embeddings.timeout: %q is not a duration such as 30s or 2m", v.Value)
+				ok = false
+			}
+			e.Timeout = d
+		}
+	})
+	if n.Kind != yaml.MappingNode || !ok {
+		return
+	}
+	if e.Provider == "" {
+		e.Provider = ProviderLocal
+		if e.URL != "" {
+			e.Provider = ProviderOpenAI
+		}
+	}
+	if e.Provider == ProviderLocal {
+		switch {
+		case e.Model == "":
+			p.errorf(n, "embeddings: name the model, such as model: all-MiniLM-L6-v2")
+			return
+		case e.Model != filepath.Base(e.Model) || strings.ContainsAny(e.Model, `/\`) || e.Model == "." || e.Model == "..":
+			p.errorf(n, "embeddings.model: %q is a path; name a model, such as all-MiniLM-L6-v2, kept in the models directory ($KBQ_MODELS)", e.Model)
+			return
+		}
+		for _, k := range []string{"url", "key_env", "batch_size", "timeout"} {
+			if v := valueOf(n, k); v != nil {
+				p.errorf(v, "embeddings.%s is a setting of the openai provider; the local encoder has no use for it", k)
+				return
+			}
+		}
+	}
+	p.c.Embeddings = e
+}
+
+// valueOf is the value of key in the mapping n, or nil.
+func valueOf(n *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
