@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/kbqdev/kbq/embedding"
 )
@@ -42,6 +43,9 @@ func Fetch(ctx context.Context, hc *http.Client, models string, d embedding.Down
 	if err := d.Verify(tmp); err != nil {
 		return "", err
 	}
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return "", err
+	}
 	dir := filepath.Join(models, d.Name)
 	if err := os.Rename(tmp, dir); err != nil {
 		if _, ferr := embedding.Find(models, d.Name); ferr == nil {
@@ -55,7 +59,8 @@ func Fetch(ctx context.Context, hc *http.Client, models string, d embedding.Down
 // download fetches d's archive and writes its model files into dir.
 func download(ctx context.Context, hc *http.Client, dir string, d embedding.Download, progress func(done, total int64)) error {
 	if hc == nil {
-		hc = http.DefaultClient
+		// A stalled server fails the download; a slow one does not.
+		hc = &http.Client{Transport: &http.Transport{Proxy: http.ProxyFromEnvironment, ResponseHeaderTimeout: 30 * time.Second, TLSHandshakeTimeout: 30 * time.Second}}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.URL, nil)
 	if err != nil {

@@ -57,7 +57,7 @@ func (v viaServer) FetchModel(ctx context.Context, models, name string) error {
 	cmd.Env = append(os.Environ(), "KBQ_MODELS="+models)
 	cmd.Stderr = v.s.Err
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("the model %s could not be downloaded into %s (%v)", name, models, err)
+		return fmt.Errorf("the model %s could not be downloaded into %s (%s said why above)", name, models, ServerBinary)
 	}
 	return nil
 }
