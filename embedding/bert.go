@@ -71,8 +71,8 @@ type Encoder struct {
 	tok       *Tokenizer
 	maxTokens int
 
-	words   tensor // word embeddings, rows converted as tokens need them
-	pos     []float32
+	words   tensor    // word embeddings, rows converted as tokens need them
+	pos     tensor    // converted a row at a time: a query needs a few
 	typ     []float32 // token type 0
 	embNorm normParams
 	layers  []bertLayer
@@ -112,14 +112,6 @@ func Load(dir string) (*Encoder, error) {
 		return nil, fmt.Errorf("%s: %v", filepath.Join(dir, ConfigFile), err)
 	}
 	tokPath := filepath.Join(dir, TokenizerFile)
-	data, err := os.ReadFile(tokPath)
-	if err != nil {
-		return nil, missing(err)
-	}
-	tok, err := ParseTokenizer(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", tokPath, err)
-	}
 	var weightsPath string
 	for _, name := range weightFiles {
 		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
@@ -128,13 +120,39 @@ func Load(dir string) (*Encoder, error) {
 		}
 	}
 	if weightsPath == "" {
+		if _, err := os.Stat(tokPath); err != nil {
+			return nil, missing(err)
+		}
 		return nil, fmt.Errorf("%s holds no weights: want %s or %s", dir, weightFiles[0], weightFiles[1])
 	}
-	raw, unmap, err := mmap.Map(weightsPath)
+	key := cacheKey{config: configData, weightsName: filepath.Base(weightsPath)}
+	key.tokenizer, err = stampOf(tokPath)
 	if err != nil {
+		return nil, missing(err)
+	}
+	if key.weights, err = stampOf(weightsPath); err != nil {
+		return nil, missing(err)
+	}
+	c, unmapCache, cacheErr := readCache(dir, key)
+	var tokData []byte
+	if cacheErr != nil {
+		if tokData, err = os.ReadFile(tokPath); err != nil {
+			return nil, missing(err)
+		}
+		if c.tok, err = ParseTokenizer(tokData); err != nil {
+			return nil, fmt.Errorf("%s: %v", tokPath, err)
+		}
+		if err := c.tok.fits(cfg.Vocab); err != nil {
+			return nil, fmt.Errorf("%s: %v", tokPath, err)
+		}
+	}
+	raw, unmapWeights, err := mmap.Map(weightsPath)
+	if err != nil {
+		unmapCache()
 		return nil, err
 	}
-	e, err := newEncoder(cfg, tok, raw, weightsPath)
+	unmap := func() error { unmapCache(); return unmapWeights() }
+	e, err := newEncoder(cfg, c.tok, raw, weightsPath)
 	if err != nil {
 		unmap()
 		return nil, err
@@ -144,7 +162,11 @@ func Load(dir string) (*Encoder, error) {
 	if err != nil {
 		abs = dir
 	}
-	e.name, e.hash = filepath.Base(abs), fingerprint(configData, data, raw)
+	e.name, e.hash = filepath.Base(abs), c.hash
+	if cacheErr != nil {
+		e.hash = fingerprint(configData, tokData, raw)
+		writeCache(dir, key, cached{tok: c.tok, hash: e.hash})
+	}
 	return e, nil
 }
 
@@ -181,7 +203,7 @@ func newEncoder(cfg bertConfig, tok *Tokenizer, raw []byte, file string) (*Encod
 		tok:       tok,
 		maxTokens: min(MaxTokens, cfg.MaxPositions),
 		words:     w.get("embeddings.word_embeddings.weight", cfg.Vocab, h),
-		pos:       w.float("embeddings.position_embeddings.weight", cfg.MaxPositions, h),
+		pos:       w.get("embeddings.position_embeddings.weight", cfg.MaxPositions, h),
 		typ:       w.float("embeddings.token_type_embeddings.weight", max(cfg.TypeVocab, 1), h),
 		embNorm:   w.norm("embeddings.LayerNorm", h),
 	}
@@ -207,14 +229,9 @@ func newEncoder(cfg bertConfig, tok *Tokenizer, raw []byte, file string) (*Encod
 	if w.err != nil {
 		return nil, w.err
 	}
-	if len(tok.vocab) > cfg.Vocab {
-		return nil, fmt.Errorf("the tokenizer has %d tokens but the model only %d word vectors", len(tok.vocab), cfg.Vocab)
-	}
-	for _, id := range tok.vocab {
-		if id < 0 || int(id) >= cfg.Vocab {
-			return nil, fmt.Errorf("the tokenizer has id %d, outside the model's %d word vectors", id, cfg.Vocab)
-		}
-	}
+	// Ids past the word vectors are unknown words: the vocabulary of a
+	// damaged cache must not index outside them.
+	tok.limit = int32(cfg.Vocab)
 	return e, nil
 }
 
@@ -331,7 +348,8 @@ func (e *Encoder) embed(ids []int32, workers int) []float32 {
 	for i, id := range ids {
 		row := b.x[i*h : (i+1)*h]
 		e.words.row(int(id), row)
-		pos := e.pos[i*h : (i+1)*h]
+		pos := b.tmp[:h]
+		e.pos.row(i, pos)
 		for j := range row {
 			row[j] += pos[j] + e.typ[j]
 		}

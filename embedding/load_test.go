@@ -3,6 +3,7 @@ package embedding
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -171,5 +172,122 @@ func TestInstall(t *testing.T) {
 	}
 	if _, err := Install(models, other); err == nil || !strings.Contains(err.Error(), "already holds another model called tiny") {
 		t.Errorf("a second model of the same name: %v", err)
+	}
+}
+
+// TestLoadCache: the load cache gives the encoder the model's own
+// tokenizer and fingerprint, follows the model's files when they change,
+// and is rebuilt, never trusted, when it is damaged.
+func TestLoadCache(t *testing.T) {
+	dir := t.TempDir()
+	if err := embeddingtest.Default.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	embed := func() ([]float32, string) {
+		t.Helper()
+		e, err := Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		v, err := e.Embed(context.Background(), []string{"the release of the service"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v[0], e.Info().Hash
+	}
+	fresh, hash := embed()
+	if _, err := os.Stat(filepath.Join(dir, CacheFile)); err != nil {
+		t.Fatalf("no cache after a load: %v", err)
+	}
+	same := func(what string) {
+		t.Helper()
+		v, h := embed()
+		if h != hash || cosine(v, fresh) < 0.999999 {
+			t.Errorf("%s: hash %s, cosine %.6f; want %s and the same vector", what, h, cosine(v, fresh), hash)
+		}
+	}
+	same("from the cache")
+
+	// Garbage, a cut, and a cache of another model are all rebuilt.
+	cache := filepath.Join(dir, CacheFile)
+	good, err := os.ReadFile(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, bad := range map[string][]byte{
+		"garbage":    []byte(strings.Repeat("x", 100)),
+		"cut":        good[:len(good)/2],
+		"lying size": append(append([]byte(nil), good[:len(good)-len(good)/3]...), 0xff, 0xff, 0xff, 0x7f),
+	} {
+		if err := os.WriteFile(cache, bad, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		same(name)
+	}
+
+	// A changed tokenizer is read again: here one that knows no words.
+	tok := filepath.Join(dir, TokenizerFile)
+	data, err := os.ReadFile(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := strings.Replace(string(data), `"release"`, `"relea5e"`, 1)
+	if changed == string(data) {
+		t.Fatal("the tiny tokenizer has no word release")
+	}
+	if err := os.WriteFile(tok, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if v, h := embed(); h == hash || cosine(v, fresh) > 0.9999 {
+		t.Errorf("after the tokenizer changed: hash %s (was %s), cosine %.6f: the stale cache was used", h, hash, cosine(v, fresh))
+	}
+
+	// A directory the process cannot write loads without a cache.
+	if os.Geteuid() != 0 {
+		os.Remove(cache)
+		os.Chmod(dir, 0o555)
+		defer os.Chmod(dir, 0o755)
+		embed()
+		if _, err := os.Stat(cache); err == nil {
+			t.Error("a cache was written into a read-only directory")
+		}
+	}
+}
+
+// TestVocabTable: the table finds what it holds and nothing else, and a
+// table whose numbers point outside it finds nothing instead of failing.
+func TestVocabTable(t *testing.T) {
+	var tokens []string
+	var ids []int32
+	for i := range 1000 {
+		tokens = append(tokens, fmt.Sprintf("w%d", i))
+		ids = append(ids, int32(i))
+	}
+	v, err := buildVocab(tokens, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tok := range tokens {
+		if id, ok := v.lookup(tok); !ok || id != ids[i] {
+			t.Fatalf("%s: %d %v", tok, id, ok)
+		}
+	}
+	if _, ok := v.lookup("w1000"); ok {
+		t.Error("found a token the table does not hold")
+	}
+	damaged := append([]byte(nil), v.data...)
+	for i := 8; i < len(damaged); i += 7 {
+		damaged[i] = 0xff
+	}
+	if d, err := openVocab(damaged); err == nil {
+		for _, tok := range tokens {
+			d.lookup(tok) // must not panic
+		}
+	}
+	for _, bad := range [][]byte{nil, {1, 0, 0, 0, 3, 0, 0, 0}, v.data[:len(v.data)/2]} {
+		if _, err := openVocab(bad); err == nil {
+			t.Errorf("a table of %d bytes opened", len(bad))
+		}
 	}
 }

@@ -17,7 +17,8 @@ import (
 // Hugging Face tokenizers library does for a tokenizer.json with a
 // BertNormalizer, a BertPreTokenizer and a WordPiece model.
 type Tokenizer struct {
-	vocab        map[string]int32
+	vocab        vocab
+	limit        int32 // ids from here on are unknown words; 0 for no limit
 	unk          int32
 	cls, sep     int32
 	prefix       string // of word pieces that continue a word: "##"
@@ -39,12 +40,21 @@ type tokenizerFile struct {
 		Type string `json:"type"`
 	} `json:"pre_tokenizer"`
 	Model struct {
-		Type         string          `json:"type"`
-		UnkToken     string          `json:"unk_token"`
-		Prefix       *string         `json:"continuing_subword_prefix"`
-		MaxWordChars int             `json:"max_input_chars_per_word"`
-		Vocab        json.RawMessage `json:"vocab"`
+		Type         string   `json:"type"`
+		UnkToken     string   `json:"unk_token"`
+		Prefix       *string  `json:"continuing_subword_prefix"`
+		MaxWordChars int      `json:"max_input_chars_per_word"`
+		Vocab        rawVocab `json:"vocab"`
 	} `json:"model"`
+}
+
+// rawVocab is the vocabulary's JSON, as a slice of the file's bytes:
+// json.RawMessage would copy them.
+type rawVocab []byte
+
+func (r *rawVocab) UnmarshalJSON(data []byte) error {
+	*r = data
+	return nil
 }
 
 // ParseTokenizer reads a tokenizer.json. Only WordPiece vocabularies with
@@ -64,7 +74,11 @@ func ParseTokenizer(data []byte) (*Tokenizer, error) {
 	if f.PreTokenizer != nil && f.PreTokenizer.Type != "BertPreTokenizer" {
 		return nil, fmt.Errorf("the pre-tokenizer is %s; only BertPreTokenizer is supported", f.PreTokenizer.Type)
 	}
-	vocab, err := parseVocab(f.Model.Vocab)
+	tokens, ids, err := parseVocab(f.Model.Vocab)
+	if err != nil {
+		return nil, fmt.Errorf("model.vocab: %v", err)
+	}
+	vocab, err := buildVocab(tokens, ids)
 	if err != nil {
 		return nil, fmt.Errorf("model.vocab: %v", err)
 	}
@@ -96,7 +110,7 @@ func ParseTokenizer(data []byte) (*Tokenizer, error) {
 		t.stripAccents = *n.StripAccents
 	}
 	special := func(tok string) int32 {
-		id, ok := t.vocab[tok]
+		id, ok := t.vocab.lookup(tok)
 		if !ok && err == nil {
 			err = fmt.Errorf("the vocabulary has no %s token", tok)
 		}
@@ -109,6 +123,19 @@ func ParseTokenizer(data []byte) (*Tokenizer, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// fits checks that the ids of the vocabulary index n word vectors.
+func (t *Tokenizer) fits(n int) error {
+	if t.vocab.len() > n {
+		return fmt.Errorf("the tokenizer has %d tokens but the model only %d word vectors", t.vocab.len(), n)
+	}
+	for _, id := range t.vocab.all() {
+		if id < 0 || int(id) >= n {
+			return fmt.Errorf("the tokenizer has id %d, outside the model's %d word vectors", id, n)
+		}
+	}
+	return nil
 }
 
 // Encode returns the ids of text between [CLS] and [SEP], at most max of
@@ -193,7 +220,7 @@ func (t *Tokenizer) appendPieces(ids []int32, word string) []int32 {
 			if start > 0 {
 				piece = t.prefix + piece
 			}
-			if id, ok := t.vocab[piece]; ok {
+			if id, ok := t.vocab.lookup(piece); ok && (t.limit == 0 || id < t.limit) {
 				ids = append(ids, id)
 				found = true
 				break
@@ -272,25 +299,27 @@ func isCJK(r rune) bool {
 		r >= 0x2F800 && r <= 0x2FA1F
 }
 
-// parseVocab decodes a vocabulary, a JSON object of tokens and their ids.
-// Thirty thousand entries took encoding/json 20 ms, more than the rest of
-// a query's embedding; this reads them in about one.
-func parseVocab(data []byte) (map[string]int32, error) {
+// parseVocab decodes a vocabulary, a JSON object of tokens and their ids,
+// in the object's order. Thirty thousand entries took encoding/json 20 ms,
+// more than the rest of a query's embedding; this reads them in about one.
+func parseVocab(data []byte) (tokens []string, ids []int32, err error) {
 	if len(data) == 0 || string(data) == "null" {
-		return nil, errors.New("missing")
+		return nil, nil, errors.New("missing")
 	}
-	vocab := make(map[string]int32, bytes.Count(data, []byte{':'}))
+	n := bytes.Count(data, []byte{':'})
+	tokens, ids = make([]string, 0, n), make([]int32, 0, n)
+	all := string(data) // one copy, which the tokens share
 	i := skipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
-		return nil, errors.New("want an object of tokens and ids")
+		return nil, nil, errors.New("want an object of tokens and ids")
 	}
 	i = skipSpace(data, i+1)
 	if i < len(data) && data[i] == '}' {
-		return vocab, nil
+		return tokens, ids, nil
 	}
 	for {
 		if i >= len(data) || data[i] != '"' {
-			return nil, fmt.Errorf("offset %d: want a token in quotes", i)
+			return nil, nil, fmt.Errorf("offset %d: want a token in quotes", i)
 		}
 		end, escaped := i+1, false
 		for end < len(data) && data[end] != '"' {
@@ -301,19 +330,19 @@ func parseVocab(data []byte) (map[string]int32, error) {
 			end++
 		}
 		if end >= len(data) {
-			return nil, errors.New("unterminated token")
+			return nil, nil, errors.New("unterminated token")
 		}
 		var tok string
 		if escaped {
 			if err := json.Unmarshal(data[i:end+1], &tok); err != nil {
-				return nil, fmt.Errorf("offset %d: %v", i, err)
+				return nil, nil, fmt.Errorf("offset %d: %v", i, err)
 			}
 		} else {
-			tok = string(data[i+1 : end])
+			tok = all[i+1 : end]
 		}
 		i = skipSpace(data, end+1)
 		if i >= len(data) || data[i] != ':' {
-			return nil, fmt.Errorf("offset %d: want a colon after %q", i, tok)
+			return nil, nil, fmt.Errorf("offset %d: want a colon after %q", i, tok)
 		}
 		i = skipSpace(data, i+1)
 		start := i
@@ -322,18 +351,18 @@ func parseVocab(data []byte) (map[string]int32, error) {
 		}
 		id, err := strconv.ParseInt(string(data[start:i]), 10, 32)
 		if err != nil {
-			return nil, fmt.Errorf("offset %d: the id of %q is not a whole number", start, tok)
+			return nil, nil, fmt.Errorf("offset %d: the id of %q is not a whole number", start, tok)
 		}
-		vocab[tok] = int32(id)
+		tokens, ids = append(tokens, tok), append(ids, int32(id))
 		i = skipSpace(data, i)
 		if i < len(data) && data[i] == ',' {
 			i = skipSpace(data, i+1)
 			continue
 		}
 		if i < len(data) && data[i] == '}' {
-			return vocab, nil
+			return tokens, ids, nil
 		}
-		return nil, fmt.Errorf("offset %d: want a comma or the end of the object", i)
+		return nil, nil, fmt.Errorf("offset %d: want a comma or the end of the object", i)
 	}
 }
 

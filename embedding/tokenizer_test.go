@@ -31,8 +31,8 @@ func tinyTokenizer(t testing.TB) *Tokenizer {
 
 // pieces spells the ids of text back, without [CLS] and [SEP].
 func pieces(tok *Tokenizer, text string, max int) []string {
-	names := make(map[int32]string, len(tok.vocab))
-	for s, id := range tok.vocab {
+	names := make(map[int32]string, tok.vocab.len())
+	for s, id := range tok.vocab.all() {
 		names[id] = s
 	}
 	var out []string
@@ -99,21 +99,28 @@ func TestTokenizerFiles(t *testing.T) {
 // TestParseVocab holds the vocabulary reader to encoding/json's meaning,
 // escapes included.
 func TestParseVocab(t *testing.T) {
-	got, err := parseVocab([]byte(` { "a" : 1, "\"q\"": 2, "\u00e9": 3, "b\\": 40 } `))
+	tokens, ids, err := parseVocab([]byte(` { "a" : 1, "\"q\"": 2, "\u00e9": 3, "b\\": 40, "a": 5 } `))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int32{"a": 1, `"q"`: 2, "é": 3, `b\`: 40}
-	if len(got) != len(want) {
-		t.Fatalf("%v, want %v", got, want)
+	got, err := buildVocab(tokens, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int32{"a": 5, `"q"`: 2, "é": 3, `b\`: 40}
+	if got.len() != len(want) {
+		t.Fatalf("%d tokens, want %v", got.len(), want)
 	}
 	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("%q: %d, want %d", k, got[k], v)
+		if id, ok := got.lookup(k); !ok || id != v {
+			t.Errorf("%q: %d (%v), want %d", k, id, ok, v)
 		}
 	}
+	if _, ok := got.lookup("b"); ok {
+		t.Error("a token not in the vocabulary was found")
+	}
 	for _, bad := range []string{`[1]`, `{"a" 1}`, `{"a": 1,}`, `{"a": 1`, `{"a": 99999999999}`, `{"a`} {
-		if _, err := parseVocab([]byte(bad)); err == nil {
+		if _, _, err := parseVocab([]byte(bad)); err == nil {
 			t.Errorf("%s: no error", bad)
 		}
 	}
@@ -131,7 +138,7 @@ func FuzzTokenizer(f *testing.F) {
 			t.Fatalf("%q: ids %v", text, ids)
 		}
 		for _, id := range ids {
-			if int(id) >= len(tok.vocab) || id < 0 {
+			if int(id) >= tok.vocab.len() || id < 0 {
 				t.Fatalf("%q: id %d outside the vocabulary", text, id)
 			}
 		}
