@@ -63,36 +63,42 @@ func (b *indexBuild) writeVectors(ctx context.Context, m *artifact.Manifest) err
 	id := b.opts.Embedder.Identity()
 	old := b.oldVecs
 
-	// What must be embedded, in manifest order.
+	// What must be embedded, in manifest order: each content once, however
+	// many paths hold it.
 	var texts []string
+	fresh := make(map[string]int) // blob → its first text
 	for _, d := range m.Documents {
 		if _, ok := old.rows[d.Blob]; ok || d.Chunks == 0 {
+			continue
+		}
+		if _, ok := fresh[d.Blob]; ok {
 			continue
 		}
 		t, ok := b.texts[d.Blob]
 		if !ok || len(t) != d.Chunks {
 			return fmt.Errorf("embed %s: its %d chunks were not read by this build", d.Path, d.Chunks)
 		}
+		fresh[d.Blob] = len(texts)
 		texts = append(texts, t...)
 	}
-	fresh := make([][]float32, 0, len(texts))
+	vecs := make([][]float32, 0, len(texts))
 	for start := 0; start < len(texts); start += embedBatch {
-		vecs, err := b.opts.Embedder.Embed(ctx, texts[start:min(start+embedBatch, len(texts))])
+		batch, err := b.opts.Embedder.Embed(ctx, texts[start:min(start+embedBatch, len(texts))])
 		if err != nil {
 			return fmt.Errorf("embed: %w", err)
 		}
-		for _, v := range vecs {
+		for _, v := range batch {
 			if len(v) != id.Dims {
 				return fmt.Errorf("embed: the model gave a vector of %d values, not %d", len(v), id.Dims)
 			}
 		}
-		fresh = append(fresh, vecs...)
+		vecs = append(vecs, batch...)
 		if b.opts.EmbedProgress != nil {
-			b.opts.EmbedProgress(len(fresh), len(texts))
+			b.opts.EmbedProgress(len(vecs), len(texts))
 		}
 	}
-	if len(fresh) != len(texts) {
-		return fmt.Errorf("embed: %d vectors for %d texts", len(fresh), len(texts))
+	if len(vecs) != len(texts) {
+		return fmt.Errorf("embed: %d vectors for %d texts", len(vecs), len(texts))
 	}
 	b.res.Embedded = len(texts)
 
@@ -106,7 +112,6 @@ func (b *indexBuild) writeVectors(ctx context.Context, m *artifact.Manifest) err
 	if err != nil {
 		return err
 	}
-	next := 0
 	for _, d := range m.Documents {
 		if start, ok := old.rows[d.Blob]; ok {
 			for i := range d.Chunks {
@@ -116,11 +121,11 @@ func (b *indexBuild) writeVectors(ctx context.Context, m *artifact.Manifest) err
 			}
 			continue
 		}
-		for range d.Chunks {
-			if err := vw.Add(fresh[next]); err != nil {
+		start := fresh[d.Blob]
+		for i := range d.Chunks {
+			if err := vw.Add(vecs[start+i]); err != nil {
 				return err
 			}
-			next++
 		}
 	}
 	if err := bw.Flush(); err != nil {
