@@ -13,7 +13,10 @@ import (
 const VectorsFile = "vectors"
 
 // vectorsMagic starts a vectors file; the digits are its layout's version.
-const vectorsMagic = "KBQVEC01"
+const (
+	vectorsMagic   = "KBQVEC02"
+	vectorsMagicV1 = "KBQVEC01"
+)
 
 // Embeddings says how an index's vectors were made: a query must be
 // embedded by the same model to be compared with them.
@@ -62,39 +65,109 @@ func Quantize(dst []byte, v []float32) []byte {
 	return dst
 }
 
-// VectorWriter writes a vectors file.
-type VectorWriter struct {
-	w    io.Writer
-	dims int
-	buf  []byte
+// A vectors file (KBQVEC02) is a header (magic, dimensions, count), the
+// vectors as Quantize stores them, a centre (dimensions float32 values),
+// the sign bits of each vector about the centre, packed in little-endian
+// uint64 words, and the TextHash of each vector's text. A search compares
+// bits to choose the candidates whose stored vectors it then ranks; a
+// build finds the vectors of unchanged chunks by their texts' hashes.
+// KBQVEC01 files end after the vectors.
+
+// TextHash identifies the text a vector was made of: FNV-1a, 64 bits,
+// never 0, which stands for no hash.
+func TextHash(text string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(text); i++ {
+		h ^= uint64(text[i])
+		h *= 1099511628211
+	}
+	return max(h, 1)
 }
 
-// NewVectorWriter starts a vectors file of count vectors of dims values.
-func NewVectorWriter(w io.Writer, dims, count int) (*VectorWriter, error) {
+// BitWords is the number of uint64 words of a vector's bits.
+func BitWords(dims int) int { return (dims + 63) / 64 }
+
+// Dequantize appends the values of a stored vector to dst.
+func Dequantize(dst []float32, row []byte) []float32 {
+	scale := math.Float32frombits(binary.LittleEndian.Uint32(row))
+	for _, b := range row[4:] {
+		dst = append(dst, float32(int8(b))*scale)
+	}
+	return dst
+}
+
+// AppendBits appends the sign bits of v about centre to dst.
+func AppendBits(dst []uint64, v, centre []float32) []uint64 {
+	n := len(dst)
+	dst = append(dst, make([]uint64, BitWords(len(v)))...)
+	for i, x := range v {
+		if x > centre[i] {
+			dst[n+i/64] |= 1 << (i % 64)
+		}
+	}
+	return dst
+}
+
+// VectorWriter writes a vectors file: the vectors as they are added, the
+// centre and the bits on Close.
+type VectorWriter struct {
+	w      io.Writer
+	dims   int
+	centre []float32
+	buf    []byte
+	vals   []float32
+	bits   []uint64
+	hashes []uint64
+}
+
+// NewVectorWriter starts a vectors file of count vectors of dims values,
+// whose bits are taken about centre.
+func NewVectorWriter(w io.Writer, dims, count int, centre []float32) (*VectorWriter, error) {
+	if len(centre) != dims {
+		return nil, fmt.Errorf("a centre of %d values for vectors of %d", len(centre), dims)
+	}
 	head := make([]byte, 0, 16)
 	head = append(head, vectorsMagic...)
 	head = binary.LittleEndian.AppendUint32(head, uint32(dims))
 	head = binary.LittleEndian.AppendUint32(head, uint32(count))
 	_, err := w.Write(head)
-	return &VectorWriter{w: w, dims: dims}, err
+	return &VectorWriter{w: w, dims: dims, centre: centre, bits: make([]uint64, 0, count*BitWords(dims))}, err
 }
 
-// Add writes one vector.
-func (vw *VectorWriter) Add(v []float32) error {
+// Add writes one vector, made of the text whose TextHash is hash.
+func (vw *VectorWriter) Add(v []float32, hash uint64) error {
 	if len(v) != vw.dims {
 		return fmt.Errorf("a vector of %d values in a file of %d", len(v), vw.dims)
 	}
 	vw.buf = Quantize(vw.buf[:0], v)
-	_, err := vw.w.Write(vw.buf)
-	return err
+	return vw.AddQuantized(vw.buf, hash)
 }
 
 // AddQuantized writes a vector as another file stored it.
-func (vw *VectorWriter) AddQuantized(row []byte) error {
+func (vw *VectorWriter) AddQuantized(row []byte, hash uint64) error {
 	if len(row) != 4+vw.dims {
 		return fmt.Errorf("a stored vector of %d bytes in a file of %d values", len(row), vw.dims)
 	}
+	vw.vals = Dequantize(vw.vals[:0], row)
+	vw.bits = AppendBits(vw.bits, vw.vals, vw.centre)
+	vw.hashes = append(vw.hashes, hash)
 	_, err := vw.w.Write(row)
+	return err
+}
+
+// Close writes the centre, the bits and the hashes.
+func (vw *VectorWriter) Close() error {
+	b := make([]byte, 0, 4*len(vw.centre)+8*len(vw.bits)+8*len(vw.hashes))
+	for _, c := range vw.centre {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(c))
+	}
+	for _, w := range vw.bits {
+		b = binary.LittleEndian.AppendUint64(b, w)
+	}
+	for _, h := range vw.hashes {
+		b = binary.LittleEndian.AppendUint64(b, h)
+	}
+	_, err := vw.w.Write(b)
 	return err
 }
 
@@ -102,6 +175,11 @@ func (vw *VectorWriter) AddQuantized(row []byte) error {
 type Vectors struct {
 	Dims, Count int
 	data        []byte
+	// Centre, bits and text hashes, of a KBQVEC02 file; nil in a
+	// KBQVEC01 file.
+	Centre []float32
+	bits   []byte
+	hashes []byte
 }
 
 // ErrVectors means a vectors file is not what its header says.
@@ -109,15 +187,54 @@ var ErrVectors = errors.New("corrupt vectors file")
 
 // ParseVectors checks the header of a vectors file and returns its reader.
 func ParseVectors(data []byte) (*Vectors, error) {
-	if len(data) < 16 || string(data[:8]) != vectorsMagic {
+	if len(data) < 16 || string(data[:8]) != vectorsMagic && string(data[:8]) != vectorsMagicV1 {
 		return nil, fmt.Errorf("%w: no header", ErrVectors)
 	}
 	v := &Vectors{Dims: int(binary.LittleEndian.Uint32(data[8:])), Count: int(binary.LittleEndian.Uint32(data[12:]))}
-	if v.Dims <= 0 || v.Dims > 1<<16 || uint64(len(data)-16) != uint64(v.Count)*uint64(4+v.Dims) {
+	if v.Dims <= 0 || v.Dims > 1<<16 {
+		return nil, fmt.Errorf("%w: vectors of %d values", ErrVectors, v.Dims)
+	}
+	rows := uint64(v.Count) * uint64(4+v.Dims)
+	want := rows
+	if string(data[:8]) == vectorsMagic {
+		want += 4*uint64(v.Dims) + 8*uint64(v.Count)*uint64(BitWords(v.Dims)+1)
+	}
+	if uint64(len(data)-16) != want {
 		return nil, fmt.Errorf("%w: %d vectors of %d values do not fill %d bytes", ErrVectors, v.Count, v.Dims, len(data)-16)
 	}
-	v.data = data[16:]
+	v.data = data[16 : 16+rows]
+	if string(data[:8]) == vectorsMagic {
+		rest := data[16+rows:]
+		v.Centre = make([]float32, v.Dims)
+		for i := range v.Centre {
+			v.Centre[i] = math.Float32frombits(binary.LittleEndian.Uint32(rest[4*i:]))
+		}
+		bits := 8 * v.Count * BitWords(v.Dims)
+		v.bits, v.hashes = rest[4*v.Dims:4*v.Dims+bits], rest[4*v.Dims+bits:]
+	}
 	return v, nil
+}
+
+// HasTextHashes reports whether the file records its vectors' texts'
+// hashes.
+func (v *Vectors) HasTextHashes() bool { return v.hashes != nil }
+
+// TextHash is the TextHash of vector i's text; 0 when the file records
+// none.
+func (v *Vectors) TextHash(i int) uint64 {
+	if v.hashes == nil {
+		return 0
+	}
+	return binary.LittleEndian.Uint64(v.hashes[8*i:])
+}
+
+// HasBits reports whether the file holds each vector's bits.
+func (v *Vectors) HasBits() bool { return v.bits != nil }
+
+// Bits returns the bits of vector i, as little-endian uint64 words.
+func (v *Vectors) Bits(i int) []byte {
+	size := 8 * BitWords(v.Dims)
+	return v.bits[i*size : (i+1)*size : (i+1)*size]
 }
 
 // Row returns vector i as stored: its scale, then its int8 values.

@@ -53,9 +53,11 @@ func (b *indexBuild) keepTexts(d *document) {
 	b.texts[d.Blob] = texts
 }
 
-// writeVectors writes the vectors of m's chunks into the index directory:
-// those of documents the previous artifact embedded with the same model
-// are copied by blob, the others embedded now.
+// writeVectors writes the vectors of m's chunks into the index directory.
+// A chunk's vector is copied from the previous artifact when the same
+// model embedded it there: by the document's blob, or else by the chunk's
+// text, so that an edit re-embeds the chunks it changed, not the
+// document. The rest are embedded now, each distinct text once.
 func (b *indexBuild) writeVectors(ctx context.Context, m *artifact.Manifest) error {
 	if b.opts.Embedder == nil {
 		return nil
@@ -63,23 +65,52 @@ func (b *indexBuild) writeVectors(ctx context.Context, m *artifact.Manifest) err
 	id := b.opts.Embedder.Identity()
 	old := b.oldVecs
 
-	// What must be embedded, in manifest order: each content once, however
-	// many paths hold it.
-	var texts []string
-	fresh := make(map[string]int) // blob → its first text
+	// The texts of documents not copied by blob, each content once.
+	var blobs []string
+	hashes := make(map[string][]uint64) // blob → its chunks' text hashes
+	needed := make(map[uint64]int)      // text hash → its row in the old file, or -1
 	for _, d := range m.Documents {
 		if _, ok := old.rows[d.Blob]; ok || d.Chunks == 0 {
 			continue
 		}
-		if _, ok := fresh[d.Blob]; ok {
+		if _, ok := hashes[d.Blob]; ok {
 			continue
 		}
 		t, ok := b.texts[d.Blob]
 		if !ok || len(t) != d.Chunks {
 			return fmt.Errorf("embed %s: its %d chunks were not read by this build", d.Path, d.Chunks)
 		}
-		fresh[d.Blob] = len(texts)
-		texts = append(texts, t...)
+		hs := make([]uint64, len(t))
+		for i, text := range t {
+			hs[i] = artifact.TextHash(text)
+			needed[hs[i]] = -1
+		}
+		blobs = append(blobs, d.Blob)
+		hashes[d.Blob] = hs
+	}
+	old.findTexts(needed)
+
+	// Where each chunk's vector comes from: a row of the old file (≥ 0) or
+	// a text embedded now (-1 - its index in texts).
+	sources := make(map[string][]int, len(blobs))
+	var texts []string
+	fresh := make(map[uint64]int) // text hash → its index in texts
+	for _, blob := range blobs {
+		src := make([]int, len(hashes[blob]))
+		for i, h := range hashes[blob] {
+			if row := needed[h]; row >= 0 {
+				src[i] = row
+				continue
+			}
+			j, ok := fresh[h]
+			if !ok {
+				j = len(texts)
+				fresh[h] = j
+				texts = append(texts, b.texts[blob][i])
+			}
+			src[i] = -1 - j
+		}
+		sources[blob] = src
 	}
 	vecs := make([][]float32, 0, len(texts))
 	for start := 0; start < len(texts); start += embedBatch {
@@ -102,31 +133,63 @@ func (b *indexBuild) writeVectors(ctx context.Context, m *artifact.Manifest) err
 	}
 	b.res.Embedded = len(texts)
 
+	// Every vector as it will be stored, and its text's hash, in manifest
+	// order.
+	rows := func(yield func(row []byte, hash uint64) bool) {
+		var buf []byte
+		for _, d := range m.Documents {
+			if start, ok := old.rows[d.Blob]; ok {
+				for i := range d.Chunks {
+					if !yield(old.v.Row(start+i), old.v.TextHash(start+i)) {
+						return
+					}
+				}
+				continue
+			}
+			for i, src := range sources[d.Blob] {
+				var row []byte
+				if src >= 0 {
+					row = old.v.Row(src)
+				} else {
+					buf = artifact.Quantize(buf[:0], vecs[-1-src])
+					row = buf
+				}
+				if !yield(row, hashes[d.Blob][i]) {
+					return
+				}
+			}
+		}
+	}
+	centre := make([]float64, id.Dims)
+	var vals []float32
+	for row := range rows {
+		vals = artifact.Dequantize(vals[:0], row)
+		for i, x := range vals {
+			centre[i] += float64(x)
+		}
+	}
+	mean := make([]float32, id.Dims)
+	for i, c := range centre {
+		mean[i] = float32(c / float64(max(m.Counts.Chunks, 1)))
+	}
+
 	f, err := os.Create(filepath.Join(b.dir, artifact.VectorsFile))
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	bw := bufio.NewWriterSize(f, 1<<20)
-	vw, err := artifact.NewVectorWriter(bw, id.Dims, m.Counts.Chunks)
+	vw, err := artifact.NewVectorWriter(bw, id.Dims, m.Counts.Chunks, mean)
 	if err != nil {
 		return err
 	}
-	for _, d := range m.Documents {
-		if start, ok := old.rows[d.Blob]; ok {
-			for i := range d.Chunks {
-				if err := vw.AddQuantized(old.v.Row(start + i)); err != nil {
-					return err
-				}
-			}
-			continue
+	for row, hash := range rows {
+		if err = vw.AddQuantized(row, hash); err != nil {
+			return err
 		}
-		start := fresh[d.Blob]
-		for i := range d.Chunks {
-			if err := vw.Add(vecs[start+i]); err != nil {
-				return err
-			}
-		}
+	}
+	if err := vw.Close(); err != nil {
+		return err
 	}
 	if err := bw.Flush(); err != nil {
 		return err
@@ -143,6 +206,20 @@ func (b *indexBuild) writeVectors(ctx context.Context, m *artifact.Manifest) err
 type oldVectors struct {
 	v    *artifact.Vectors
 	rows map[string]int // blob → the row of its first chunk
+}
+
+// findTexts sets the rows of the old chunks whose texts have the hashes
+// in rows, in one pass over the old file's hashes, which a file of the
+// first layout does not record.
+func (o oldVectors) findTexts(rows map[uint64]int) {
+	if o.v == nil || !o.v.HasTextHashes() || len(rows) == 0 {
+		return
+	}
+	for row := range o.v.Count {
+		if r, ok := rows[o.v.TextHash(row)]; ok && r < 0 {
+			rows[o.v.TextHash(row)] = row
+		}
+	}
 }
 
 // openOldVectors opens the previous artifact's vectors when the same

@@ -24,3 +24,11 @@ func SetExactTotals(n int) func() {
 	exactTotals = n
 	return func() { exactTotals = old }
 }
+
+// SetSemanticCandidates sets how many chunks the vectors' bits choose
+// for a semantic search, and returns a function that restores it.
+func SetSemanticCandidates(n int) func() {
+	old := semanticCandidates
+	semanticCandidates = n
+	return func() { semanticCandidates = old }
+}

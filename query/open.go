@@ -70,6 +70,7 @@ type Index struct {
 	vecOnce  sync.Once
 	vecs     *artifact.Vectors
 	vecUnmap func() error
+	distPool sync.Pool // of *[]uint16, for semanticTop
 	vecErr   error
 }
 

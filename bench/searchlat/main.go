@@ -3,7 +3,10 @@
 // times to warm up and then -r times, and the latencies are reported as
 // percentiles per query and over all of them.
 //
-//	go run ./bench/searchlat [-r 50] [-cpuprofile F] ARTIFACT QUERY...
+//	go run ./bench/searchlat [-r 50] [-mode hybrid] [-cpuprofile F] ARTIFACT QUERY...
+//
+// A mode that needs the query's vector embeds it in each timed run, with
+// the artifact's model from $KBQ_MODELS, as a server does.
 //
 // A query of the form @N:WORD stands for WORD repeated N times (separated
 // by spaces), and @or:N for N distinct OR-ed words, so that hostile input
@@ -22,12 +25,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/query"
 )
 
 func main() {
 	runs := flag.Int("r", 50, "timed runs of each query")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the timed runs to `file`")
+	mode := flag.String("mode", "", "the search mode: hybrid, lexical or semantic (default: the artifact's)")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: searchlat [-r RUNS] [-cpuprofile FILE] ARTIFACT QUERY...")
 		flag.PrintDefaults()
@@ -37,13 +42,13 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(flag.Arg(0), flag.Args()[1:], *runs, *cpuprofile); err != nil {
+	if err := run(flag.Arg(0), flag.Args()[1:], *runs, *mode, *cpuprofile); err != nil {
 		fmt.Fprintln(os.Stderr, "searchlat:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir string, queries []string, runs int, cpuprofile string) error {
+func run(dir string, queries []string, runs int, mode, cpuprofile string) error {
 	start := time.Now()
 	ix, err := query.Open(dir)
 	if err != nil {
@@ -64,6 +69,7 @@ func run(dir string, queries []string, runs int, cpuprofile string) error {
 		defer pprof.StopCPUProfile()
 	}
 	ctx := context.Background()
+	embedder := answer.Embedder{Getenv: os.Getenv}
 	var all []time.Duration
 	for _, spec := range queries {
 		q := expand(spec)
@@ -71,7 +77,12 @@ func run(dir string, queries []string, runs int, cpuprofile string) error {
 		var total int
 		for i := range runs + 3 {
 			t := time.Now()
-			resp, err := ix.Search(ctx, query.Request{Query: q})
+			req := query.Request{Query: q, Mode: mode}
+			err := embedder.Vectorize(ctx, ix, &req)
+			var resp *query.Response
+			if err == nil {
+				resp, err = ix.Search(ctx, req)
+			}
 			d := time.Since(t)
 			if err != nil {
 				return fmt.Errorf("%q: %w", spec, err)

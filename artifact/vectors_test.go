@@ -1,0 +1,88 @@
+package artifact
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestVectorsRoundTrip(t *testing.T) {
+	const dims, count = 70, 5 // bits over more than one word, and a part word
+	rng := rand.New(rand.NewPCG(1, 2))
+	vecs := make([][]float32, count)
+	centre := make([]float32, dims)
+	for i := range vecs {
+		vecs[i] = make([]float32, dims)
+		for j := range vecs[i] {
+			vecs[i][j] = float32(rng.NormFloat64())
+		}
+	}
+	for j := range centre {
+		centre[j] = 0.1 * float32(j%3)
+	}
+	var buf bytes.Buffer
+	vw, err := NewVectorWriter(&buf, dims, count, centre)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range vecs {
+		if i == 2 {
+			err = vw.AddQuantized(Quantize(nil, v), uint64(100+i)) // as copied from another file
+		} else {
+			err = vw.Add(v, uint64(100+i))
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := vw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	v, err := ParseVectors(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Dims != dims || v.Count != count || !v.HasBits() || len(v.Centre) != dims || v.Centre[1] != centre[1] {
+		t.Fatalf("read %d×%d, bits %v, centre %v", v.Count, v.Dims, v.HasBits(), v.Centre)
+	}
+	for i, want := range vecs {
+		got := Dequantize(nil, v.Row(i))
+		var norm, dot float64
+		for j := range want {
+			norm += float64(want[j]) * float64(want[j])
+			dot += float64(want[j]) * float64(got[j])
+			if math.Abs(float64(got[j]-want[j])) > 0.03 {
+				t.Errorf("vector %d value %d: %v stored as %v", i, j, want[j], got[j])
+			}
+		}
+		if d := v.Dot(want, i); math.Abs(float64(d)-dot) > 1e-3*norm {
+			t.Errorf("Dot %v, want %v", d, dot)
+		}
+		if v.TextHash(i) != uint64(100+i) {
+			t.Errorf("vector %d: text hash %d, want %d", i, v.TextHash(i), 100+i)
+		}
+		bits := v.Bits(i)
+		for j := range want {
+			set := binary.LittleEndian.Uint64(bits[8*(j/64):])&(1<<(j%64)) != 0
+			if set != (got[j] > centre[j]) {
+				t.Fatalf("vector %d bit %d is %v for %v about %v", i, j, set, got[j], centre[j])
+			}
+		}
+	}
+
+	// A file of the first layout, without bits, still reads.
+	rows := buf.Bytes()[:16+count*(4+dims)]
+	old := append([]byte(vectorsMagicV1), rows[8:]...)
+	if v1, err := ParseVectors(old); err != nil || v1.HasBits() || v1.HasTextHashes() || v1.TextHash(1) != 0 || v1.Dot(vecs[0], 0) != v.Dot(vecs[0], 0) {
+		t.Errorf("a KBQVEC01 file: %v, bits %v", err, v1 != nil && v1.HasBits())
+	}
+	// Lengths that do not match the header are corrupt.
+	for _, bad := range [][]byte{buf.Bytes()[:buf.Len()-1], append(bytes.Clone(buf.Bytes()), 0), rows, buf.Bytes()[:10]} {
+		if _, err := ParseVectors(bad); !errors.Is(err, ErrVectors) {
+			t.Errorf("%d bytes: %v, want ErrVectors", len(bad), err)
+		}
+	}
+}

@@ -1,0 +1,97 @@
+package query_test
+
+import (
+	"context"
+	"hash/fnv"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/compiler"
+	"github.com/kbqdev/kbq/internal/testkb"
+	"github.com/kbqdev/kbq/query"
+)
+
+// wordVectors embeds a text as the normalised sum of a random vector per
+// word, the same for the same word in every run.
+type wordVectors struct{ dims int }
+
+func (w wordVectors) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, text := range texts {
+		v := make([]float64, w.dims)
+		for _, word := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return r < 'a' || r > 'z' }) {
+			h := fnv.New64a()
+			h.Write([]byte(word))
+			r := rand.New(rand.NewPCG(h.Sum64(), 7))
+			for j := range v {
+				v[j] += r.NormFloat64()
+			}
+		}
+		v[0] += 1e-3
+		var n float64
+		for _, x := range v {
+			n += x * x
+		}
+		out[i] = make([]float32, w.dims)
+		for j, x := range v {
+			out[i][j] = float32(x / math.Sqrt(n))
+		}
+	}
+	return out, nil
+}
+
+func (w wordVectors) Identity() artifact.Embeddings {
+	return artifact.Embeddings{Provider: "test", Model: "words", Hash: "0", Dims: w.dims}
+}
+
+// TestSemanticCandidates: the chunks the vectors' bits choose, ranked by
+// their stored vectors, give the ranking that all of them give.
+func TestSemanticCandidates(t *testing.T) {
+	embedder := wordVectors{dims: 96}
+	files := corpus(rand.New(rand.NewPCG(3, 4)), 600)
+	dir := t.TempDir()
+	opts := compiler.BuildOptions{Out: dir, BuiltAt: testkb.BuiltAt, Options: compiler.Options{Embedder: embedder}}
+	if _, err := compiler.Build(context.Background(), files, opts); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := query.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	search := func(q string, candidates int) []string {
+		defer query.SetSemanticCandidates(candidates)()
+		vec, _ := embedder.Embed(context.Background(), []string{q})
+		resp, err := ix.Search(context.Background(), query.Request{Query: q, Vector: vec[0], Mode: query.ModeSemantic, N: 10, Chunks: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range resp.Results {
+			got = append(got, r.Path+r.Heading)
+		}
+		if resp.Total < 1000 {
+			t.Fatalf("%d chunks in force: too few for the bits to choose among", resp.Total)
+		}
+		return got
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	same, queries := 0, 40
+	for range queries {
+		q := sentence(r, 3)
+		exact := search(q, 1<<30)
+		if len(exact) != 10 {
+			t.Fatalf("%q: %d results", q, len(exact))
+		}
+		chosen := search(q, 300) // of more than 1,000 chunks in force
+		if strings.Join(chosen[:3], "|") == strings.Join(exact[:3], "|") {
+			same++
+		}
+	}
+	if same < queries*9/10 {
+		t.Errorf("the first three results differ from exact ranking's for %d of %d queries", queries-same, queries)
+	}
+}
