@@ -66,12 +66,11 @@ func Quantize(dst []byte, v []float32) []byte {
 }
 
 // A vectors file (KBQVEC02) is a header (magic, dimensions, count), the
-// vectors as Quantize stores them, a centre (dimensions float32 values),
-// the sign bits of each vector about the centre, packed in little-endian
-// uint64 words, and the TextHash of each vector's text. A search compares
-// bits to choose the candidates whose stored vectors it then ranks; a
-// build finds the vectors of unchanged chunks by their texts' hashes.
-// KBQVEC01 files end after the vectors.
+// vectors as Quantize stores them, the sign bits of each vector packed in
+// little-endian uint64 words, and the TextHash of each vector's text. A
+// search compares bits to choose the candidates whose stored vectors it
+// then ranks; a build finds the vectors of unchanged chunks by their
+// texts' hashes. KBQVEC01 files end after the vectors.
 
 // TextHash identifies the text a vector was made of: FNV-1a, 64 bits,
 // never 0, which stands for no hash.
@@ -96,12 +95,26 @@ func Dequantize(dst []float32, row []byte) []float32 {
 	return dst
 }
 
-// AppendBits appends the sign bits of v about centre to dst.
-func AppendBits(dst []uint64, v, centre []float32) []uint64 {
+// AppendBits appends the sign bits of v to dst: bit i is set when v[i]
+// is above 0.
+func AppendBits(dst []uint64, v []float32) []uint64 {
 	n := len(dst)
 	dst = append(dst, make([]uint64, BitWords(len(v)))...)
 	for i, x := range v {
-		if x > centre[i] {
+		if x > 0 {
+			dst[n+i/64] |= 1 << (i % 64)
+		}
+	}
+	return dst
+}
+
+// appendRowBits appends the sign bits of a stored vector to dst.
+func appendRowBits(dst []uint64, row []byte) []uint64 {
+	vals := row[4:]
+	n := len(dst)
+	dst = append(dst, make([]uint64, BitWords(len(vals)))...)
+	for i, b := range vals {
+		if int8(b) > 0 {
 			dst[n+i/64] |= 1 << (i % 64)
 		}
 	}
@@ -109,29 +122,23 @@ func AppendBits(dst []uint64, v, centre []float32) []uint64 {
 }
 
 // VectorWriter writes a vectors file: the vectors as they are added, the
-// centre and the bits on Close.
+// bits and hashes on Close.
 type VectorWriter struct {
 	w      io.Writer
 	dims   int
-	centre []float32
 	buf    []byte
-	vals   []float32
 	bits   []uint64
 	hashes []uint64
 }
 
-// NewVectorWriter starts a vectors file of count vectors of dims values,
-// whose bits are taken about centre.
-func NewVectorWriter(w io.Writer, dims, count int, centre []float32) (*VectorWriter, error) {
-	if len(centre) != dims {
-		return nil, fmt.Errorf("a centre of %d values for vectors of %d", len(centre), dims)
-	}
+// NewVectorWriter starts a vectors file of count vectors of dims values.
+func NewVectorWriter(w io.Writer, dims, count int) (*VectorWriter, error) {
 	head := make([]byte, 0, 16)
 	head = append(head, vectorsMagic...)
 	head = binary.LittleEndian.AppendUint32(head, uint32(dims))
 	head = binary.LittleEndian.AppendUint32(head, uint32(count))
 	_, err := w.Write(head)
-	return &VectorWriter{w: w, dims: dims, centre: centre, bits: make([]uint64, 0, count*BitWords(dims))}, err
+	return &VectorWriter{w: w, dims: dims, bits: make([]uint64, 0, count*BitWords(dims)), hashes: make([]uint64, 0, count)}, err
 }
 
 // Add writes one vector, made of the text whose TextHash is hash.
@@ -148,19 +155,15 @@ func (vw *VectorWriter) AddQuantized(row []byte, hash uint64) error {
 	if len(row) != 4+vw.dims {
 		return fmt.Errorf("a stored vector of %d bytes in a file of %d values", len(row), vw.dims)
 	}
-	vw.vals = Dequantize(vw.vals[:0], row)
-	vw.bits = AppendBits(vw.bits, vw.vals, vw.centre)
+	vw.bits = appendRowBits(vw.bits, row)
 	vw.hashes = append(vw.hashes, hash)
 	_, err := vw.w.Write(row)
 	return err
 }
 
-// Close writes the centre, the bits and the hashes.
+// Close writes the bits and the hashes.
 func (vw *VectorWriter) Close() error {
-	b := make([]byte, 0, 4*len(vw.centre)+8*len(vw.bits)+8*len(vw.hashes))
-	for _, c := range vw.centre {
-		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(c))
-	}
+	b := make([]byte, 0, 8*len(vw.bits)+8*len(vw.hashes))
 	for _, w := range vw.bits {
 		b = binary.LittleEndian.AppendUint64(b, w)
 	}
@@ -175,11 +178,8 @@ func (vw *VectorWriter) Close() error {
 type Vectors struct {
 	Dims, Count int
 	data        []byte
-	// Centre, bits and text hashes, of a KBQVEC02 file; nil in a
-	// KBQVEC01 file.
-	Centre []float32
-	bits   []byte
-	hashes []byte
+	// Bits and text hashes, of a KBQVEC02 file; nil in a KBQVEC01 file.
+	bits, hashes []byte
 }
 
 // ErrVectors means a vectors file is not what its header says.
@@ -197,7 +197,7 @@ func ParseVectors(data []byte) (*Vectors, error) {
 	rows := uint64(v.Count) * uint64(4+v.Dims)
 	want := rows
 	if string(data[:8]) == vectorsMagic {
-		want += 4*uint64(v.Dims) + 8*uint64(v.Count)*uint64(BitWords(v.Dims)+1)
+		want += 8 * uint64(v.Count) * uint64(BitWords(v.Dims)+1)
 	}
 	if uint64(len(data)-16) != want {
 		return nil, fmt.Errorf("%w: %d vectors of %d values do not fill %d bytes", ErrVectors, v.Count, v.Dims, len(data)-16)
@@ -205,12 +205,8 @@ func ParseVectors(data []byte) (*Vectors, error) {
 	v.data = data[16 : 16+rows]
 	if string(data[:8]) == vectorsMagic {
 		rest := data[16+rows:]
-		v.Centre = make([]float32, v.Dims)
-		for i := range v.Centre {
-			v.Centre[i] = math.Float32frombits(binary.LittleEndian.Uint32(rest[4*i:]))
-		}
 		bits := 8 * v.Count * BitWords(v.Dims)
-		v.bits, v.hashes = rest[4*v.Dims:4*v.Dims+bits], rest[4*v.Dims+bits:]
+		v.bits, v.hashes = rest[:bits], rest[bits:]
 	}
 	return v, nil
 }

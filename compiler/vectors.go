@@ -160,26 +160,13 @@ func (b *indexBuild) writeVectors(ctx context.Context, m *artifact.Manifest) err
 			}
 		}
 	}
-	centre := make([]float64, id.Dims)
-	var vals []float32
-	for row := range rows {
-		vals = artifact.Dequantize(vals[:0], row)
-		for i, x := range vals {
-			centre[i] += float64(x)
-		}
-	}
-	mean := make([]float32, id.Dims)
-	for i, c := range centre {
-		mean[i] = float32(c / float64(max(m.Counts.Chunks, 1)))
-	}
-
 	f, err := os.Create(filepath.Join(b.dir, artifact.VectorsFile))
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	bw := bufio.NewWriterSize(f, 1<<20)
-	vw, err := artifact.NewVectorWriter(bw, id.Dims, m.Counts.Chunks, mean)
+	vw, err := artifact.NewVectorWriter(bw, id.Dims, m.Counts.Chunks)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"encoding/gob"
 	"encoding/json"
 	"flag"
@@ -126,7 +125,7 @@ func run(model, beir, split, cache string) error {
 		for i, d := range v.Docs {
 			docBits[i] = signBits(d, centre)
 		}
-		for _, r := range []int{100, 200, 500, 1000} {
+		for _, r := range []int{100, 200, 500, 1000, 2000} {
 			pick := func(q []float32) []int { return nearestBits(signBits(q, centre), docBits, r) }
 			ndcg, recall := evaluate(v, int8Docs, qrels, pick)
 			fmt.Printf("| %s, %d candidates, int8 rescored | %d + %d | %.4f | %.4f |\n", name, r, dims/8, 4+dims, ndcg, recall)
@@ -230,13 +229,7 @@ func halfRound(f float32) float32 {
 
 // int8Scaled is x as the artifact stores it, read back.
 func int8Scaled(x []float32) []float32 {
-	row := artifact.Quantize(nil, x)
-	scale := math.Float32frombits(binary.LittleEndian.Uint32(row))
-	out := make([]float32, len(x))
-	for i, b := range row[4:] {
-		out[i] = float32(int8(b)) * scale
-	}
-	return out
+	return artifact.Dequantize(nil, artifact.Quantize(nil, x))
 }
 
 // evaluate ranks docs for every query by inner product, of those pick
