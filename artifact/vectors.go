@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"math"
 )
 
@@ -14,7 +15,8 @@ const VectorsFile = "vectors"
 
 // vectorsMagic starts a vectors file; the digits are its layout's version.
 const (
-	vectorsMagic   = "KBQVEC02"
+	vectorsMagic   = "KBQVEC03"
+	vectorsMagicV2 = "KBQVEC02"
 	vectorsMagicV1 = "KBQVEC01"
 )
 
@@ -65,12 +67,24 @@ func Quantize(dst []byte, v []float32) []byte {
 	return dst
 }
 
-// A vectors file (KBQVEC02) is a header (magic, dimensions, count), the
+// A vectors file (KBQVEC03) is a header (magic, dimensions, count), the
 // vectors as Quantize stores them, the sign bits of each vector packed in
-// little-endian uint64 words, and the TextHash of each vector's text. A
-// search compares bits to choose the candidates whose stored vectors it
-// then ranks; a build finds the vectors of unchanged chunks by their
-// texts' hashes. KBQVEC01 files end after the vectors.
+// little-endian uint64 words, the TextHash of each vector's text, and the
+// placement of the manifest's documents (a count, then segment, document
+// number and chunks of each). A search compares bits to choose the
+// candidates whose stored vectors it then ranks, and finds their chunks
+// by the placements without reading the manifest's documents; a build
+// finds the vectors of unchanged chunks by their texts' hashes. KBQVEC02
+// files end after the hashes, KBQVEC01 files after the vectors.
+
+// A Placement locates a document's chunks in the index, as the manifest's
+// Document does.
+type Placement struct {
+	Seg         uint64
+	Doc, Chunks uint32
+}
+
+const placementSize = 16
 
 // TextHash identifies the text a vector was made of: FNV-1a, 64 bits,
 // never 0, which stands for no hash.
@@ -161,14 +175,20 @@ func (vw *VectorWriter) AddQuantized(row []byte, hash uint64) error {
 	return err
 }
 
-// Close writes the bits and the hashes.
-func (vw *VectorWriter) Close() error {
-	b := make([]byte, 0, 8*len(vw.bits)+8*len(vw.hashes))
+// Close writes the bits, the hashes and the documents' placements.
+func (vw *VectorWriter) Close(docs []Placement) error {
+	b := make([]byte, 0, 8*len(vw.bits)+8*len(vw.hashes)+4+placementSize*len(docs))
 	for _, w := range vw.bits {
 		b = binary.LittleEndian.AppendUint64(b, w)
 	}
 	for _, h := range vw.hashes {
 		b = binary.LittleEndian.AppendUint64(b, h)
+	}
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(docs)))
+	for _, d := range docs {
+		b = binary.LittleEndian.AppendUint64(b, d.Seg)
+		b = binary.LittleEndian.AppendUint32(b, d.Doc)
+		b = binary.LittleEndian.AppendUint32(b, d.Chunks)
 	}
 	_, err := vw.w.Write(b)
 	return err
@@ -178,8 +198,9 @@ func (vw *VectorWriter) Close() error {
 type Vectors struct {
 	Dims, Count int
 	data        []byte
-	// Bits and text hashes, of a KBQVEC02 file; nil in a KBQVEC01 file.
-	bits, hashes []byte
+	// Bits, text hashes and placements, of a KBQVEC02 file; nil in a
+	// KBQVEC01 file.
+	bits, hashes, places []byte
 }
 
 // ErrVectors means a vectors file is not what its header says.
@@ -187,7 +208,18 @@ var ErrVectors = errors.New("corrupt vectors file")
 
 // ParseVectors checks the header of a vectors file and returns its reader.
 func ParseVectors(data []byte) (*Vectors, error) {
-	if len(data) < 16 || string(data[:8]) != vectorsMagic && string(data[:8]) != vectorsMagicV1 {
+	if len(data) < 16 {
+		return nil, fmt.Errorf("%w: no header", ErrVectors)
+	}
+	version := 0
+	switch string(data[:8]) {
+	case vectorsMagicV1:
+		version = 1
+	case vectorsMagicV2:
+		version = 2
+	case vectorsMagic:
+		version = 3
+	default:
 		return nil, fmt.Errorf("%w: no header", ErrVectors)
 	}
 	v := &Vectors{Dims: int(binary.LittleEndian.Uint32(data[8:])), Count: int(binary.LittleEndian.Uint32(data[12:]))}
@@ -196,20 +228,47 @@ func ParseVectors(data []byte) (*Vectors, error) {
 	}
 	rows := uint64(v.Count) * uint64(4+v.Dims)
 	want := rows
-	if string(data[:8]) == vectorsMagic {
+	if version >= 2 {
 		want += 8 * uint64(v.Count) * uint64(BitWords(v.Dims)+1)
+	}
+	if version >= 3 {
+		if uint64(len(data)-16) >= want+4 {
+			want += 4 + placementSize*uint64(binary.LittleEndian.Uint32(data[16+want:]))
+		} else {
+			want += 4
+		}
 	}
 	if uint64(len(data)-16) != want {
 		return nil, fmt.Errorf("%w: %d vectors of %d values do not fill %d bytes", ErrVectors, v.Count, v.Dims, len(data)-16)
 	}
 	v.data = data[16 : 16+rows]
-	if string(data[:8]) == vectorsMagic {
+	if version >= 2 {
 		rest := data[16+rows:]
 		bits := 8 * v.Count * BitWords(v.Dims)
-		v.bits, v.hashes = rest[:bits], rest[bits:]
+		v.bits, v.hashes = rest[:bits], rest[bits:bits+8*v.Count]
+		if version >= 3 {
+			v.places = rest[bits+8*v.Count+4:]
+		}
 	}
 	return v, nil
 }
+
+// Placements yields the placement of each of the manifest's documents, in
+// its order; nothing from a KBQVEC01 file.
+func (v *Vectors) Placements() iter.Seq[Placement] {
+	return func(yield func(Placement) bool) {
+		for b := v.places; len(b) >= placementSize; b = b[placementSize:] {
+			p := Placement{Seg: binary.LittleEndian.Uint64(b), Doc: binary.LittleEndian.Uint32(b[8:]), Chunks: binary.LittleEndian.Uint32(b[12:])}
+			if !yield(p) {
+				return
+			}
+		}
+	}
+}
+
+// HasPlacements reports whether the file records the documents'
+// placements.
+func (v *Vectors) HasPlacements() bool { return v.places != nil }
 
 // HasTextHashes reports whether the file records its vectors' texts'
 // hashes.
@@ -226,6 +285,10 @@ func (v *Vectors) TextHash(i int) uint64 {
 
 // HasBits reports whether the file holds each vector's bits.
 func (v *Vectors) HasBits() bool { return v.bits != nil }
+
+// AllBits returns the bits of every vector, each in BitWords(Dims)
+// little-endian uint64 words, one vector after another.
+func (v *Vectors) AllBits() []byte { return v.bits }
 
 // Bits returns the bits of vector i, as little-endian uint64 words.
 func (v *Vectors) Bits(i int) []byte {

@@ -34,15 +34,23 @@ func TestVectorsRoundTrip(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := vw.Close(); err != nil {
+	places := []Placement{{Seg: 7, Doc: 0, Chunks: 2}, {Seg: 7, Doc: 2, Chunks: 1}, {Seg: 9, Doc: 0, Chunks: 2}}
+	if err := vw.Close(places); err != nil {
 		t.Fatal(err)
 	}
 	v, err := ParseVectors(buf.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.Dims != dims || v.Count != count || !v.HasBits() || !v.HasTextHashes() {
+	if v.Dims != dims || v.Count != count || !v.HasBits() || !v.HasTextHashes() || !v.HasPlacements() {
 		t.Fatalf("read %d×%d, bits %v", v.Count, v.Dims, v.HasBits())
+	}
+	var got []Placement
+	for p := range v.Placements() {
+		got = append(got, p)
+	}
+	if len(got) != len(places) || got[2] != places[2] {
+		t.Errorf("placements %v, want %v", got, places)
 	}
 	for i, want := range vecs {
 		got := Dequantize(nil, v.Row(i))
@@ -70,7 +78,7 @@ func TestVectorsRoundTrip(t *testing.T) {
 	}
 
 	// A file of the first layout, without bits, still reads.
-	rows := buf.Bytes()[:16+count*(4+dims)]
+	rows := bytes.Clone(buf.Bytes()[:16+count*(4+dims)])
 	old := append([]byte(vectorsMagicV1), rows[8:]...)
 	if v1, err := ParseVectors(old); err != nil || v1.HasBits() || v1.HasTextHashes() || v1.TextHash(1) != 0 || v1.Dot(vecs[0], 0) != v.Dot(vecs[0], 0) {
 		t.Errorf("a KBQVEC01 file: %v, bits %v", err, v1 != nil && v1.HasBits())
@@ -80,5 +88,29 @@ func TestVectorsRoundTrip(t *testing.T) {
 		if _, err := ParseVectors(bad); !errors.Is(err, ErrVectors) {
 			t.Errorf("%d bytes: %v, want ErrVectors", len(bad), err)
 		}
+	}
+}
+
+// TestVectorsV2: a file of the second layout, without placements, reads
+// with its bits and hashes.
+func TestVectorsV2(t *testing.T) {
+	var buf bytes.Buffer
+	vw, err := NewVectorWriter(&buf, 8, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vw.Add([]float32{1, -1, 1, -1, 1, -1, 1, -1}, 5)
+	vw.Add([]float32{-1, 1, -1, 1, -1, 1, -1, 1}, 6)
+	if err := vw.Close(nil); err != nil {
+		t.Fatal(err)
+	}
+	data := bytes.Clone(buf.Bytes()[:buf.Len()-4]) // no placement count
+	copy(data, vectorsMagicV2)
+	v, err := ParseVectors(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !v.HasBits() || v.HasPlacements() || v.TextHash(1) != 6 || v.Bits(0)[0] != 0b01010101 {
+		t.Errorf("bits %v %08b, placements %v, hash %d", v.HasBits(), v.Bits(0)[0], v.HasPlacements(), v.TextHash(1))
 	}
 }

@@ -205,8 +205,14 @@ func Build(ctx context.Context, src Source, opts BuildOptions) (*BuildResult, er
 		case prev.m.BuildKey != buildKey(opts.Options):
 			prev, why = nil, fmt.Sprintf("the previous artifact was built by kbc %s or with other settings (%s, analysis, context files, size cap)", prev.m.CompilerVersion, ConfigPath)
 		}
+		ib := &indexBuild{dir: dir, opts: opts, res: res, prev: prev}
+		defer ib.openOldVectors(vecPrev)()
+		if prev != nil && opts.Embedder != nil && ib.oldVecs.v == nil {
+			// Documents the index reuses are not read again, so their
+			// vectors must come from the previous artifact's.
+			ib.prev, why = nil, "the previous artifact's vectors could not be read"
+		}
 		res.FullReason = why
-		ib := &indexBuild{dir: dir, opts: opts, res: res, prev: prev, vecPrev: vecPrev}
 		m, err := ib.run(ctx, got.l)
 		res.Manifest = m
 		if err != nil {

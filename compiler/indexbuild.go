@@ -23,14 +23,13 @@ const (
 // indexBuild compiles documents into one index directory: from scratch, or
 // on top of the previous artifact's segments (prev).
 type indexBuild struct {
-	dir  string
-	opts BuildOptions
-	res  *BuildResult
-	prev *previous
-	// vecPrev is the previous artifact, whose vectors are reused by blob
-	// even when its index is not.
-	vecPrev *previous
-	texts   map[string][]string // blob → its chunks' texts, to embed
+	dir   string
+	opts  BuildOptions
+	res   *BuildResult
+	prev  *previous
+	texts map[string][]string // blob → its chunks' texts, to embed
+	// oldVecs are the previous artifact's vectors, reused by blob and by
+	// text even when its index is not.
 	oldVecs oldVectors
 
 	facts  []docFacts
@@ -70,7 +69,6 @@ func (b *indexBuild) run(ctx context.Context, l *listing) (*artifact.Manifest, e
 	b.writerSlot = make(chan struct{}, b.opts.Workers)
 	b.builders = make(chan *fieldBuilder, b.opts.Workers)
 	b.nextSeg = 1
-	defer b.openOldVectors()()
 
 	todo, reindex := l.docs, map[string]bool(nil)
 	if b.prev != nil {

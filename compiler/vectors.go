@@ -139,8 +139,13 @@ func (b *indexBuild) writeVectors(ctx context.Context, m *artifact.Manifest) err
 		var buf []byte
 		for _, d := range m.Documents {
 			if start, ok := old.rows[d.Blob]; ok {
+				texts := b.texts[d.Blob] // read when the build compiled it
 				for i := range d.Chunks {
-					if !yield(old.v.Row(start+i), old.v.TextHash(start+i)) {
+					h := old.v.TextHash(start + i)
+					if h == 0 && len(texts) == d.Chunks {
+						h = artifact.TextHash(texts[i]) // a file of the first layout recorded none
+					}
+					if !yield(old.v.Row(start+i), h) {
 						return
 					}
 				}
@@ -175,7 +180,11 @@ func (b *indexBuild) writeVectors(ctx context.Context, m *artifact.Manifest) err
 			return err
 		}
 	}
-	if err := vw.Close(); err != nil {
+	places := make([]artifact.Placement, len(m.Documents))
+	for i, d := range m.Documents {
+		places[i] = artifact.Placement{Seg: d.Seg, Doc: d.Doc, Chunks: uint32(d.Chunks)}
+	}
+	if err := vw.Close(places); err != nil {
 		return err
 	}
 	if err := bw.Flush(); err != nil {
@@ -209,15 +218,15 @@ func (o oldVectors) findTexts(rows map[uint64]int) {
 	}
 }
 
-// openOldVectors opens the previous artifact's vectors when the same
-// model made them, before the build reuses its document list; without
-// any, rows is empty. The build closes them when it is done.
-func (b *indexBuild) openOldVectors() func() {
+// openOldVectors opens the vectors of the previous artifact p when the
+// same model made them; without any, b.oldVecs is empty. It returns the
+// function that closes them, once the build is done.
+func (b *indexBuild) openOldVectors(p *previous) func() {
 	if b.opts.Embedder == nil {
 		return func() {}
 	}
 	var unmap func() error
-	b.oldVecs, unmap = previousVectors(b.vecPrev, b.opts.Embedder.Identity())
+	b.oldVecs, unmap = previousVectors(p, b.opts.Embedder.Identity())
 	return func() { unmap() }
 }
 

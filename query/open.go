@@ -71,7 +71,14 @@ type Index struct {
 	vecs     *artifact.Vectors
 	vecUnmap func() error
 	distPool sync.Pool // of *[]uint16, for semanticTop
-	vecErr   error
+
+	placeOnce sync.Once
+	places    []artifact.Placement
+	placeErr  error
+	rowsOnce  sync.Once
+	rows      *rowMap
+	rowsErr   error
+	vecErr    error
 }
 
 // Open opens the artifact in dir.

@@ -38,6 +38,11 @@ type Request struct {
 	// Vector is the query embedded by the artifact's model (see
 	// Manifest.Embeddings), for the semantic and hybrid modes.
 	Vector []float32
+	// Embed, when Vector is nil, embeds the query: a hybrid search calls it
+	// while it ranks by words, which needs no vector.
+	Embed func(context.Context) ([]float32, error)
+
+	noSnippets bool // results without snippets, for a search that fuses them
 }
 
 // Result is one search hit: a chunk of a document.
@@ -117,11 +122,16 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 		if ix.Manifest.Embeddings == nil {
 			return nil, fmt.Errorf("--mode %s: %w (build it with kbc build --embed MODEL)", mode, ErrNoVectors)
 		}
-		if req.Vector == nil {
+		if req.Vector == nil && req.Embed == nil {
 			return nil, fmt.Errorf("--mode %s: the query has no vector", mode)
 		}
 		var resp *Response
 		if mode == ModeSemantic {
+			if req.Vector == nil {
+				if req.Vector, err = req.Embed(ctx); err != nil {
+					return nil, err
+				}
+			}
 			resp, err = ix.searchSemantic(req, selected, req.N)
 		} else {
 			resp, err = ix.searchHybrid(ctx, req, selected)
@@ -183,6 +193,9 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 		resp.Results = resp.Results[:req.N]
 	}
 	for i := range resp.Results {
+		if req.noSnippets {
+			break
+		}
 		r := &resp.Results[i]
 		r.Snippet, r.Highlights = snippet(r.Content, plan, an)
 	}

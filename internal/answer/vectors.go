@@ -39,53 +39,66 @@ var encoders struct {
 	byDir map[string]*embedding.Encoder
 }
 
-// Vectorize embeds req's query when its mode needs a vector. When the mode
-// is hybrid by default and no vector can be had, the search goes on
-// lexically and e.Warn is told why; a mode asked for is an error.
+// Vectorize gives req its query's vector when its mode needs one: made
+// now, or, for a hybrid search with the local model, made by the search
+// while it ranks the words (req.Embed). When the mode is hybrid by
+// default and no vector can be had, the search goes on lexically and
+// e.Warn is told why; a mode asked for is an error.
 func (e Embedder) Vectorize(ctx context.Context, ix *query.Index, req *query.Request) error {
-	if ix.Mode(*req) == query.ModeLexical || req.Vector != nil {
+	mode := ix.Mode(*req)
+	if mode == query.ModeLexical || req.Vector != nil || req.Embed != nil {
 		return nil
 	}
-	v, err := e.vector(ctx, ix.Manifest.Embeddings, req)
+	embed, local, err := e.embedder(ctx, ix.Manifest.Embeddings, req)
+	if err == nil && (mode == query.ModeSemantic || !local) {
+		req.Vector, err = embed(ctx)
+	} else if err == nil {
+		req.Embed = embed
+	}
 	if err != nil {
 		if req.Mode != "" || e.Warn == nil || ctx.Err() != nil {
 			return err
 		}
 		e.Warn(err)
 		req.Mode = query.ModeLexical
-		return nil
 	}
-	req.Vector = v
 	return nil
 }
 
-func (e Embedder) vector(ctx context.Context, want *artifact.Embeddings, req *query.Request) ([]float32, error) {
+// embedder returns what embeds req's query with the artifact's model, and
+// whether it runs in this process.
+func (e Embedder) embedder(ctx context.Context, want *artifact.Embeddings, req *query.Request) (func(context.Context) ([]float32, error), bool, error) {
 	if want == nil {
-		return nil, fmt.Errorf("--mode %s: %w; build one with vectors (kbc build --embed MODEL), or search with --mode lexical", req.Mode, query.ErrNoVectors)
+		return nil, false, fmt.Errorf("--mode %s: %w; build one with vectors (kbc build --embed MODEL), or search with --mode lexical", req.Mode, query.ErrNoVectors)
 	}
+	text := req.Query
 	switch want.Provider {
 	case "local":
 	case "openai":
 		if e.Net == nil {
-			return nil, fmt.Errorf("the artifact's vectors come from the endpoint %s, which this program cannot reach; search with --mode lexical", want.URL)
+			return nil, false, fmt.Errorf("the artifact's vectors come from the endpoint %s, which this program cannot reach; search with --mode lexical", want.URL)
 		}
-		v, err := e.Net.EmbedQuery(ctx, *want, req.Query)
-		if err == nil && len(v) != want.Dims {
-			err = fmt.Errorf("the endpoint %s gave a vector of %d values for the query, where the artifact's have %d: it serves another model; rebuild the artifact", want.URL, len(v), want.Dims)
-		}
-		return v, err
+		return func(ctx context.Context) ([]float32, error) {
+			v, err := e.Net.EmbedQuery(ctx, *want, text)
+			if err == nil && len(v) != want.Dims {
+				err = fmt.Errorf("the endpoint %s gave a vector of %d values for the query, where the artifact's have %d: it serves another model; rebuild the artifact", want.URL, len(v), want.Dims)
+			}
+			return v, err
+		}, false, nil
 	default:
-		return nil, fmt.Errorf("the artifact's vectors come from provider %q, which this kbq does not know; search with --mode lexical, or upgrade kbq", want.Provider)
+		return nil, false, fmt.Errorf("the artifact's vectors come from provider %q, which this kbq does not know; search with --mode lexical, or upgrade kbq", want.Provider)
 	}
 	enc, err := e.encoder(ctx, *want)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	vecs, err := enc.Embed(ctx, []string{req.Query})
-	if err != nil {
-		return nil, err
-	}
-	return vecs[0], nil
+	return func(ctx context.Context) ([]float32, error) {
+		vecs, err := enc.Embed(ctx, []string{text})
+		if err != nil {
+			return nil, err
+		}
+		return vecs[0], nil
+	}, true, nil
 }
 
 // encoder opens, or finds open, the model the artifact names, downloading
