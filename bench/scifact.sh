@@ -9,6 +9,9 @@
 #   STEMMER=porter2 STOPWORDS=snowball bench/scifact.sh
 #   EMBED=all-MiniLM-L6-v2 bench/scifact.sh -- --mode hybrid
 #                                         with vectors (the model in $KBQ_MODELS)
+#   REPO=/tmp/sf EMBED=all-MiniLM-L6-v2 bench/scifact.sh -- --mode semantic
+#                                         keep the built repository in /tmp/sf, and
+#                                         only evaluate when it is there already
 #
 # Exits 0 without measuring when the dataset is not there.
 set -euo pipefail
@@ -22,12 +25,15 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 (cd "$root" && go build -o "$work/bin/" ./cmd/kbc ./cmd/kbq ./bench/beir2kb)
-repo=$work/repo
-mkdir -p "$repo"
+repo=${REPO:-$work/repo}
+if [ ! -d "$repo/.kbq" ]; then
+	mkdir -p "$repo"
+	cd "$repo"
+	git init -q -b main
+	"$work/bin/beir2kb" "$data/corpus.jsonl" .kb/corpus
+	git add -A
+	git -c user.name=bench -c user.email=bench@example.com commit -q -m scifact
+	"$work/bin/kbc" build --no-global ${EMBED:+--embed "$EMBED"} ${STEMMER:+--stemmer "$STEMMER"} ${STOPWORDS:+--stopwords "$STOPWORDS"}
+fi
 cd "$repo"
-git init -q -b main
-"$work/bin/beir2kb" "$data/corpus.jsonl" .kb/corpus
-git add -A
-git -c user.name=bench -c user.email=bench@example.com commit -q -m scifact
-"$work/bin/kbc" build --no-global ${EMBED:+--embed "$EMBED"} ${STEMMER:+--stemmer "$STEMMER"} ${STOPWORDS:+--stopwords "$STOPWORDS"}
 "$work/bin/kbq" eval --beir "$data/queries.jsonl" "$data/qrels/train.tsv" "$@"

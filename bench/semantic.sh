@@ -75,7 +75,7 @@ per_process() {
 	fi
 	for q in "${queries[@]}"; do
 		fts=$(echo "$q" | awk '{for (i=1;i<=NF;i++) printf "%s%s", (i>1?" OR ":""), $i}')
-		hyperfine -N -w 3 -r 20 --export-csv "$work/q.csv" \
+		hyperfine -N -w 3 -r 20 --export-csv "$work/q.csv" -n hybrid -n lexical -n semantic -n sqlite3 \
 			"$kbq search $q" "$kbq search --mode lexical $q" "$kbq search --mode semantic $q" \
 			"sqlite3 $work/fts.db \"SELECT path, snippet(docs, 1, '[', ']', '…', 20) FROM docs WHERE docs MATCH '$fts' ORDER BY rank LIMIT 5\"" >/dev/null 2>&1
 		hyb+=("$(awk -F, 'NR==2 {print $2*1000}' "$work/q.csv")")

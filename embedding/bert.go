@@ -324,6 +324,20 @@ func grow(s []float32, n int) []float32 {
 	return s[:n]
 }
 
+// spread calls f with the workers' shares of n items, [lo, hi), side by
+// side; with one worker, at once.
+func spread(n, workers int, f func(w, lo, hi int)) {
+	if workers <= 1 || n <= 1 {
+		f(0, 0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() { f(w, n*w/workers, n*(w+1)/workers) })
+	}
+	wg.Wait()
+}
+
 // embed runs the encoder over ids and pools its output.
 func (e *Encoder) embed(ids []int32, workers int) []float32 {
 	h, heads := e.cfg.Hidden, e.cfg.Heads
@@ -340,8 +354,14 @@ func (e *Encoder) embed(ids []int32, workers int) []float32 {
 	b.ctx = grow(b.ctx, n*h)
 	b.tmp = grow(b.tmp, n*h)
 	b.inter = grow(b.inter, n*e.cfg.Intermediate)
-	b.scores = grow(b.scores, n*pad)
-	b.vt = grow(b.vt, dh*pad)
+	// A long text's attention and activations are split over the workers
+	// too: alone, they took as long as its matrix products.
+	split := workers
+	if n < 16 {
+		split = 1
+	}
+	b.scores = grow(b.scores, split*n*pad)
+	b.vt = grow(b.vt, split*dh*pad)
 	clear(b.scores)
 	clear(b.vt)
 
@@ -361,11 +381,11 @@ func (e *Encoder) embed(ids []int32, workers int) []float32 {
 		linear(n, b.x, &l.query, l.qkvBias[:h], b.qkv, 3*h, workers)
 		linear(n, b.x, &l.key, l.qkvBias[h:2*h], b.qkv[h:], 3*h, workers)
 		linear(n, b.x, &l.value, l.qkvBias[2*h:], b.qkv[2*h:], 3*h, workers)
-		for hd := range heads {
+		attend := func(hd int, scores, vt []float32) {
 			q, k, v := b.qkv[hd*dh:], b.qkv[h+hd*dh:], b.qkv[2*h+hd*dh:]
-			matmulTStrided(n, n, dh, q, 3*h, k, 3*h, b.scores, pad, 1)
+			matmulTStrided(n, n, dh, q, 3*h, k, 3*h, scores, pad, 1)
 			for i := range n {
-				row := b.scores[i*pad : i*pad+n]
+				row := scores[i*pad : i*pad+n]
 				for j := range row {
 					row[j] *= scale
 				}
@@ -373,18 +393,26 @@ func (e *Encoder) embed(ids []int32, workers int) []float32 {
 			}
 			for j := range n {
 				for d := range dh {
-					b.vt[d*pad+j] = v[j*3*h+d]
+					vt[d*pad+j] = v[j*3*h+d]
 				}
 			}
-			matmulTStrided(n, dh, pad, b.scores, pad, b.vt, pad, b.ctx[hd*dh:], h, 1)
+			matmulTStrided(n, dh, pad, scores, pad, vt, pad, b.ctx[hd*dh:], h, 1)
 		}
+		spread(heads, split, func(w, lo, hi int) {
+			for hd := lo; hd < hi; hd++ {
+				attend(hd, b.scores[w*n*pad:(w+1)*n*pad], b.vt[w*dh*pad:(w+1)*dh*pad])
+			}
+		})
 		linear(n, b.ctx, &l.attnOut, l.attnOutBias, b.tmp, h, workers)
 		addInto(b.x, b.tmp)
 		layerNorm(b.x, l.attnNorm.gamma, l.attnNorm.beta, eps)
 		linear(n, b.x, &l.inter, l.interBias, b.inter, e.cfg.Intermediate, workers)
-		for i, v := range b.inter {
-			b.inter[i] = gelu(v)
-		}
+		spread(n, split, func(_, lo, hi int) {
+			inter := b.inter[lo*e.cfg.Intermediate : hi*e.cfg.Intermediate]
+			for i, v := range inter {
+				inter[i] = gelu(v)
+			}
+		})
 		linear(n, b.inter, &l.out, l.outBias, b.tmp, h, workers)
 		addInto(b.x, b.tmp)
 		layerNorm(b.x, l.outNorm.gamma, l.outNorm.beta, eps)

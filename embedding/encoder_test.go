@@ -266,6 +266,15 @@ func BenchmarkEncoder(b *testing.B) {
 			b.ReportMetric(float64(tokens)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
 		})
 	}
+	long := strings.Repeat("The compiler reads knowledge files from git objects and writes an index. ", 30)
+	b.Run("one long text", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := e.Embed(context.Background(), []string{long}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(len(e.Tokenizer().Encode(long, MaxTokens)))*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+	})
 	b.Run("query", func(b *testing.B) {
 		for b.Loop() {
 			if _, err := e.Embed(context.Background(), []string{"how do I roll back a deploy"}); err != nil {
