@@ -161,15 +161,22 @@ func (vw *VectorWriter) Add(v []float32, hash uint64) error {
 		return fmt.Errorf("a vector of %d values in a file of %d", len(v), vw.dims)
 	}
 	vw.buf = Quantize(vw.buf[:0], v)
-	return vw.AddQuantized(vw.buf, hash)
+	return vw.AddQuantized(vw.buf, nil, hash)
 }
 
-// AddQuantized writes a vector as another file stored it.
-func (vw *VectorWriter) AddQuantized(row []byte, hash uint64) error {
+// AddQuantized writes a vector as another file stored it, with its bits
+// as that file stored them when bits is not nil.
+func (vw *VectorWriter) AddQuantized(row, bits []byte, hash uint64) error {
 	if len(row) != 4+vw.dims {
 		return fmt.Errorf("a stored vector of %d bytes in a file of %d values", len(row), vw.dims)
 	}
-	vw.bits = appendRowBits(vw.bits, row)
+	if len(bits) == 8*BitWords(vw.dims) {
+		for w := range BitWords(vw.dims) {
+			vw.bits = append(vw.bits, binary.LittleEndian.Uint64(bits[8*w:]))
+		}
+	} else {
+		vw.bits = appendRowBits(vw.bits, row)
+	}
 	vw.hashes = append(vw.hashes, hash)
 	_, err := vw.w.Write(row)
 	return err

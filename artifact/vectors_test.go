@@ -26,7 +26,7 @@ func TestVectorsRoundTrip(t *testing.T) {
 	}
 	for i, v := range vecs {
 		if i == 2 {
-			err = vw.AddQuantized(Quantize(nil, v), uint64(100+i)) // as copied from another file
+			err = vw.AddQuantized(Quantize(nil, v), nil, uint64(100+i)) // as copied from another file
 		} else {
 			err = vw.Add(v, uint64(100+i))
 		}

@@ -135,7 +135,11 @@ func (b *indexBuild) writeVectors(ctx context.Context, m *artifact.Manifest) err
 
 	// Every vector as it will be stored, and its text's hash, in manifest
 	// order.
-	rows := func(yield func(row []byte, hash uint64) bool) {
+	type stored struct {
+		row, bits []byte // bits nil when they are to be computed
+		hash      uint64
+	}
+	rows := func(yield func(stored) bool) {
 		var buf []byte
 		for _, d := range m.Documents {
 			if start, ok := old.rows[d.Blob]; ok {
@@ -145,21 +149,25 @@ func (b *indexBuild) writeVectors(ctx context.Context, m *artifact.Manifest) err
 					if h == 0 && len(texts) == d.Chunks {
 						h = artifact.TextHash(texts[i]) // a file of the first layout recorded none
 					}
-					if !yield(old.v.Row(start+i), h) {
+					var bits []byte
+					if old.v.HasBits() {
+						bits = old.v.Bits(start + i)
+					}
+					if !yield(stored{old.v.Row(start + i), bits, h}) {
 						return
 					}
 				}
 				continue
 			}
 			for i, src := range sources[d.Blob] {
-				var row []byte
+				var row, bits []byte
 				if src >= 0 {
-					row = old.v.Row(src)
+					row, bits = old.v.Row(src), old.v.Bits(src)
 				} else {
 					buf = artifact.Quantize(buf[:0], vecs[-1-src])
 					row = buf
 				}
-				if !yield(row, hashes[d.Blob][i]) {
+				if !yield(stored{row, bits, hashes[d.Blob][i]}) {
 					return
 				}
 			}
@@ -175,8 +183,8 @@ func (b *indexBuild) writeVectors(ctx context.Context, m *artifact.Manifest) err
 	if err != nil {
 		return err
 	}
-	for row, hash := range rows {
-		if err = vw.AddQuantized(row, hash); err != nil {
+	for r := range rows {
+		if err = vw.AddQuantized(r.row, r.bits, r.hash); err != nil {
 			return err
 		}
 	}

@@ -150,6 +150,7 @@ func (e *embedders) openLocal(spec string) (compiler.Embedder, error) {
 		return nil, fmt.Errorf("load the model in %s: %w", filepath.Clean(dir), err)
 	}
 	e.closers = append(e.closers, func() { m.Close() })
+	m.Warm() // while the build compiles
 	return localEmbedder{m}, nil
 }
 
