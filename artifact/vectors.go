@@ -315,6 +315,14 @@ func (v *Vectors) Dot(q []float32, i int) float32 {
 	scale := math.Float32frombits(binary.LittleEndian.Uint32(row))
 	vals := row[4:]
 	q = q[:len(vals)]
+	if useAVX2 && len(vals)%8 == 0 && len(vals) > 0 {
+		return scale * dotInt8(&q[0], &vals[0], len(vals))
+	}
+	return scale * dotGo(q, vals)
+}
+
+// dotGo is the inner product of q with the int8 values of vals.
+func dotGo(q []float32, vals []byte) float32 {
 	var s0, s1, s2, s3 float32
 	j := 0
 	for ; j+4 <= len(vals); j += 4 {
@@ -326,5 +334,5 @@ func (v *Vectors) Dot(q []float32, i int) float32 {
 	for ; j < len(vals); j++ {
 		s0 += q[j] * float32(int8(vals[j]))
 	}
-	return scale * ((s0 + s1) + (s2 + s3))
+	return (s0 + s1) + (s2 + s3)
 }

@@ -114,3 +114,24 @@ func TestVectorsV2(t *testing.T) {
 		t.Errorf("bits %v %08b, placements %v, hash %d", v.HasBits(), v.Bits(0)[0], v.HasPlacements(), v.TextHash(1))
 	}
 }
+
+// TestDotKernel: the vector kernel gives the inner product Go gives, for
+// every length it takes.
+func TestDotKernel(t *testing.T) {
+	if !useAVX2 {
+		t.Skip("no AVX2 and FMA: Dot runs in Go")
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{8, 16, 24, 40, 384, 768} {
+		q, v := make([]float32, n), make([]byte, n)
+		for i := range q {
+			q[i] = float32(rng.NormFloat64())
+			v[i] = byte(int8(rng.IntN(255) - 127))
+		}
+		v[0], v[n-1] = 0x80, 0x7f // -128 and 127
+		got, want := dotInt8(&q[0], &v[0], n), dotGo(q, v)
+		if math.Abs(float64(got-want)) > 1e-4*math.Max(1, math.Abs(float64(want))) {
+			t.Errorf("n=%d: kernel %v, Go %v", n, got, want)
+		}
+	}
+}
