@@ -91,7 +91,10 @@ func (ix *Index) vectors() (*artifact.Vectors, error) {
 		}
 		if err != nil {
 			unmap()
-			ix.vecErr = err
+			if !errors.Is(err, artifact.ErrCorrupt) {
+				err = fmt.Errorf("%w: %v", artifact.ErrCorrupt, err)
+			}
+			ix.vecErr = fmt.Errorf("%s: %w: rebuild the artifact with kbc build", ix.Manifest.Index+"/"+artifact.VectorsFile, err)
 			return
 		}
 		ix.vecs, ix.vecUnmap = v, unmap
