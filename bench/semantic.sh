@@ -14,8 +14,8 @@
 #                              (its .kbq directory), skipping the long build
 #
 # The model comes from $KBQ_MODELS, else it is downloaded into the user
-# cache directory. The full build embeds every chunk: on the 2-core machine
-# it takes about 25 minutes. Needs Go and git; installs sqlite3 and
+# cache directory. The full build embeds every distinct chunk text: on the
+# 2-core machine about 10 minutes. Needs Go and git; installs sqlite3 and
 # hyperfine with apt-get when missing. Exits 0 without measuring when the
 # corpus is not there.
 set -euo pipefail
