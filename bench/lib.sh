@@ -44,3 +44,16 @@ bench_cleanup() {
 	fi
 	rm -rf "$work"
 }
+
+# need CMD:PACKAGE...: installs with apt-get the packages of the commands
+# that are not on PATH.
+need() {
+	local missing=()
+	for p in "$@"; do command -v "${p%%:*}" >/dev/null 2>&1 || missing+=("${p#*:}"); done
+	if [ ${#missing[@]} -gt 0 ]; then
+		apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null
+	fi
+}
+
+# median: the median of the numbers on stdin, one a line.
+median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }

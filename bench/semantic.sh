@@ -36,11 +36,7 @@ if [ ! -f "$corpus" ]; then
 	echo "bench: $corpus not found; nothing to measure" >&2
 	exit 0
 fi
-for p in sqlite3:sqlite3 hyperfine:hyperfine /usr/bin/time:time; do
-	if ! command -v "${p%%:*}" >/dev/null 2>&1; then
-		apt-get update -qq && apt-get install -y -qq "${p#*:}" >/dev/null
-	fi
-done
+need sqlite3:sqlite3 hyperfine:hyperfine /usr/bin/time:time
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -61,8 +57,6 @@ queries=(
 	"get child items recursively"
 	"start a background job and wait"
 )
-
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 
 # per_process: the median over the queries of hyperfine's mean, per mode,
 # with sqlite3 FTS5 (the same words ORed, top 5 with snippets) beside them.

@@ -35,13 +35,6 @@ if [ ! -f "$corpus" ]; then
 	exit 0
 fi
 
-need() {
-	local missing=()
-	for p in "$@"; do command -v "${p%%:*}" >/dev/null 2>&1 || missing+=("${p#*:}"); done
-	if [ ${#missing[@]} -gt 0 ]; then
-		apt-get update -qq && apt-get install -y -qq "${missing[@]}" >/dev/null
-	fi
-}
 need sqlite3:sqlite3 hyperfine:hyperfine rg:ripgrep /usr/bin/time:time
 
 work=$(mktemp -d)
@@ -62,7 +55,6 @@ measure() {
 	files=$(find .kb -name '*.md' | wc -l)
 	bytes=$(du -sb .kb | cut -f1)
 
-	median() { sort -g | awk '{a[NR]=$1} END {if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 	ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a/b}'; }
 
 	echo "corpus: $files files, $((bytes / 1048576)) MiB (x$scale); $(nproc) CPUs; $runs runs"

@@ -72,13 +72,10 @@ type Index struct {
 	vecUnmap func() error
 	distPool sync.Pool // of *[]uint16, for semanticTop
 
-	placeOnce sync.Once
-	places    []artifact.Placement
-	placeErr  error
-	rowsOnce  sync.Once
-	rows      *rowMap
-	rowsErr   error
-	vecErr    error
+	rowsOnce sync.Once
+	rows     *rowMap
+	rowsErr  error
+	vecErr   error
 }
 
 // Open opens the artifact in dir.

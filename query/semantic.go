@@ -303,11 +303,6 @@ func (ix *Index) readRowMap(vecs *artifact.Vectors) (*rowMap, error) {
 // the vectors file, which a search reads anyway, rather than from the
 // manifest's documents, which took 9 ms to read for 3,000 documents.
 func (ix *Index) placements(vecs *artifact.Vectors) ([]artifact.Placement, error) {
-	ix.placeOnce.Do(func() { ix.places, ix.placeErr = ix.readPlacements(vecs) })
-	return ix.places, ix.placeErr
-}
-
-func (ix *Index) readPlacements(vecs *artifact.Vectors) ([]artifact.Placement, error) {
 	var places []artifact.Placement
 	if vecs.HasPlacements() {
 		places = slices.Collect(vecs.Placements())
