@@ -76,6 +76,7 @@ type Index struct {
 	rows     *rowMap
 	rowsErr  error
 	vecErr   error
+	warmOnce sync.Once
 }
 
 // Open opens the artifact in dir.

@@ -38,8 +38,9 @@ type Request struct {
 	// Vector is the query embedded by the artifact's model (see
 	// Manifest.Embeddings), for the semantic and hybrid modes.
 	Vector []float32
-	// Embed, when Vector is nil, embeds the query: a hybrid search calls it
-	// while it ranks by words, which needs no vector.
+	// Embed, when Vector is nil, embeds the query: the search calls it
+	// while it does what needs no vector (ranks by words, reads the
+	// stored vectors' pages).
 	Embed func(context.Context) ([]float32, error)
 
 	noSnippets bool // results without snippets, for a search that fuses them
@@ -128,7 +129,14 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 		var resp *Response
 		if mode == ModeSemantic {
 			if req.Vector == nil {
-				if req.Vector, err = req.Embed(ctx); err != nil {
+				warmed := make(chan struct{})
+				go func() {
+					defer close(warmed)
+					ix.warmSemantic()
+				}()
+				req.Vector, err = req.Embed(ctx)
+				<-warmed
+				if err != nil {
 					return nil, err
 				}
 			}

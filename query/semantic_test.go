@@ -2,9 +2,12 @@ package query_test
 
 import (
 	"context"
+	"errors"
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -93,5 +96,83 @@ func TestSemanticCandidates(t *testing.T) {
 	}
 	if same < queries*9/10 {
 		t.Errorf("the first three results differ from exact ranking's for %d of %d queries", queries-same, queries)
+	}
+}
+
+// TestEmbedWhileWarming: a query embedded by the search (Request.Embed),
+// while it readies the stored vectors, ranks as the same query given its
+// vector, in a fresh index and in one already warmed, in both modes that
+// use vectors; a damaged vectors file is reported, not met half-read.
+func TestEmbedWhileWarming(t *testing.T) {
+	embedder := wordVectors{dims: 64}
+	files := corpus(rand.New(rand.NewPCG(8, 9)), 200)
+	dir := t.TempDir()
+	opts := compiler.BuildOptions{Out: dir, BuiltAt: testkb.BuiltAt, Options: compiler.Options{Embedder: embedder}}
+	if _, err := compiler.Build(context.Background(), files, opts); err != nil {
+		t.Fatal(err)
+	}
+	paths := func(ix *query.Index, req query.Request) string {
+		resp, err := ix.Search(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range resp.Results {
+			got = append(got, r.Path+r.Heading)
+		}
+		if len(got) == 0 {
+			t.Fatalf("%q, mode %s: no results", req.Query, req.Mode)
+		}
+		return strings.Join(got, "|")
+	}
+	r := rand.New(rand.NewPCG(10, 11))
+	for _, mode := range []string{query.ModeSemantic, query.ModeHybrid} {
+		q := sentence(r, 3)
+		vec, _ := embedder.Embed(context.Background(), []string{q})
+		given := query.Request{Query: q, Vector: vec[0], Mode: mode, N: 10}
+		embedded := query.Request{Query: q, Mode: mode, N: 10, Embed: func(ctx context.Context) ([]float32, error) {
+			v, err := embedder.Embed(ctx, []string{q})
+			return v[0], err
+		}}
+		fresh, err := query.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := paths(fresh, embedded)
+		if want := paths(fresh, given); got != want {
+			t.Errorf("mode %s, fresh index: embedded by the search\n%s\nwant\n%s", mode, got, want)
+		}
+		if again := paths(fresh, embedded); again != got {
+			t.Errorf("mode %s, warmed index: embedded by the search\n%s\nwant\n%s", mode, again, got)
+		}
+		fresh.Close()
+	}
+
+	ix, err := query.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vectors := filepath.Join(ix.Dir, ix.Manifest.Index, artifact.VectorsFile)
+	ix.Close()
+	data, err := os.ReadFile(vectors)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(vectors, data[:len(data)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ix, err = query.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	for _, mode := range []string{query.ModeSemantic, query.ModeHybrid} {
+		_, err := ix.Search(context.Background(), query.Request{Query: "any", Mode: mode, N: 10, Embed: func(ctx context.Context) ([]float32, error) {
+			v, err := embedder.Embed(ctx, []string{"any"})
+			return v[0], err
+		}})
+		if !errors.Is(err, artifact.ErrCorrupt) {
+			t.Errorf("mode %s, vectors cut short: %v, want a corrupt artifact", mode, err)
+		}
 	}
 }

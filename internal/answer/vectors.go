@@ -40,8 +40,8 @@ var encoders struct {
 }
 
 // Vectorize gives req its query's vector when its mode needs one: made
-// now, or, for a hybrid search with the local model, made by the search
-// while it ranks the words (req.Embed). When the mode is hybrid by
+// now, or, with the local model, made by the search while it does what
+// needs no vector (req.Embed). When the mode is hybrid by
 // default and no vector can be had, the search goes on lexically and
 // e.Warn is told why; a mode asked for is an error.
 func (e Embedder) Vectorize(ctx context.Context, ix *query.Index, req *query.Request) error {
@@ -50,7 +50,7 @@ func (e Embedder) Vectorize(ctx context.Context, ix *query.Index, req *query.Req
 		return nil
 	}
 	embed, local, err := e.embedder(ctx, ix.Manifest.Embeddings, req)
-	if err == nil && (mode == query.ModeSemantic || !local) {
+	if err == nil && !local {
 		req.Vector, err = embed(ctx)
 	} else if err == nil {
 		req.Embed = embed
