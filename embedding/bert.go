@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 
 	"github.com/kbqdev/kbq/internal/mmap"
 )
@@ -286,19 +285,13 @@ func (e *Encoder) Warm() {
 	e.warming.Add(1)
 	go func() {
 		defer e.warming.Done()
-		var sum byte
 		for _, l := range e.layers {
 			for _, m := range []*matrix{&l.query, &l.key, &l.value, &l.attnOut, &l.inter, &l.out} {
-				for i := 0; i < len(m.f16); i += 4096 {
-					sum += m.f16[i]
-				}
+				mmap.Touch(m.f16)
 			}
 		}
-		warmSum.Add(uint32(sum)) // keeps the reads
 	}()
 }
-
-var warmSum atomic.Uint32
 
 // Embed returns the unit vector of each text. Texts are shared among the
 // processor's cores; one text alone has its matrix products shared instead.

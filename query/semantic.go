@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	"github.com/bits-and-blooms/bitset"
 
@@ -127,29 +126,13 @@ func (ix *Index) warmSemantic() {
 			return
 		}
 		ix.distPool.Put(ix.distances(vecs.Count))
-		sum := touchPages(vecs.AllBits())
+		mmap.Touch(vecs.AllBits())
 		if size := 4 + vecs.Dims; vecs.Count*size <= warmRows {
-			for i := 0; i < vecs.Count; i += max(1, pageSize/size) {
-				sum += vecs.Row(i)[0]
+			for i := 0; i < vecs.Count; i += max(1, mmap.PageSize/size) {
+				mmap.Touch(vecs.Row(i)[:1])
 			}
 		}
-		touched.Add(uint32(sum))
 	})
-}
-
-// pageSize is the smallest page a system maps.
-const pageSize = 4096
-
-// touched keeps the bytes read ahead from being optimised away.
-var touched atomic.Uint32
-
-// touchPages reads a byte of every page of b.
-func touchPages(b []byte) byte {
-	var sum byte
-	for i := 0; i < len(b); i += pageSize {
-		sum += b[i]
-	}
-	return sum
 }
 
 // semanticCandidates is how many chunks, at least, the vectors' bits
