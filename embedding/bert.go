@@ -103,60 +103,85 @@ type bertLayer struct {
 // in safetensors (model.safetensors, or model.fp16.safetensors). The
 // weights file is mapped, not read: only the word vectors a text needs are
 // ever converted.
-func Load(dir string) (*Encoder, error) {
-	var cfg bertConfig
-	configData, err := readJSON(filepath.Join(dir, ConfigFile), &cfg)
-	if err != nil {
-		return nil, err
+func Load(dir string) (*Encoder, error) { return load(dir, false) }
+
+// LoadQuantized is Load with the layers' weights in eight bits, a scale
+// per group of 32 (quant.go), kept in the model's cache: half the bytes of
+// half floats. A process that embeds one query spends most of its time
+// reading the weights for the first time, so this is the encoder for
+// queries; vectors stay within a cosine of 0.9995 of Load's.
+func LoadQuantized(dir string) (*Encoder, error) { return load(dir, true) }
+
+// modelFiles are a model directory's files, as load finds them.
+type modelFiles struct {
+	cfg                  bertConfig
+	config               []byte // config.json
+	tokPath, weightsPath string
+	key                  cacheKey // of a cache made from these files
+}
+
+// findFiles reads config.json in dir and finds the model's other files.
+func findFiles(dir string) (modelFiles, error) {
+	var f modelFiles
+	var err error
+	if f.config, err = readJSON(filepath.Join(dir, ConfigFile), &f.cfg); err != nil {
+		return f, err
 	}
-	if err := cfg.check(); err != nil {
-		return nil, fmt.Errorf("%s: %v", filepath.Join(dir, ConfigFile), err)
+	if err := f.cfg.check(); err != nil {
+		return f, fmt.Errorf("%s: %v", filepath.Join(dir, ConfigFile), err)
 	}
-	tokPath := filepath.Join(dir, TokenizerFile)
-	var weightsPath string
+	f.tokPath = filepath.Join(dir, TokenizerFile)
 	for _, name := range weightFiles {
 		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
-			weightsPath = filepath.Join(dir, name)
+			f.weightsPath = filepath.Join(dir, name)
 			break
 		}
 	}
-	if weightsPath == "" {
-		if _, err := os.Stat(tokPath); err != nil {
-			return nil, missing(err)
+	if f.weightsPath == "" {
+		if _, err := os.Stat(f.tokPath); err != nil {
+			return f, missing(err)
 		}
-		return nil, fmt.Errorf("%s holds no weights: want %s or %s", dir, weightFiles[0], weightFiles[1])
+		return f, fmt.Errorf("%s holds no weights: want %s or %s", dir, weightFiles[0], weightFiles[1])
 	}
-	key := cacheKey{config: configData, weightsName: filepath.Base(weightsPath)}
-	key.tokenizer, err = stampOf(tokPath)
+	f.key = cacheKey{config: f.config, weightsName: filepath.Base(f.weightsPath)}
+	if f.key.tokenizer, err = stampOf(f.tokPath); err != nil {
+		return f, missing(err)
+	}
+	if f.key.weights, err = stampOf(f.weightsPath); err != nil {
+		return f, missing(err)
+	}
+	return f, nil
+}
+
+func load(dir string, quantized bool) (*Encoder, error) {
+	f, err := findFiles(dir)
 	if err != nil {
-		return nil, missing(err)
+		return nil, err
 	}
-	if key.weights, err = stampOf(weightsPath); err != nil {
-		return nil, missing(err)
-	}
-	c, unmapCache, cacheErr := readCache(dir, key)
-	var tokData []byte
-	if cacheErr != nil {
-		if tokData, err = os.ReadFile(tokPath); err != nil {
-			return nil, missing(err)
-		}
-		if c.tok, err = ParseTokenizer(tokData); err != nil {
-			return nil, fmt.Errorf("%s: %v", tokPath, err)
-		}
-		if err := c.tok.fits(cfg.Vocab); err != nil {
-			return nil, fmt.Errorf("%s: %v", tokPath, err)
-		}
-	}
+	cfg, weightsPath := f.cfg, f.weightsPath
+	c, unmapCache, cacheErr := readCache(dir, f.key, cfg)
 	raw, unmapWeights, err := mmap.Map(weightsPath)
 	if err != nil {
 		unmapCache()
 		return nil, err
 	}
 	unmap := func() error { unmapCache(); return unmapWeights() }
-	e, err := newEncoder(cfg, c.tok, raw, weightsPath)
-	if err != nil {
-		unmap()
-		return nil, err
+	var e *Encoder
+	if cacheErr == nil {
+		e, cacheErr = c.table.encoder(cfg, c.tok, raw)
+	}
+	if cacheErr != nil {
+		// No cache, or one that does not fit the files: work it all out
+		// and keep it for the next start.
+		if c, err = compile(cfg, f.config, f.tokPath, raw, weightsPath); err == nil {
+			e, err = c.table.encoder(cfg, c.tok, raw)
+		}
+		if err != nil {
+			unmap()
+			return nil, err
+		}
+		c.quant = quantLayers(e.layers)
+		writeCache(dir, f.key, c)
 	}
 	e.unmap = unmap
 	abs, err := filepath.Abs(dir)
@@ -164,11 +189,35 @@ func Load(dir string) (*Encoder, error) {
 		abs = dir
 	}
 	e.name, e.hash = filepath.Base(abs), c.hash
-	if cacheErr != nil {
-		e.hash = fingerprint(configData, tokData, raw)
-		writeCache(dir, key, cached{tok: c.tok, hash: e.hash})
+	if quantized {
+		e.useQuant(c.quant)
 	}
 	return e, nil
+}
+
+// compile works out what the cache keeps of a model: its tokenizer, its
+// table and its fingerprint.
+func compile(cfg bertConfig, config []byte, tokPath string, raw []byte, weightsPath string) (cached, error) {
+	tokData, err := os.ReadFile(tokPath)
+	if err != nil {
+		return cached{}, missing(err)
+	}
+	tok, err := ParseTokenizer(tokData)
+	if err == nil {
+		err = tok.fits(cfg.Vocab)
+	}
+	if err != nil {
+		return cached{}, fmt.Errorf("%s: %v", tokPath, err)
+	}
+	tensors, err := parseSafetensors(raw)
+	if err != nil {
+		return cached{}, fmt.Errorf("%s: %v", weightsPath, err)
+	}
+	t, err := tableOf(cfg, tensors, weightsPath)
+	if err != nil {
+		return cached{}, err
+	}
+	return cached{tok: tok, table: t, hash: fingerprint(config, tokData, raw)}, nil
 }
 
 func readJSON(path string, v any) ([]byte, error) {
@@ -189,76 +238,6 @@ func missing(err error) error {
 		return fmt.Errorf("%s is missing: the model directory is incomplete", pe.Path)
 	}
 	return err
-}
-
-// newEncoder builds an encoder over the safetensors bytes raw.
-func newEncoder(cfg bertConfig, tok *Tokenizer, raw []byte, file string) (*Encoder, error) {
-	tensors, err := parseSafetensors(raw)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", file, err)
-	}
-	w := &weights{tensors: tensors, file: file}
-	h, in := cfg.Hidden, cfg.Intermediate
-	e := &Encoder{
-		cfg:       cfg,
-		tok:       tok,
-		maxTokens: min(MaxTokens, cfg.MaxPositions),
-		words:     w.get("embeddings.word_embeddings.weight", cfg.Vocab, h),
-		pos:       w.get("embeddings.position_embeddings.weight", cfg.MaxPositions, h),
-		typ:       w.float("embeddings.token_type_embeddings.weight", max(cfg.TypeVocab, 1), h),
-		embNorm:   w.norm("embeddings.LayerNorm", h),
-	}
-	for l := range cfg.Layers {
-		p := fmt.Sprintf("encoder.layer.%d.", l)
-		var q bertLayer
-		q.query = w.matrix(p+"attention.self.query.weight", h, h)
-		q.key = w.matrix(p+"attention.self.key.weight", h, h)
-		q.value = w.matrix(p+"attention.self.value.weight", h, h)
-		q.qkvBias = append(append(w.float(p+"attention.self.query.bias", h),
-			w.float(p+"attention.self.key.bias", h)...),
-			w.float(p+"attention.self.value.bias", h)...)
-		q.attnOut = w.matrix(p+"attention.output.dense.weight", h, h)
-		q.attnOutBias = w.float(p+"attention.output.dense.bias", h)
-		q.attnNorm = w.norm(p+"attention.output.LayerNorm", h)
-		q.inter = w.matrix(p+"intermediate.dense.weight", in, h)
-		q.interBias = w.float(p+"intermediate.dense.bias", in)
-		q.out = w.matrix(p+"output.dense.weight", h, in)
-		q.outBias = w.float(p+"output.dense.bias", h)
-		q.outNorm = w.norm(p+"output.LayerNorm", h)
-		e.layers = append(e.layers, q)
-	}
-	if w.err != nil {
-		return nil, w.err
-	}
-	// Ids past the word vectors are unknown words: the vocabulary of a
-	// damaged cache must not index outside them.
-	tok.limit = int32(cfg.Vocab)
-	return e, nil
-}
-
-// matrix returns the weights name, rows × cols, as they are in the file
-// when it holds half floats.
-func (w *weights) matrix(name string, rows, cols int) matrix {
-	t := w.get(name, rows, cols)
-	if w.err != nil {
-		return matrix{}
-	}
-	m := matrix{rows: rows, cols: cols}
-	if t.dtype == "F16" {
-		m.f16 = t.data
-	} else {
-		m.f32 = t.floats(nil)
-	}
-	return m
-}
-
-// norm reads a layer norm's weight and bias; older exports call them gamma
-// and beta.
-func (w *weights) norm(prefix string, h int) normParams {
-	if _, ok := w.tensors[prefix+".gamma"]; ok {
-		return normParams{w.float(prefix+".gamma", h), w.float(prefix+".beta", h)}
-	}
-	return normParams{w.float(prefix+".weight", h), w.float(prefix+".bias", h)}
 }
 
 // Dims is the length of the vectors the encoder returns.
@@ -285,9 +264,14 @@ func (e *Encoder) Warm() {
 	e.warming.Add(1)
 	go func() {
 		defer e.warming.Done()
-		for _, l := range e.layers {
-			for _, m := range []*matrix{&l.query, &l.key, &l.value, &l.attnOut, &l.inter, &l.out} {
-				mmap.Touch(m.f16)
+		for i := range e.layers {
+			for _, m := range e.layers[i].matrices() {
+				if m.q8 != nil {
+					mmap.Touch(m.q8)
+					mmap.Touch(m.scales)
+				} else {
+					mmap.Touch(m.f16)
+				}
 			}
 		}
 	}()

@@ -15,18 +15,27 @@ import (
 
 // TestMatchesReference compares the encoder with another engine's vectors
 // for the same model (testdata/reference.mjs): English, code, CJK, accents,
-// punctuation only, empty text, and text cut at 256 tokens. It needs the
-// real model, named by KBQ_TEST_MODEL (.ci/run fetches it).
+// punctuation only, empty text, and text cut at 256 tokens, with the
+// weights as they are and in eight bits. It needs the real model, named by
+// KBQ_TEST_MODEL (.ci/run fetches it).
 func TestMatchesReference(t *testing.T) {
 	dir := os.Getenv("KBQ_TEST_MODEL")
 	if dir == "" {
 		t.Skip("KBQ_TEST_MODEL names no model directory")
 	}
-	e, err := Load(dir)
-	if err != nil {
-		t.Fatal(err)
+	for name, load := range map[string]func(string) (*Encoder, error){"Load": Load, "LoadQuantized": LoadQuantized} {
+		t.Run(name, func(t *testing.T) {
+			e, err := load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			matchesReference(t, e)
+		})
 	}
-	defer e.Close()
+}
+
+func matchesReference(t *testing.T, e *Encoder) {
 	var ref []struct {
 		Text   string    `json:"text"`
 		Vector []float32 `json:"vector"`
@@ -100,6 +109,14 @@ func TestEncoderMatchesDefinition(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		q, err := LoadQuantized(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		quantized, err := q.Embed(context.Background(), texts)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for i, text := range texts {
 			want := definition(t, e, filepath.Join(dir, "model.safetensors"), e.Tokenizer().Encode(text, MaxTokens))
 			if len(got[i]) != m.Hidden {
@@ -110,8 +127,16 @@ func TestEncoderMatchesDefinition(t *testing.T) {
 					t.Fatalf("half=%v %.30q: dimension %d is %.6f, want %.6f", half, text, j, got[i][j], want[j])
 				}
 			}
+			wantf := make([]float32, len(want))
+			for j, v := range want {
+				wantf[j] = float32(v)
+			}
+			if c := cosine(quantized[i], wantf); c < 0.999 {
+				t.Errorf("half=%v %.30q: eight-bit weights give a cosine of %.5f with the definition, want ≥ 0.999", half, text, c)
+			}
 		}
 		e.Close()
+		q.Close()
 	}
 }
 
@@ -275,11 +300,18 @@ func BenchmarkEncoder(b *testing.B) {
 		}
 		b.ReportMetric(float64(len(e.Tokenizer().Encode(long, MaxTokens)))*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
 	})
-	b.Run("query", func(b *testing.B) {
-		for b.Loop() {
-			if _, err := e.Embed(context.Background(), []string{"how do I roll back a deploy"}); err != nil {
-				b.Fatal(err)
+	q, err := LoadQuantized(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer q.Close()
+	for name, e := range map[string]*Encoder{"query": e, "query/eight-bit": q} {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := e.Embed(context.Background(), []string{"how do I roll back a deploy"}); err != nil {
+					b.Fatal(err)
+				}
 			}
-		}
-	})
+		})
+	}
 }

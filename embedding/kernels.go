@@ -9,18 +9,25 @@ import (
 )
 
 // A matrix holds a linear layer's weights, one output per row as PyTorch
-// stores them: in single precision, or as the little-endian half floats of
-// a mapped weights file, which the kernels widen as they read them.
+// stores them: in single precision, as the little-endian half floats of a
+// mapped weights file, which the kernels widen as they read them, or in
+// eight bits (quant.go).
 type matrix struct {
 	rows, cols int
 	f32        []float32
 	f16        []byte
+	q8         []byte // int8 weights, when set the ones multiplied by
+	scales     []byte // their groups' scales, little-endian float32s
 }
 
 // mulT sets c = a·wᵀ for the m rows of a (w.cols values each); rows of c
 // are ldc apart. With workers > 1 the columns of c are shared among
 // goroutines.
 func (w *matrix) mulT(m int, a []float32, c []float32, ldc int, workers int) {
+	if w.q8 != nil {
+		w.mulTQuant(m, a, c, ldc, workers)
+		return
+	}
 	if w.f32 != nil {
 		matmulTStrided(m, w.rows, w.cols, a, w.cols, w.f32, w.cols, c, ldc, workers)
 		return

@@ -32,5 +32,11 @@ func kernel3x4h(k int, a *float32, lda int, b *byte, ldb int, c *float32, ldc in
 //go:noescape
 func halfToFloatF16C(dst *float32, src *byte, n int)
 
+// dequantAVX2 widens n int8 weights at src, n a multiple of 32, each group
+// of 32 multiplied by its float32 scale at scales.
+//
+//go:noescape
+func dequantAVX2(dst *float32, src *byte, scales *byte, n int)
+
 // cpuidF16C reports whether the processor converts half floats.
 func cpuidF16C() bool

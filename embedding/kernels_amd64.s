@@ -207,6 +207,43 @@ cvt:
 	VZEROUPPER
 	RET
 
+// func dequantAVX2(dst *float32, src *byte, scales *byte, n int)
+//
+// Each round widens one group: 32 bytes sign-extended to 32-bit integers
+// eight at a time, converted, and multiplied by the group's scale.
+TEXT ·dequantAVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ scales+16(FP), DX
+	MOVQ n+24(FP), CX
+
+group:
+	VBROADCASTSS (DX), Y0
+	VPMOVSXBD    (SI), Y1
+	VPMOVSXBD    8(SI), Y2
+	VPMOVSXBD    16(SI), Y3
+	VPMOVSXBD    24(SI), Y4
+	VCVTDQ2PS    Y1, Y1
+	VCVTDQ2PS    Y2, Y2
+	VCVTDQ2PS    Y3, Y3
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y0, Y1, Y1
+	VMULPS       Y0, Y2, Y2
+	VMULPS       Y0, Y3, Y3
+	VMULPS       Y0, Y4, Y4
+	VMOVUPS      Y1, (DI)
+	VMOVUPS      Y2, 32(DI)
+	VMOVUPS      Y3, 64(DI)
+	VMOVUPS      Y4, 96(DI)
+	ADDQ $32, SI
+	ADDQ $128, DI
+	ADDQ $4, DX
+	SUBQ $32, CX
+	JNZ  group
+
+	VZEROUPPER
+	RET
+
 // func cpuidF16C() bool
 TEXT ·cpuidF16C(SB), NOSPLIT, $0-1
 	MOVL $1, AX

@@ -17,3 +17,7 @@ func halfToFloatF16C(dst *float32, src *byte, n int) {
 func kernel3x4h(k int, a *float32, lda int, b *byte, ldb int, c *float32, ldc int) {
 	panic("embedding: no vector kernel on this architecture")
 }
+
+func dequantAVX2(dst *float32, src *byte, scales *byte, n int) {
+	panic("embedding: no vector kernel on this architecture")
+}

@@ -128,3 +128,58 @@ func BenchmarkMatmul(b *testing.B) {
 		})
 	}
 }
+
+// TestQuantMatmul quantizes random matrices, checks that every weight
+// comes back within half its group's step, and compares the eight-bit
+// product, on one goroutine and on several, with a float64 product of the
+// weights as quantized, over the shapes of TestMatmul.
+func TestQuantMatmul(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, m := range []int{1, 2, 3, 4, 5, 7, 11, 100} {
+		for _, n := range []int{1, 4, 5, 64, 65, 130} {
+			for _, k := range []int{32, 384} {
+				a, b := make([]float32, m*k), make([]float32, n*k)
+				for i := range a {
+					a[i] = float32(r.NormFloat64())
+				}
+				for i := range b {
+					b[i] = float32(r.NormFloat64())
+				}
+				if n > 1 {
+					clear(b[k : k+quantGroup]) // a group of zeros has a scale of 0
+				}
+				w := matrix{rows: n, cols: k, f32: b}
+				q := make([]byte, quantSize(n, k))
+				w.quantize(q)
+				w.setQuant(q)
+				widened := make([]float32, n*k)
+				w.dequant(0, widened)
+				plain := make([]float32, n*k)
+				dequantGo(plain, w.q8, w.scales)
+				for i, v := range b {
+					scale := math.Float32frombits(binary.LittleEndian.Uint32(w.scales[i/quantGroup*4:]))
+					if widened[i] != plain[i] || math.Abs(float64(widened[i]-v)) > float64(scale)/2*1.0001 {
+						t.Fatalf("n=%d k=%d: weight %d is %v, widened to %v (in Go %v), step %v", n, k, i, v, widened[i], plain[i], scale)
+					}
+				}
+				want := make([]float64, m*n)
+				for i := range m {
+					for j := range n {
+						for p := range k {
+							want[i*n+j] += float64(a[i*k+p]) * float64(widened[j*k+p])
+						}
+					}
+				}
+				for _, workers := range []int{1, 2} {
+					got := make([]float32, m*n)
+					w.mulT(m, a, got, n, workers)
+					for i := range want {
+						if d := math.Abs(float64(got[i]) - want[i]); d > 1e-4*math.Sqrt(float64(k)) {
+							t.Fatalf("m=%d n=%d k=%d workers=%d: c[%d] = %v, want %v", m, n, k, workers, i, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -183,9 +184,9 @@ func TestLoadCache(t *testing.T) {
 	if err := embeddingtest.Default.Write(dir); err != nil {
 		t.Fatal(err)
 	}
-	embed := func() ([]float32, string) {
+	embedWith := func(load func(string) (*Encoder, error)) ([]float32, string) {
 		t.Helper()
-		e, err := Load(dir)
+		e, err := load(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,15 +197,22 @@ func TestLoadCache(t *testing.T) {
 		}
 		return v[0], e.Info().Hash
 	}
+	embed := func() ([]float32, string) { return embedWith(Load) }
 	fresh, hash := embed()
 	if _, err := os.Stat(filepath.Join(dir, CacheFile)); err != nil {
 		t.Fatalf("no cache after a load: %v", err)
 	}
+	freshQuant, _ := embedWith(LoadQuantized)
+	if slices.Equal(freshQuant, fresh) || cosine(freshQuant, fresh) < 0.999 {
+		t.Errorf("eight-bit weights: cosine %.6f with the weights as they are, want below 1 and ≥ 0.999", cosine(freshQuant, fresh))
+	}
+	// What the cache gives is exactly what the model's files give.
 	same := func(what string) {
 		t.Helper()
 		v, h := embed()
-		if h != hash || cosine(v, fresh) < 0.999999 {
-			t.Errorf("%s: hash %s, cosine %.6f; want %s and the same vector", what, h, cosine(v, fresh), hash)
+		q, _ := embedWith(LoadQuantized)
+		if h != hash || !slices.Equal(v, fresh) || !slices.Equal(q, freshQuant) {
+			t.Errorf("%s: hash %s, cosines %.6f and %.6f; want %s and the same vectors", what, h, cosine(v, fresh), cosine(q, freshQuant), hash)
 		}
 	}
 	same("from the cache")
@@ -223,6 +231,38 @@ func TestLoadCache(t *testing.T) {
 		if err := os.WriteFile(cache, bad, 0o644); err != nil {
 			t.Fatal(err)
 		}
+		same(name)
+	}
+
+	// A cache that places a tensor outside the weights is rebuilt, as is
+	// one whose numbers do not fit the model.
+	var key cacheKey
+	c, unmap, err := readCache(dir, key, bertConfig{})
+	if err == nil {
+		unmap()
+		t.Fatal("a cache of another key was read")
+	}
+	for name, spoil := range map[string]func(*cached){
+		"tensor outside the weights": func(c *cached) { c.table.refs[3].offset = 1 << 40 },
+		"unknown dtype":              func(c *cached) { c.table.refs[0].dtype = "I8" },
+		"floats missing":             func(c *cached) { c.table.floats = c.table.floats[1:] },
+		"weights missing":            func(c *cached) { c.quant = c.quant[1:] },
+	} {
+		if err := os.WriteFile(cache, good, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := findFiles(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, unmap, err = readCache(dir, f.key, f.cfg)
+		if err != nil {
+			t.Fatalf("the cache written by Load does not read: %v", err)
+		}
+		c.table.refs = slices.Clone(c.table.refs)
+		spoil(&c)
+		writeCache(dir, f.key, c)
+		unmap()
 		same(name)
 	}
 

@@ -10,9 +10,10 @@ import (
 
 // A tensor is one named array of a safetensors file.
 type tensor struct {
-	dtype string // F32, F16 or BF16
-	shape []int
-	data  []byte // little-endian elements, len = product(shape) * element size
+	dtype  string // F32, F16 or BF16
+	shape  []int
+	data   []byte // little-endian elements, len = product(shape) * element size
+	offset int    // of data in the file
 }
 
 // elements is the number of values the tensor holds.
@@ -69,7 +70,7 @@ func parseSafetensors(data []byte) (map[string]tensor, error) {
 		if len(h.Offsets) != 2 || h.Offsets[0] > h.Offsets[1] || h.Offsets[1] > uint64(len(body)) {
 			return nil, fmt.Errorf("tensor %s: offsets %v lie outside the %d bytes of data", name, h.Offsets, len(body))
 		}
-		t := tensor{dtype: h.Dtype, shape: h.Shape, data: body[h.Offsets[0]:h.Offsets[1]]}
+		t := tensor{dtype: h.Dtype, shape: h.Shape, data: body[h.Offsets[0]:h.Offsets[1]], offset: 8 + int(n) + int(h.Offsets[0])}
 		elems := uint64(1)
 		for _, d := range h.Shape {
 			if d < 0 || d > math.MaxInt32 {

@@ -4,7 +4,10 @@
 // prints the mean, min and max of each.
 //
 //	go build -o /tmp/queryembed ./bench/queryembed
-//	/tmp/queryembed -model ~/.cache/kbq/models/all-MiniLM-L6-v2 -n 20
+//	/tmp/queryembed -model ~/.cache/kbq/models/all-MiniLM-L6-v2 -n 20 [-exact]
+//
+// It loads the model as kbq does for queries, in eight bits; -exact loads
+// it as kbc does for documents.
 package main
 
 import (
@@ -24,6 +27,7 @@ func main() {
 	model := flag.String("model", "", "the model's directory")
 	q := flag.String("q", "set an environment variable for the current session", "the query")
 	n := flag.Int("n", 20, "fresh processes to measure")
+	exact := flag.Bool("exact", false, "load the weights as they are, not in eight bits")
 	child := flag.Bool("child", false, "measure once, in this process")
 	flag.Parse()
 	if *model == "" {
@@ -32,9 +36,9 @@ func main() {
 	}
 	var err error
 	if *child {
-		err = once(*model, *q)
+		err = once(*model, *q, *exact)
 	} else {
-		err = parent(*model, *q, *n)
+		err = parent(*model, *q, *n, *exact)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "queryembed:", err)
@@ -43,9 +47,13 @@ func main() {
 }
 
 // once prints the load, first and second embedding times, in nanoseconds.
-func once(model, q string) error {
+func once(model, q string, exact bool) error {
+	load := embedding.LoadQuantized
+	if exact {
+		load = embedding.Load
+	}
 	t0 := time.Now()
-	e, err := embedding.Load(model)
+	e, err := load(model)
 	if err != nil {
 		return err
 	}
@@ -61,7 +69,7 @@ func once(model, q string) error {
 	return nil
 }
 
-func parent(model, q string, n int) error {
+func parent(model, q string, n int, exact bool) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
@@ -69,7 +77,7 @@ func parent(model, q string, n int) error {
 	names := []string{"load", "first query", "load + first query", "second query"}
 	runs := make([][]float64, len(names))
 	for range n {
-		out, err := exec.Command(self, "-child", "-model", model, "-q", q).Output()
+		out, err := exec.Command(self, "-child", "-model", model, "-q", q, "-exact="+fmt.Sprint(exact)).Output()
 		if err != nil {
 			return fmt.Errorf("%v: %s", err, bytes.TrimSpace(out))
 		}
