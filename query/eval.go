@@ -13,8 +13,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"go.yaml.in/yaml/v3"
 )
 
 // Judgment is a query with graded relevance judgments: document id →
@@ -28,7 +26,7 @@ type Judgment struct {
 	Dir       string `json:"dir,omitempty"`
 	AllScopes bool   `json:"all_scopes,omitempty"`
 	// Line is where an evals file gives the query.
-	Line int `json:"-"`
+	Line int `json:"line,omitempty"`
 }
 
 // EvalOptions configure an evaluation.
@@ -253,71 +251,6 @@ func ReadBEIR(queries, qrels io.Reader) ([]Judgment, error) {
 	}
 	if err := qs.Err(); err != nil {
 		return nil, fmt.Errorf("read queries: %w", err)
-	}
-	return out, nil
-}
-
-// ReadEvals reads a team's retrieval tests, a YAML list of queries with the
-// documents each should find, named by topic or by repository path, and
-// optionally graded:
-//
-//   - query: how do we roll back a deploy
-//     expect: [deploy/rollback, .kb/deploy/steps.md]
-//   - query: rate limits of the billing API
-//     dir: services/billing          # ask from here (default: the root)
-//     expect: {memories/004-rate-limits: 2, billing/api: 1}
-func ReadEvals(r io.Reader) ([]Judgment, error) {
-	var doc yaml.Node
-	if err := yaml.NewDecoder(r).Decode(&doc); err != nil {
-		if err == io.EOF {
-			return nil, fmt.Errorf("no queries")
-		}
-		return nil, err
-	}
-	list := doc.Content[0]
-	if list.Kind != yaml.SequenceNode {
-		return nil, fmt.Errorf("line %d: want a list of queries (- query: ... expect: [...])", list.Line)
-	}
-	out := make([]Judgment, 0, len(list.Content))
-	for i, item := range list.Content {
-		if item.Kind != yaml.MappingNode {
-			return nil, fmt.Errorf("line %d: want query: and expect: keys", item.Line)
-		}
-		var e struct {
-			Query  string    `yaml:"query"`
-			Dir    string    `yaml:"dir"`
-			Expect yaml.Node `yaml:"expect"`
-		}
-		for k := 0; k+1 < len(item.Content); k += 2 {
-			if key := item.Content[k]; !slices.Contains([]string{"query", "dir", "expect"}, key.Value) {
-				return nil, fmt.Errorf("line %d: unknown key %q (want query, dir, expect)", key.Line, key.Value)
-			}
-		}
-		if err := item.Decode(&e); err != nil {
-			return nil, fmt.Errorf("line %d: %w", item.Line, err)
-		}
-		if strings.TrimSpace(e.Query) == "" {
-			return nil, fmt.Errorf("line %d: the entry has no query", item.Line)
-		}
-		j := Judgment{ID: strconv.Itoa(i + 1), Query: e.Query, Dir: e.Dir, Relevant: map[string]int{}, Line: item.Line}
-		switch e.Expect.Kind {
-		case yaml.SequenceNode:
-			var names []string
-			if err := e.Expect.Decode(&names); err != nil {
-				return nil, fmt.Errorf("line %d: expect: %w", e.Expect.Line, err)
-			}
-			for _, t := range names {
-				j.Relevant[t] = 1
-			}
-		case yaml.MappingNode:
-			if err := e.Expect.Decode(&j.Relevant); err != nil {
-				return nil, fmt.Errorf("line %d: expect: grades must be integers: %w", e.Expect.Line, err)
-			}
-		default:
-			line := cmp.Or(e.Expect.Line, item.Line)
-			return nil, fmt.Errorf("line %d: expect must list topics or paths, or map them to grades", line)
-		}
-		out = append(out, j)
 	}
 	return out, nil
 }

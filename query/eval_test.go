@@ -9,6 +9,7 @@ import (
 
 	"github.com/kbqdev/kbq/internal/testkb"
 	"github.com/kbqdev/kbq/query"
+	"github.com/kbqdev/kbq/query/evals"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
@@ -69,42 +70,11 @@ func TestReadBEIRAndEvaluate(t *testing.T) {
 	}
 }
 
-func TestReadEvals(t *testing.T) {
-	js, err := query.ReadEvals(strings.NewReader(`
-- query: how do we roll back
-  expect: [deploy/rollback, .kb/deploy/steps.md]
-- query: api rate limits
-  dir: services/api
-  expect: {memories/004-limits: 2, api/overview: 1}
-`))
-	if err != nil || len(js) != 2 {
-		t.Fatalf("%v %v", js, err)
-	}
-	if js[0].Relevant["deploy/rollback"] != 1 || js[0].Relevant[".kb/deploy/steps.md"] != 1 || len(js[0].Relevant) != 2 {
-		t.Errorf("list expectations: %v", js[0].Relevant)
-	}
-	if js[1].Dir != "services/api" || js[1].Relevant["memories/004-limits"] != 2 {
-		t.Errorf("mapped expectations: %+v", js[1])
-	}
-	for bad, line := range map[string]string{
-		"- expect: [a]\n":                   "line 1:",
-		"- query: q\n  expect: topic\n":     "line 2:",
-		"query: not a list\n":               "line 1:",
-		"- query: q\n  expected: [a]\n":     "line 2: unknown key",
-		"- query: q\n  expect: {a: high}\n": "line 2:",
-		"":                                  "no queries",
-	} {
-		if _, err := query.ReadEvals(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), line) {
-			t.Errorf("%q: error %v, want %q", bad, err, line)
-		}
-	}
-}
-
 func TestCheckNames(t *testing.T) {
 	ix := open(t, testkb.Files{
 		".kb/deploy/rollback.md": "Roll back with make rollback.\n",
 	})
-	js, err := query.ReadEvals(strings.NewReader("- query: roll back\n  expect: [deploy/rollback, .kb/deploy/rollback.md]\n- query: x\n  expect: [deploy/rolback]\n"))
+	js, err := evals.Read(strings.NewReader("- query: roll back\n  expect: [deploy/rollback, .kb/deploy/rollback.md]\n- query: x\n  expect: [deploy/rolback]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

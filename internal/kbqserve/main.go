@@ -21,6 +21,7 @@ func Main(args []string, s *cli.Streams) int {
 		newMCPCommand(s),
 		newEmbedQueryCommand(s),
 		newFetchModelCommand(s),
+		newReadEvalsCommand(s),
 	}}
 	app.Version = func() string { return version.Describe() }
 	return cli.Run(app, args, s, func(error) (int, bool) { return 0, false })
