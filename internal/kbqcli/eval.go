@@ -207,7 +207,7 @@ func readJudgments(c *cli.Context, o *evalOptions, root string) ([]query.Judgmen
 func readEvals(ctx context.Context, name string) ([]query.Judgment, error) {
 	path, err := findServer()
 	if err != nil {
-		return nil, fmt.Errorf("kbq eval reads %s through %w", name, err)
+		return nil, fmt.Errorf("kbq eval reads %s (YAML) through %s: %w", name, ServerBinary, err)
 	}
 	cmd := exec.CommandContext(ctx, path, "read-evals", name)
 	var out, stderr bytes.Buffer

@@ -29,7 +29,7 @@ type viaServer struct{ s *cli.Streams }
 func (v viaServer) EmbedQuery(ctx context.Context, id artifact.Embeddings, text string) ([]float32, error) {
 	path, err := findServer()
 	if err != nil {
-		return nil, fmt.Errorf("the artifact's vectors come from the endpoint %s, and kbq embeds queries with it through %w", id.URL, err)
+		return nil, fmt.Errorf("the artifact's vectors come from the endpoint %s, which kbq reaches through %s: %w", id.URL, ServerBinary, err)
 	}
 	cmd := exec.CommandContext(ctx, path, "embed-query", "--url", id.URL, "--model", id.Model, "--dims", strconv.Itoa(id.Dims), "--key-env", id.KeyEnv)
 	cmd.Stdin = strings.NewReader(text)
@@ -51,7 +51,7 @@ func (v viaServer) EmbedQuery(ctx context.Context, id artifact.Embeddings, text 
 func (v viaServer) FetchModel(ctx context.Context, models, name string) error {
 	path, err := findServer()
 	if err != nil {
-		return fmt.Errorf("the model %s is not in %s, and kbq downloads it through %w", name, models, err)
+		return fmt.Errorf("the model %s is not in %s, and kbq downloads it through %s: %w", name, models, ServerBinary, err)
 	}
 	cmd := exec.CommandContext(ctx, path, "fetch-model", name)
 	cmd.Env = append(os.Environ(), "KBQ_MODELS="+models)

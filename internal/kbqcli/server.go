@@ -38,7 +38,7 @@ func newServerCommand(s *cli.Streams, name, usage, usageText string) *cli.Comman
 func runServer(s *cli.Streams, args []string) error {
 	path, err := findServer()
 	if err != nil {
-		return err
+		return fmt.Errorf("kbq %s is implemented by %s: %w", args[0], ServerBinary, err)
 	}
 	cmd := exec.Command(path, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = s.In, s.Out, s.Err
@@ -87,7 +87,5 @@ func findServer() (string, error) {
 	if p, err := exec.LookPath(name); err == nil {
 		return p, nil
 	}
-	return "", fmt.Errorf("%w: %s is not beside kbq or on PATH: install it with go install github.com/kbqdev/kbq/cmd/kbq-serve@latest (github.com/kbqdev/kbq/cmd/...@latest installs kbc, kbq and kbq-serve together; in a checkout, go build -o <kbq's directory> ./cmd/kbq-serve)", errNoServer, ServerBinary)
+	return "", fmt.Errorf("%s is not beside kbq or on PATH: install it with go install github.com/kbqdev/kbq/cmd/kbq-serve@latest (github.com/kbqdev/kbq/cmd/...@latest installs kbc, kbq and kbq-serve together; in a checkout, go build -o <kbq's directory> ./cmd/kbq-serve)", ServerBinary)
 }
-
-var errNoServer = errors.New("kbq serve and kbq mcp need " + ServerBinary)
