@@ -533,7 +533,8 @@ func (noneNode) match(ev *eval, _ bool) (*bitset.BitSet, error) {
 	return bitset.New(uint(ev.e.maxDoc)), nil
 }
 
-// visitStored visits the stored fields of a chunk.
+// visitStored visits the stored fields of a chunk; visit may keep the
+// values.
 func (e *engine) visitStored(doc uint64, visit segment.StoredFieldVisitor) error {
 	s := e.segOf(doc)
 	return s.stored.visit(doc-s.base, visit)

@@ -407,7 +407,6 @@ func (ix *Index) hits(docs []scoredDoc) ([]hit, error) {
 			return nil, fmt.Errorf("read stored fields of %s: %w", h.Path, h.err)
 		}
 		h.doc = d.doc
-		h.Content = string(h.body)
 	}
 	return hits, nil
 }
@@ -431,7 +430,7 @@ func (h *hit) visit(field string, value []byte) bool {
 			h.Tags = strings.Split(string(value), artifact.TagSeparator)
 		}
 	case artifact.FieldBody:
-		h.body = append([]byte(nil), value...)
+		h.body = value // the chunk's own memory (visitStored)
 	case artifact.FieldDisplayTitle:
 		h.Title = string(value)
 	case artifact.FieldLines:
@@ -469,7 +468,7 @@ type ranked struct {
 }
 
 // rank verifies phrases, orders hits and collapses each
-// document to its best chunk.
+// document to its best chunk, keeping the req.N best.
 func (ix *Index) rank(hits []hit, plan *plan, an *artifact.Analyzer, req Request) ranked {
 	var out ranked
 	for _, h := range hits {
@@ -487,6 +486,9 @@ func (ix *Index) rank(hits []hit, plan *plan, an *artifact.Analyzer, req Request
 	})
 	seen := make(map[string]bool)
 	for _, h := range out.verified {
+		if len(out.top) == req.N {
+			break // Search keeps no more
+		}
 		if !req.Chunks {
 			if seen[h.Path] {
 				continue
@@ -497,6 +499,7 @@ func (ix *Index) rank(hits []hit, plan *plan, an *artifact.Analyzer, req Request
 			h.Tags = []string{}
 		}
 		h.Channels = []string{ModeLexical}
+		h.Content = string(h.body)
 		out.top = append(out.top, h.Result)
 	}
 	return out

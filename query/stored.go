@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"sync"
 
 	segment "github.com/blugelabs/bluge_segment_api"
 	"github.com/blugelabs/ice"
@@ -36,6 +37,9 @@ type storedReader struct {
 // guess is how much of a chunk's record one read fetches; most records fit.
 const guess = 4 << 10
 
+// readBufs holds buffers of guess bytes for reading records.
+var readBufs = sync.Pool{New: func() any { return new([guess]byte) }}
+
 // openStored opens the stored fields of the segment file name, loaded as
 // seg from the mapping data.
 func openStored(name string, data []byte, seg *ice.Segment) (*storedReader, error) {
@@ -52,7 +56,8 @@ func openStored(name string, data []byte, seg *ice.Segment) (*storedReader, erro
 
 func (r *storedReader) close() error { return r.f.Close() }
 
-// visit calls visit with each stored field of chunk doc.
+// visit calls visit with each stored field of chunk doc. The values are
+// fresh memory of the chunk's own, which visit may keep.
 func (r *storedReader) visit(doc uint64, visit segment.StoredFieldVisitor) error {
 	if doc >= r.docs {
 		return fmt.Errorf("%w: chunk %d of a segment of %d", artifact.ErrCorrupt, doc, r.docs)
@@ -61,7 +66,9 @@ func (r *storedReader) visit(doc uint64, visit segment.StoredFieldVisitor) error
 	if off < 0 {
 		return fmt.Errorf("%w: stored fields of chunk %d", artifact.ErrCorrupt, doc)
 	}
-	buf := make([]byte, guess)
+	pooled := readBufs.Get().(*[guess]byte)
+	defer readBufs.Put(pooled)
+	buf := pooled[:]
 	n, err := r.f.ReadAt(buf, off)
 	if n < 2 && err != nil {
 		return fmt.Errorf("read stored fields: %w", err)
