@@ -383,6 +383,7 @@ func (ix *Index) searchSemantic(req Request, selected bool, k int) (*Response, e
 			h.Tags = []string{}
 		}
 		h.Channels = []string{ModeSemantic}
+		h.Content = string(h.body)
 		resp.Results = append(resp.Results, h.Result)
 	}
 	return resp, nil

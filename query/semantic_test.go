@@ -75,6 +75,9 @@ func TestSemanticCandidates(t *testing.T) {
 		var got []string
 		for _, r := range resp.Results {
 			got = append(got, r.Path+r.Heading)
+			if r.Content == "" || !strings.Contains(files[r.Path], r.Content) {
+				t.Errorf("%q: %s holds no content %q", q, r.Path, r.Content)
+			}
 		}
 		if resp.Total < 1000 {
 			t.Fatalf("%d chunks in force: too few for the bits to choose among", resp.Total)
@@ -119,6 +122,9 @@ func TestEmbedWhileWarming(t *testing.T) {
 		var got []string
 		for _, r := range resp.Results {
 			got = append(got, r.Path+r.Heading)
+			if r.Content == "" || !strings.Contains(files[r.Path], r.Content) {
+				t.Errorf("%q, mode %s: %s holds no content %q", req.Query, req.Mode, r.Path, r.Content)
+			}
 		}
 		if len(got) == 0 {
 			t.Fatalf("%q, mode %s: no results", req.Query, req.Mode)
