@@ -148,7 +148,7 @@ func (ix *Index) load(ctx context.Context, meta artifact.Document) (*Document, e
 	for doc, ok := chunks.NextSet(0); ok; doc, ok = chunks.NextSet(doc + 1) {
 		var p piece
 		var perr error
-		err := ix.engine.visitStored(uint64(doc), func(field string, value []byte) bool {
+		err := ix.engine.visitStored(uint64(doc), nil, func(field string, value []byte) bool {
 			switch field {
 			case artifact.FieldBody:
 				p.body = string(value)

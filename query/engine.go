@@ -534,8 +534,8 @@ func (noneNode) match(ev *eval, _ bool) (*bitset.BitSet, error) {
 }
 
 // visitStored visits the stored fields of a chunk; visit may keep the
-// values.
-func (e *engine) visitStored(doc uint64, visit segment.StoredFieldVisitor) error {
+// values, which are in a when it is not nil.
+func (e *engine) visitStored(doc uint64, a *arena, visit segment.StoredFieldVisitor) error {
 	s := e.segOf(doc)
-	return s.stored.visit(doc-s.base, visit)
+	return s.stored.visit(doc-s.base, a, visit)
 }

@@ -178,12 +178,14 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 	if perDocument && len(plan.phrases)+len(plan.notPhrases)+len(plan.preferred) == 0 {
 		k = req.N
 	}
+	a := newArena()
+	defer a.release() // the results hold copies
 	for ; ; k *= 4 {
 		found, err := top(k)
 		if err != nil {
 			return nil, fmt.Errorf("search: %w", err)
 		}
-		hits, err := ix.hits(found.hits)
+		hits, err := ix.hits(found.hits, a)
 		if err != nil {
 			return nil, err
 		}
@@ -376,7 +378,7 @@ func (ix *Index) Blobs(results []Result) []string {
 		if uint64(r.chunk) > r.doc {
 			continue
 		}
-		ix.engine.visitStored(r.doc-uint64(r.chunk), func(field string, value []byte) bool {
+		ix.engine.visitStored(r.doc-uint64(r.chunk), nil, func(field string, value []byte) bool {
 			if field == artifact.FieldBlob {
 				out[i] = string(value)
 				return false
@@ -394,13 +396,13 @@ type hit struct {
 	err  error // a stored field that did not parse
 }
 
-// hits reads the stored fields of scored chunks.
-func (ix *Index) hits(docs []scoredDoc) ([]hit, error) {
+// hits reads the stored fields of scored chunks, their values into a.
+func (ix *Index) hits(docs []scoredDoc, a *arena) ([]hit, error) {
 	hits := make([]hit, len(docs))
 	for i, d := range docs {
 		h := &hits[i]
 		h.Score = d.score
-		if err := ix.engine.visitStored(d.doc, h.visit); err != nil {
+		if err := ix.engine.visitStored(d.doc, a, h.visit); err != nil {
 			return nil, fmt.Errorf("read stored fields: %w", err)
 		}
 		if h.err != nil {

@@ -373,7 +373,9 @@ func (ix *Index) searchSemantic(req Request, selected bool, k int) (*Response, e
 	if err != nil {
 		return nil, err
 	}
-	hits, err := ix.hits(top)
+	a := newArena()
+	defer a.release() // the results hold copies
+	hits, err := ix.hits(top, a)
 	if err != nil {
 		return nil, err
 	}

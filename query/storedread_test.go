@@ -23,7 +23,7 @@ func TestStoredReaderMatchesIce(t *testing.T) {
 	type kv struct{ field, value string }
 	for doc := range ix.engine.maxDoc {
 		var got, want []kv
-		if err := ix.engine.visitStored(doc, func(f string, v []byte) bool { got = append(got, kv{f, string(v)}); return true }); err != nil {
+		if err := ix.engine.visitStored(doc, nil, func(f string, v []byte) bool { got = append(got, kv{f, string(v)}); return true }); err != nil {
 			t.Fatal(err)
 		}
 		s := ix.engine.segOf(doc)
