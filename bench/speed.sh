@@ -11,7 +11,8 @@
 #
 # It prints medians and the ratio of kbq to each peer, and the latency of
 # the same queries inside one process (bench/searchlat: p50 and p99), with
-# hostile queries beside them. Needs Go and git;
+# hostile queries beside them; then, for each target missed, where the
+# time goes (a CPU profile's top functions). Needs Go and git;
 # installs sqlite3, hyperfine and ripgrep with apt-get when missing. Exits 0
 # without measuring when the corpus is not there.
 set -euo pipefail
@@ -163,6 +164,33 @@ measure() {
 	printf '%-34s %10s %12s\n' "in process, p50 / p99 of 10" "$p50" "$p99"
 	printf '%-34s %8sMB\n' "artifact size" "$size"
 	echo "kbq binary: $(($(stat -c %s "$kbq") / 1024)) KiB stripped"
+	where_time_goes
+}
+
+# where_time_goes profiles what missed its target in the table above.
+where_time_goes() {
+	over() { awk -v a="$1" -v b="$2" 'BEGIN {exit !(a > b)}'; }
+	top() { go tool pprof -top -nodecount=15 "$1" 2>/dev/null | sed -n '/flat%/,$p' | sed 's/^/  /'; }
+	if over "$build_ratio" 2.0; then
+		echo
+		echo "full build is over 2.0x sqlite3's load; its CPU profile (KBC_CPUPROFILE), by own time:"
+		rm -rf .kbq
+		KBC_CPUPROFILE="$work/build.prof" "$kbc" build --no-global --keep-going >/dev/null 2>&1
+		top "$work/build.prof"
+	fi
+	if over "${p50%ms}" 2 || over "${p99%ms}" 10; then
+		echo
+		echo "in process, p50 over 2 ms or p99 over 10 ms; the ten queries' CPU profile, by own time:"
+		"$bin/searchlat" -r 20 -cpuprofile "$work/search.prof" .kbq "${queries[@]}" >/dev/null
+		top "$work/search.prof"
+	fi
+	if over "$kbq_med" "$sql_med"; then
+		hyperfine -N -w 10 -r 100 --export-csv "$work/start.csv" "$kbq --version" >/dev/null 2>&1
+		start=$(awk -F, 'NR==2 {printf "%.1f", $2*1000}' "$work/start.csv")
+		echo
+		echo "per-process search is over sqlite3's: of kbq's $(printf '%.1f' "$kbq_med") ms, starting the process (kbq --version) takes" \
+			"$start ms and the search itself ${p50} (in process p50); the rest is opening the artifact, output and recording use"
+	fi
 }
 
 for scale in ${scales//,/ }; do

@@ -3,8 +3,11 @@ package kbccli
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 
 	"github.com/kbqdev/kbq/artifact"
@@ -29,6 +32,14 @@ const exitCodesHelp = `EXIT CODES:
 // code.
 func Main(args []string, s *cli.Streams) int {
 	tuneGC(s)
+	if path := s.Getenv(CPUProfileEnv); path != "" {
+		stop, err := startCPUProfile(path)
+		if err != nil {
+			fmt.Fprintf(s.Err, "kbc: %s: %v\n", CPUProfileEnv, err)
+			return 2
+		}
+		defer stop()
+	}
 	g := &globalOptions{}
 	app := &cli.Command{Name: "kbc", Usage: "compile a repository's knowledge into a kbq artifact", Commands: []*cli.Command{
 		newInitCommand(s, g),
@@ -99,6 +110,27 @@ func (g *globalOptions) workDir() string {
 		return g.dir
 	}
 	return "."
+}
+
+// CPUProfileEnv names a file for a CPU profile of the whole command, for
+// finding where a build's time goes (bench/speed.sh does, when the build
+// misses its target): go tool pprof -top kbc FILE.
+const CPUProfileEnv = "KBC_CPUPROFILE"
+
+// startCPUProfile profiles the process into path until stop.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 // tuneGC trades memory for fewer collections, within a ceiling: builds
