@@ -29,14 +29,7 @@ func TestMatmul(t *testing.T) {
 					binary.LittleEndian.PutUint16(half[2*i:], halfOf(v))
 					b[i] = halfToFloat32(binary.LittleEndian.Uint16(half[2*i:]))
 				}
-				want := make([]float64, m*n)
-				for i := range m {
-					for j := range n {
-						for p := range k {
-							want[i*n+j] += float64(a[i*k+p]) * float64(b[j*k+p])
-						}
-					}
-				}
+				want := product64(m, n, k, a, b)
 				for _, workers := range []int{1, 2} {
 					single := make([]float32, m*n)
 					matmulT(m, n, k, a, b, single, workers)
@@ -54,6 +47,19 @@ func TestMatmul(t *testing.T) {
 			}
 		}
 	}
+}
+
+// product64 is a·bᵀ in float64, a m×k and b n×k.
+func product64(m, n, k int, a, b []float32) []float64 {
+	c := make([]float64, m*n)
+	for i := range m {
+		for j := range n {
+			for p := range k {
+				c[i*n+j] += float64(a[i*k+p]) * float64(b[j*k+p])
+			}
+		}
+	}
+	return c
 }
 
 // halfOf rounds v toward zero to a half float; the test only needs values
@@ -162,14 +168,7 @@ func TestQuantMatmul(t *testing.T) {
 						t.Fatalf("n=%d k=%d: weight %d is %v, widened to %v (in Go %v), step %v", n, k, i, v, widened[i], plain[i], scale)
 					}
 				}
-				want := make([]float64, m*n)
-				for i := range m {
-					for j := range n {
-						for p := range k {
-							want[i*n+j] += float64(a[i*k+p]) * float64(widened[j*k+p])
-						}
-					}
-				}
+				want := product64(m, n, k, a, widened)
 				for _, workers := range []int{1, 2} {
 					got := make([]float32, m*n)
 					w.mulT(m, a, got, n, workers)

@@ -59,7 +59,7 @@ func (m *matrix) setQuant(b []byte) {
 	m.q8, m.scales = b[:n:n], b[n:quantSize(m.rows, m.cols)]
 }
 
-// layerMatrices are a layer's matrices in the order the cache keeps them.
+// matrices are a layer's matrices in the order the cache keeps them.
 func (l *bertLayer) matrices() []*matrix {
 	return []*matrix{&l.query, &l.key, &l.value, &l.attnOut, &l.inter, &l.out}
 }

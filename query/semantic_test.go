@@ -50,16 +50,24 @@ func (w wordVectors) Identity() artifact.Embeddings {
 	return artifact.Embeddings{Provider: "test", Model: "words", Hash: "0", Dims: w.dims}
 }
 
-// TestSemanticCandidates: the chunks the vectors' bits choose, ranked by
-// their stored vectors, give the ranking that all of them give.
-func TestSemanticCandidates(t *testing.T) {
-	embedder := wordVectors{dims: 96}
-	files := corpus(rand.New(rand.NewPCG(3, 4)), 600)
+// buildWithVectors compiles files, embedded by embedder, into a new
+// directory.
+func buildWithVectors(t *testing.T, files testkb.Files, embedder wordVectors) string {
+	t.Helper()
 	dir := t.TempDir()
 	opts := compiler.BuildOptions{Out: dir, BuiltAt: testkb.BuiltAt, Options: compiler.Options{Embedder: embedder}}
 	if _, err := compiler.Build(context.Background(), files, opts); err != nil {
 		t.Fatal(err)
 	}
+	return dir
+}
+
+// TestSemanticCandidates: the chunks the vectors' bits choose, ranked by
+// their stored vectors, give the ranking that all of them give.
+func TestSemanticCandidates(t *testing.T) {
+	embedder := wordVectors{dims: 96}
+	files := corpus(rand.New(rand.NewPCG(3, 4)), 600)
+	dir := buildWithVectors(t, files, embedder)
 	ix, err := query.Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -109,11 +117,7 @@ func TestSemanticCandidates(t *testing.T) {
 func TestEmbedWhileWarming(t *testing.T) {
 	embedder := wordVectors{dims: 64}
 	files := corpus(rand.New(rand.NewPCG(8, 9)), 200)
-	dir := t.TempDir()
-	opts := compiler.BuildOptions{Out: dir, BuiltAt: testkb.BuiltAt, Options: compiler.Options{Embedder: embedder}}
-	if _, err := compiler.Build(context.Background(), files, opts); err != nil {
-		t.Fatal(err)
-	}
+	dir := buildWithVectors(t, files, embedder)
 	paths := func(ix *query.Index, req query.Request) string {
 		resp, err := ix.Search(context.Background(), req)
 		if err != nil {

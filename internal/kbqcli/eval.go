@@ -1,16 +1,13 @@
 package kbqcli
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -209,20 +206,12 @@ func readEvals(ctx context.Context, name string) ([]query.Judgment, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kbq eval reads %s (YAML) through %s: %w", name, ServerBinary, err)
 	}
-	cmd := exec.CommandContext(ctx, path, "read-evals", name)
-	var out, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	if err := cmd.Run(); err != nil {
-		if msg := lastLine(stderr.String()); msg != "" {
-			return nil, cli.Usagef("%s", strings.TrimPrefix(msg, "kbq: "))
-		}
-		return nil, fmt.Errorf("run %s: %w", path, err)
-	}
 	var js []query.Judgment
-	if err := json.Unmarshal(out.Bytes(), &js); err != nil {
-		return nil, fmt.Errorf("%s read-evals: %w", path, err)
+	err = serverJSON(ctx, path, nil, &js, "read-evals", name)
+	if said := serverSaid(""); errors.As(err, &said) {
+		return nil, cli.Usagef("%s", said) // the file's fault
 	}
-	return js, nil
+	return js, err
 }
 
 func writeEval(w io.Writer, res *query.EvalResult, worst int) error {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -31,21 +32,36 @@ func (v viaServer) EmbedQuery(ctx context.Context, id artifact.Embeddings, text 
 	if err != nil {
 		return nil, fmt.Errorf("the artifact's vectors come from the endpoint %s, which kbq reaches through %s: %w", id.URL, ServerBinary, err)
 	}
-	cmd := exec.CommandContext(ctx, path, "embed-query", "--url", id.URL, "--model", id.Model, "--dims", strconv.Itoa(id.Dims), "--key-env", id.KeyEnv)
-	cmd.Stdin = strings.NewReader(text)
-	var out, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
+	var vec []float32
+	err = serverJSON(ctx, path, strings.NewReader(text), &vec,
+		"embed-query", "--url", id.URL, "--model", id.Model, "--dims", strconv.Itoa(id.Dims), "--key-env", id.KeyEnv)
+	return vec, err
+}
+
+// serverSaid is kbq-serve's own account of why it failed: the last line
+// it wrote to stderr, without its "kbq: ".
+type serverSaid string
+
+func (s serverSaid) Error() string { return string(s) }
+
+// serverJSON runs kbq-serve (at path) with args and stdin, and decodes
+// the JSON it prints into out. When it fails having said why, the error
+// is a serverSaid.
+func serverJSON(ctx context.Context, path string, stdin io.Reader, out any, args ...string) error {
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Stdin = stdin
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		if msg := lastLine(stderr.String()); msg != "" {
-			return nil, fmt.Errorf("%s", strings.TrimPrefix(msg, "kbq: "))
+			return serverSaid(strings.TrimPrefix(msg, "kbq: "))
 		}
-		return nil, fmt.Errorf("run %s: %w", path, err)
+		return fmt.Errorf("run %s: %w", path, err)
 	}
-	var vec []float32
-	if err := json.Unmarshal(out.Bytes(), &vec); err != nil {
-		return nil, fmt.Errorf("%s embed-query: %w", path, err)
+	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
+		return fmt.Errorf("%s %s: %w", path, args[0], err)
 	}
-	return vec, nil
+	return nil
 }
 
 func (v viaServer) FetchModel(ctx context.Context, models, name string) error {
