@@ -296,7 +296,7 @@ func topLevelBlocks(src []byte, body int) []block {
 func topLevelBlocksWith(p parser.Parser, src []byte, body int) []block {
 	md := src[body:]
 	doc := p.Parse(text.NewReader(md))
-	var blocks []block
+	blocks := make([]block, 0, doc.ChildCount())
 	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
 		off, ok := blockOffset(n)
 		if !ok {

@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"strings"
@@ -24,7 +25,7 @@ func factsOf(d *document, display string) docFacts {
 		id: d.meta.id, idLine: d.meta.idLine, idCol: d.meta.idCol,
 		attachment: d.meta.attachment, attLine: d.meta.attLine, attCol: d.meta.attCol}
 	if d.src != nil {
-		f.bodyBytes = len(strings.TrimSpace(string(d.src.text[d.body:])))
+		f.bodyBytes = len(bytes.TrimSpace(d.src.text[d.body:]))
 	}
 	return f
 }

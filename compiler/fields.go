@@ -73,6 +73,9 @@ type fieldBuilder struct {
 	slot  []int32          // by term id: its index in that field's terms
 	field uint32           // the field being built, for stamp
 	arena []byte
+	// heading and body are the terms of the chunk being indexed, reused
+	// from chunk to chunk.
+	heading, body []fieldTerm
 }
 
 // vocabularyLimit bounds the words a fieldBuilder remembers.
@@ -100,13 +103,23 @@ func (b *fieldBuilder) grow(n int) {
 	}
 }
 
-// text returns an analyzed text field; value must not change afterwards.
-func (b *fieldBuilder) text(name string, value []byte, store bool) *indexField {
+// analyzed is a text field after analysis: its length in terms and its
+// distinct terms, each with its frequency.
+type analyzed struct {
+	length int
+	terms  []fieldTerm
+}
+
+// analyze analyzes a text field's value, appending its distinct terms to
+// into (which it may reuse: a chunk's body and heading are analyzed into
+// the same memory chunk after chunk). The terms stay valid until value
+// changes.
+func (b *fieldBuilder) analyze(value []byte, into []fieldTerm) analyzed {
 	if len(b.words) >= vocabularyLimit || b.field == math.MaxUint32 {
 		b.reset()
 	}
 	b.field++
-	f := &indexField{name: name, value: value, index: true, store: store}
+	f := analyzed{terms: into}
 	artifact.Words(value, func(start, end int) {
 		word := value[start:end]
 		id, ok := b.words[string(word)]

@@ -8,7 +8,7 @@ import (
 )
 
 // fieldTerms renders a field's terms, frequencies and length.
-func fieldTerms(f *indexField) string {
+func fieldTerms(f analyzed) string {
 	s := fmt.Sprint(f.length)
 	for _, t := range f.terms {
 		s += fmt.Sprintf(" %s:%d", t.term, t.freq)
@@ -20,7 +20,7 @@ func fieldTerms(f *indexField) string {
 // counted in a map.
 func reference(a artifact.Analysis, text string) string {
 	an := artifact.NewAnalyzer(a)
-	f := &indexField{}
+	var f analyzed
 	at := map[string]int{}
 	an.Terms([]byte(text), func(term []byte, _, _ int) {
 		f.length++
@@ -44,10 +44,17 @@ func TestFieldBuilderVocabulary(t *testing.T) {
 	}
 	for _, a := range []artifact.Analysis{artifact.DefaultAnalysis, {Stemmer: "none", Stopwords: "none"}} {
 		b := newFieldBuilder(a)
-		var built []*indexField
+		var built []analyzed
+		var scratch []fieldTerm
 		for round := range 2 {
 			for _, text := range texts {
-				f := b.text("body", []byte(text), false)
+				// Into scratch memory, as chunks' bodies are analyzed.
+				f := b.analyze([]byte(text), scratch[:0])
+				scratch = f.terms
+				if got, want := fieldTerms(f), reference(a, text); got != want {
+					t.Errorf("%+v round %d, %q into scratch:\n got %s\nwant %s", a, round, text, got, want)
+				}
+				f = b.analyze([]byte(text), nil)
 				built = append(built, f)
 				if got, want := fieldTerms(f), reference(a, text); got != want {
 					t.Errorf("%+v round %d, %q:\n got %s\nwant %s", a, round, text, got, want)

@@ -25,13 +25,16 @@ func newSource(data []byte) *source {
 	if bytes.Contains(data, []byte("\r\n")) {
 		data = bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
 	}
-	s := &source{text: data, lines: []int{0}}
-	for i, c := range data {
-		if c == '\n' && i+1 < len(data) {
-			s.lines = append(s.lines, i+1)
+	lines := make([]int, 1, 1+bytes.Count(data, []byte{'\n'}))
+	for i := 0; ; {
+		n := bytes.IndexByte(data[i:], '\n')
+		if n < 0 || i+n+1 == len(data) {
+			break
 		}
+		i += n + 1
+		lines = append(lines, i)
 	}
-	return s
+	return &source{text: data, lines: lines}
 }
 
 // lineOf returns the 1-based line holding byte offset off.

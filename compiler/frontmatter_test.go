@@ -1,7 +1,9 @@
 package compiler
 
 import (
+	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -125,4 +127,32 @@ func FuzzSplitFrontmatter(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSourceLines: the line of each byte, with and without a final newline,
+// CRLF line ends and a byte-order mark.
+func TestSourceLines(t *testing.T) {
+	for _, tc := range []struct {
+		text  string
+		lines []int
+	}{
+		{"", []int{0}},
+		{"a", []int{0}},
+		{"\n", []int{0}},
+		{"a\n", []int{0}},
+		{"a\nb", []int{0, 2}},
+		{"a\n\nb\n", []int{0, 2, 3}},
+		{"\xef\xbb\xbfab\r\ncd\r\n", []int{0, 3}},
+	} {
+		src := newSource([]byte(tc.text))
+		if !slices.Equal(src.lines, tc.lines) {
+			t.Errorf("%q: line starts %v, want %v", tc.text, src.lines, tc.lines)
+		}
+		for off := range src.text {
+			want := 1 + bytes.Count(src.text[:off], []byte("\n"))
+			if got := src.lineOf(off); got != want {
+				t.Errorf("%q: byte %d on line %d, want %d", tc.text, off, got, want)
+			}
+		}
+	}
 }

@@ -36,35 +36,38 @@ func indexDocument(d *document, fb *fieldBuilder, out []segment.Document, pw *po
 	if d.Source != "" {
 		shared = append(shared, stored(artifact.FieldSource, []byte(d.Source)))
 	}
-	// Every chunk has the document's title and tags: analyzed once, the
-	// fields are shared, as they are never changed.
-	title := fb.text(artifact.FieldTitle, titleText, false)
-	tagsField := fb.text(artifact.FieldTags, tags, true)
+	// Every chunk has the document's title and tags: analyzed once.
+	title := fb.analyze(titleText, nil)
+	tagTerms := fb.analyze(tags, nil)
 	text := d.src.text
 	for i, c := range d.chunks {
 		startLine, endLine := d.src.lineOf(c.start), d.src.lineOf(max(c.end-1, c.start))
+		heading, body := []byte(c.heading), text[c.start:c.end]
+		headingTerms := fb.analyze(heading, fb.heading[:0])
+		bodyTerms := fb.analyze(body, fb.body[:0])
+		fb.heading, fb.body = headingTerms.terms, bodyTerms.terms
 		// In artifact.TextFields order: the postings number fields so.
-		textFields := []*indexField{
-			title,
-			fb.text(artifact.FieldHeading, []byte(c.heading), true),
-			tagsField,
-			fb.text(artifact.FieldBody, text[c.start:c.end], true),
-		}
+		textFields := [...]analyzed{title, headingTerms, tagTerms, bodyTerms}
 		pw.AddDoc(factor, i == 0)
+		for field, f := range textFields {
+			pw.SetLength(field, f.length)
+			for _, t := range f.terms {
+				pw.AddTerm(field, t.term, t.freq)
+			}
+			if f.length > 0 {
+				stats.Add(artifact.TextFields[field], artifact.FieldStats{Docs: 1, Tokens: uint64(f.length)})
+			}
+		}
+		// The text fields are stored, the title aside (the display title
+		// is), and indexed only in the postings.
 		doc := make(indexDoc, 0, 12+len(shared))
 		doc = append(doc,
 			keyword(artifact.FieldPath, path, true, path),
 			keyword(artifact.FieldFacet, nil, false, facets...),
+			stored(artifact.FieldHeading, heading),
+			stored(artifact.FieldTags, tags),
+			stored(artifact.FieldBody, body),
 		)
-		for i, f := range textFields {
-			pw.SetLength(i, f.length)
-			for _, t := range f.terms {
-				pw.AddTerm(i, t.term, t.freq)
-			}
-			if f.store {
-				doc = append(doc, stored(f.name, f.value))
-			}
-		}
 		doc = append(doc, shared...)
 		doc = append(doc,
 			stored(artifact.FieldLines, []byte(strconv.Itoa(startLine)+"-"+strconv.Itoa(endLine))),
@@ -77,11 +80,6 @@ func indexDocument(d *document, fb *fieldBuilder, out []segment.Document, pw *po
 			doc = append(doc, stored(artifact.FieldBlob, []byte(d.Blob)))
 			if d.body > 0 {
 				doc = append(doc, stored(artifact.FieldFrontmatter, text[:d.body]))
-			}
-		}
-		for _, f := range textFields {
-			if f.length > 0 {
-				stats.Add(f.name, artifact.FieldStats{Docs: 1, Tokens: uint64(f.length)})
 			}
 		}
 		out = append(out, doc)
