@@ -53,6 +53,7 @@ func Merge(out io.Writer, rs []*Reader, newDocs [][]uint64, dropped uint64) (int
 		buf  []byte
 		term []byte
 		it   Iterator
+		enc  encoder
 	)
 	for {
 		term = term[:0]
@@ -94,7 +95,7 @@ func Merge(out io.Writer, rs []*Reader, newDocs [][]uint64, dropped uint64) (int
 			c.next()
 		}
 		if len(list) > 0 {
-			buf = encodeList(buf[:0], list, lens)
+			buf = enc.encodeList(buf[:0], list, lens)
 			fw.addTerm(string(term), buf)
 		}
 	}

@@ -46,7 +46,16 @@ func randomCorpus(seed uint64, docs, vocab int) *corpus {
 
 func (c *corpus) write(t *testing.T) *Reader {
 	t.Helper()
-	w := NewWriter()
+	r, err := Parse(c.encode(t, NewWriter()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// encode writes the corpus with w and returns the file's bytes.
+func (c *corpus) encode(t *testing.T, w *Writer) []byte {
+	t.Helper()
 	byDoc := make([][]string, c.docs)
 	for term, l := range c.terms {
 		for _, p := range l {
@@ -73,11 +82,22 @@ func (c *corpus) write(t *testing.T) *Reader {
 	if _, err := w.WriteTo(&buf); err != nil {
 		t.Fatal(err)
 	}
-	r, err := Parse(buf.Bytes())
-	if err != nil {
-		t.Fatal(err)
+	return buf.Bytes()
+}
+
+// TestWriterReset: a writer reused for segment after segment, larger and
+// smaller, writes each as a new writer does.
+func TestWriterReset(t *testing.T) {
+	w := NewWriter()
+	for i, size := range []int{300, 5000, 7, 1, 2000} {
+		c := randomCorpus(uint64(100+i), size, 50*(i+1))
+		if i > 0 {
+			w.Reset()
+		}
+		if got, want := c.encode(t, w), c.encode(t, NewWriter()); !bytes.Equal(got, want) {
+			t.Fatalf("segment %d (%d chunks) differs when written by a reused writer", i, size)
+		}
 	}
-	return r
 }
 
 func TestRoundTrip(t *testing.T) {
