@@ -37,7 +37,7 @@ type indexBuild struct {
 	failed bool              // an error was found; stop writing segments
 	dirtyc chan dirtyResult  // the comparison with the base, once started
 
-	builders   chan *fieldBuilder // idle builders, keeping their vocabularies
+	builders   chan *segmentBuilder // idle builders, keeping their memory
 	batch      *batch
 	batches    []*batch
 	nextSeg    uint64
@@ -56,6 +56,13 @@ type batch struct {
 	meta []artifact.Document
 }
 
+// segmentBuilder is what builds a segment, kept from one to the next: the
+// field builder's vocabulary and the postings lists' memory serve again.
+type segmentBuilder struct {
+	fields   *fieldBuilder
+	postings *postings.Writer
+}
+
 // parsed is a document after the parallel stage.
 type parsed struct {
 	doc     *document
@@ -67,7 +74,7 @@ func (b *indexBuild) run(ctx context.Context, l *listing) (*artifact.Manifest, e
 	shadow := shadowing(l.docs)
 	b.blobs = make(map[string]string)
 	b.writerSlot = make(chan struct{}, b.opts.Workers)
-	b.builders = make(chan *fieldBuilder, b.opts.Workers)
+	b.builders = make(chan *segmentBuilder, b.opts.Workers)
 	b.nextSeg = 1
 
 	todo, reindex := l.docs, map[string]bool(nil)
@@ -137,7 +144,12 @@ func (b *indexBuild) run(ctx context.Context, l *listing) (*artifact.Manifest, e
 	if err != nil {
 		return nil, err
 	}
+	// What follows holds every document's metadata, and merges segments:
+	// the memory of the segment builders and of the checks between
+	// documents goes first, as it counts against the build's peak.
+	b.builders = nil
 	cross, failed := crossCheck(b.facts, l.attachments, b.opts.budgets())
+	b.facts = nil
 	b.res.Diagnostics = append(b.res.Diagnostics, cross...)
 	if b.res.Diagnostics.Errors() > 0 && !b.opts.KeepGoing {
 		return nil, ErrInvalid
@@ -236,26 +248,26 @@ func (b *indexBuild) flush() {
 	b.writerSlot <- struct{}{}
 	b.writers.Go(func() error {
 		defer func() { <-b.writerSlot }()
-		var fb *fieldBuilder
+		var sb *segmentBuilder
 		select {
-		case fb = <-b.builders:
+		case sb = <-b.builders:
+			sb.postings.Reset()
 		default:
-			fb = newFieldBuilder(b.opts.Analysis)
+			sb = &segmentBuilder{newFieldBuilder(b.opts.Analysis), postings.NewWriter()}
 		}
 		defer func() {
 			select {
-			case b.builders <- fb:
+			case b.builders <- sb:
 			default:
 			}
 		}()
 		chunks := make([]segment.Document, 0, bt.chunks)
-		pw := postings.NewWriter()
 		for _, d := range bt.docs {
-			chunks = indexDocument(d, fb, chunks, pw)
+			chunks = indexDocument(d, sb.fields, chunks, sb.postings)
 			bt.meta = append(bt.meta, d.Document)
 		}
 		bt.docs = nil
-		return writeSegment(b.dir, bt.seg, chunks, pw)
+		return writeSegment(b.dir, bt.seg, chunks, sb.postings)
 	})
 }
 
@@ -263,9 +275,14 @@ func (b *indexBuild) flush() {
 // chunks of the previous index that must be deleted, by segment.
 func (b *indexBuild) documents(l *listing) ([]artifact.Document, map[uint64]*roaring.Bitmap) {
 	deleted := make(map[uint64]*roaring.Bitmap)
-	var fresh []artifact.Document
+	n := 0
+	for _, bt := range b.batches {
+		n += len(bt.meta)
+	}
+	fresh := make([]artifact.Document, 0, n)
 	for _, bt := range b.batches {
 		fresh = append(fresh, bt.meta...)
+		bt.meta = nil
 	}
 	byPath := func(x, y artifact.Document) int { return cmp.Compare(x.Path, y.Path) }
 	if !slices.IsSortedFunc(fresh, byPath) { // batches follow the listing's order

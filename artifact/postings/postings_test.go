@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -259,9 +261,24 @@ func TestMerge(t *testing.T) {
 	var newDocs [][]uint64
 	next := uint64(0)
 	want := &corpus{terms: make(map[string][]posting)}
+	// The inputs are mapped files, as a build's are, whose pages the merge
+	// releases after every few postings: reading them again must map them
+	// again.
+	defer func(n int) { releasePostings = n }(releasePostings)
+	releasePostings = 16
+	dir := t.TempDir()
 	for i, size := range []int{300, 1, 2000, 45} {
 		c := randomCorpus(uint64(i+20), size, 500)
-		cs, rs = append(cs, c), append(rs, c.write(t))
+		name := filepath.Join(dir, FileName(uint64(i)))
+		if err := os.WriteFile(name, c.encode(t, NewWriter()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, err := Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		cs, rs = append(cs, c), append(rs, r)
 		nd := make([]uint64, size)
 		for d := range nd {
 			if rng.IntN(5) == 0 {

@@ -89,6 +89,14 @@ func Parse(data []byte) (*Reader, error) {
 }
 
 // Close unmaps the file.
+// release drops the pages of a mapped file from the process's resident
+// memory; reading it again maps them again.
+func (r *Reader) release() {
+	if r.unmap != nil {
+		mmap.Release(r.data)
+	}
+}
+
 func (r *Reader) Close() error {
 	if r.unmap == nil {
 		return nil
