@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -152,6 +153,9 @@ func compile(ctx context.Context, s *cli.Streams, src *source, set compileSettin
 	}
 	if s.Getenv("SOURCE_DATE_EPOCH") == "" {
 		opts.DirtyBuiltAt = time.Now().UTC().Truncate(time.Second)
+	}
+	if _, err := os.Stat(filepath.Join(out, artifact.ManifestFile)); set.full || err != nil {
+		tuneFullBuildGC(s) // nothing to build on
 	}
 	progress := cli.NewProgress(s, "compiling")
 	opts.Progress = progress.Update

@@ -149,3 +149,15 @@ func tuneGC(s *cli.Streams) {
 		debug.SetMemoryLimit(240 << 20)
 	}
 }
+
+// tuneFullBuildGC sets the collector back to its default pace for a build
+// from nothing. Such a build's garbage is short-lived, and a heap let grow
+// to five times what it holds is fresh memory, which costs a page fault a
+// page: at 3,088 files, builds took 1.66 s with GOGC=400 and 1.45 s with
+// 100 (hyperfine, 8 runs each). An incremental build is the other way
+// round (100 ms against 110 ms), as it decodes the previous manifest.
+func tuneFullBuildGC(s *cli.Streams) {
+	if s.Getenv("GOGC") == "" {
+		debug.SetGCPercent(100)
+	}
+}
