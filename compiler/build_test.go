@@ -232,6 +232,9 @@ func TestBuildListsAfterTakingTheLock(t *testing.T) {
 // build adds a small segment, and once a few pile up they are merged, so
 // the count stays bounded, and the artifact answers as a full build's.
 func TestIncrementalBuildsMergeSegments(t *testing.T) {
+	// Every merge releases its mapped inputs' pages, as large ones do,
+	// and as often as it can: what it reads after must still be there.
+	defer compiler.ReleaseMergesEvery(10 * time.Microsecond)()
 	files := sampleFiles(1000)
 	dir := t.TempDir()
 	testkb.BuildInto(t, dir, files, nil)

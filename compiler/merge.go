@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/RoaringBitmap/roaring"
 	segment "github.com/blugelabs/bluge_segment_api"
@@ -184,9 +185,17 @@ func (b *indexBuild) merge(segs []artifact.SnapshotSegment, docs []artifact.Docu
 	return out, nil
 }
 
-// mapMergeBytes is the largest merge whose inputs are mapped: reading them
-// with pread cost a small build 7% of its time in system calls.
-const mapMergeBytes = 64 << 20
+// mapMergeBytes is the largest merge whose segments are mapped: reading
+// them with pread cost a small build 7% of its time in system calls. A
+// larger merge reads them, as mapped pages count as the build's memory:
+// a merge reads all its inputs at once, and the system maps pages around
+// each one read. Postings are always mapped, and a large merge releases
+// their pages every releaseEvery; a page read again is mapped again from
+// the page cache.
+var (
+	mapMergeBytes = 64 << 20
+	releaseEvery  = 10 * time.Millisecond
+)
 
 // renumber numbers the chunks of segs as ice.Merge does: the live ones in
 // order, from segment to segment; deleted ones are iceDropped.
@@ -205,6 +214,29 @@ func renumber(segs []segment.Segment, drops []*roaring.Bitmap) [][]uint64 {
 		}
 	}
 	return out
+}
+
+// releasing calls release every releaseEvery until stop is called.
+func releasing(release func()) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(releaseEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				release()
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
 }
 
 // iceDropped is how ice.Merge numbers a chunk it leaves out.
@@ -229,17 +261,15 @@ func mergeSegments(dir string, in []artifact.SnapshotSegment, id uint64) (_ [][]
 			u()
 		}
 	}()
-	var size int64
+	size := 0
 	for _, s := range in {
 		fi, err := os.Stat(filepath.Join(dir, artifact.SegmentName(s.ID)))
 		if err != nil {
 			return nil, fmt.Errorf("merge segment %d: %w", s.ID, err)
 		}
-		size += fi.Size()
+		size += int(fi.Size())
 	}
 	for i, s := range in {
-		// Small merges map their inputs; large ones read them, as mapped
-		// pages count against the build's memory.
 		name := filepath.Join(dir, artifact.SegmentName(s.ID))
 		var data *segment.Data
 		if size <= mapMergeBytes {
@@ -270,6 +300,14 @@ func mergeSegments(dir string, in []artifact.SnapshotSegment, id uint64) (_ [][]
 		}
 		texts = append(texts, text)
 		drops[i] = s.Deleted
+	}
+	if size > mapMergeBytes {
+		stop := releasing(func() {
+			for _, t := range texts {
+				t.Release()
+			}
+		})
+		defer stop()
 	}
 	// The postings merge needs the new chunk numbers, which follow from the
 	// deletions alone; it runs beside ice's merge, which must agree.

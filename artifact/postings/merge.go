@@ -8,12 +8,6 @@ import (
 	"math"
 )
 
-// releasePostings is how many postings a merge reads from its mapped
-// inputs (some megabytes) between releases of their pages: a build's
-// merges read hundreds of megabytes, once each, and mapped pages count as
-// the build's memory.
-var releasePostings = 1 << 16
-
 // Merge writes to out the postings of the segments of rs merged into one.
 // newDocs[i][d] numbers chunk d of rs[i] in the merged segment, or is
 // dropped for a chunk left out (ice.Merge's numbering); the numbers of the
@@ -60,7 +54,6 @@ func Merge(out io.Writer, rs []*Reader, newDocs [][]uint64, dropped uint64) (int
 		term []byte
 		it   Iterator
 		enc  encoder
-		read int // postings read since the inputs were released
 	)
 	for {
 		term = term[:0]
@@ -84,12 +77,6 @@ func Merge(out io.Writer, rs []*Reader, newDocs [][]uint64, dropped uint64) (int
 			p, err := rs[i].postingsAt(c.off)
 			if err != nil {
 				return 0, fmt.Errorf("merge postings: %w", err)
-			}
-			if read += p.DF; read >= releasePostings {
-				for _, r := range rs {
-					r.release()
-				}
-				read = 0
 			}
 			it.Reset(p, rs[i].docs)
 			for d := it.Next(); d != NoMore; d = it.Next() {

@@ -261,11 +261,9 @@ func TestMerge(t *testing.T) {
 	var newDocs [][]uint64
 	next := uint64(0)
 	want := &corpus{terms: make(map[string][]posting)}
-	// The inputs are mapped files, as a build's are, whose pages the merge
-	// releases after every few postings: reading them again must map them
+	// The inputs are mapped files, as a build's are, whose pages are
+	// released all through the merge: reading them again must map them
 	// again.
-	defer func(n int) { releasePostings = n }(releasePostings)
-	releasePostings = 16
 	dir := t.TempDir()
 	for i, size := range []int{300, 1, 2000, 45} {
 		c := randomCorpus(uint64(i+20), size, 500)
@@ -304,7 +302,27 @@ func TestMerge(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	if _, err := Merge(&buf, rs, newDocs, dropped); err != nil {
+	done := make(chan struct{})
+	released := make(chan int)
+	go func() {
+		n := 0
+		defer func() { released <- n }()
+		for {
+			select {
+			case <-done:
+				return
+			default:
+				for _, r := range rs {
+					r.Release()
+				}
+				n++
+			}
+		}
+	}()
+	_, err := Merge(&buf, rs, newDocs, dropped)
+	close(done)
+	t.Logf("inputs released %d times during the merge", <-released)
+	if err != nil {
 		t.Fatal(err)
 	}
 	got, err := Parse(buf.Bytes())

@@ -88,15 +88,16 @@ func Parse(data []byte) (*Reader, error) {
 	return r, nil
 }
 
-// Close unmaps the file.
-// release drops the pages of a mapped file from the process's resident
-// memory; reading it again maps them again.
-func (r *Reader) release() {
+// Release drops the pages of a mapped file from the process's resident
+// memory; reading them again maps them again. It may be called while the
+// Reader is read, but not after Close.
+func (r *Reader) Release() {
 	if r.unmap != nil {
 		mmap.Release(r.data)
 	}
 }
 
+// Close unmaps the file.
 func (r *Reader) Close() error {
 	if r.unmap == nil {
 		return nil
