@@ -298,14 +298,13 @@ func (r *Reader) postingsAt(off uint64) (Postings, error) {
 	d := r.data[off:]
 	df, n1 := binary.Uvarint(d)
 	skip, n2 := uvarintAt(d, max(n1, 0))
-	bad := fmt.Errorf("%w: postings list at %d", ErrCorrupt, off)
 	if n1 <= 0 || n2 <= 0 || df == 0 || df > uint64(r.docs) {
-		return Postings{}, bad
+		return Postings{}, fmt.Errorf("%w: postings list at %d", ErrCorrupt, off)
 	}
 	p := Postings{DF: int(df)}
 	pos, ok := readBound(d, n1+n2, &p.Max)
 	if !ok || skip > uint64(len(d)-pos) {
-		return Postings{}, bad
+		return Postings{}, fmt.Errorf("%w: postings list at %d", ErrCorrupt, off)
 	}
 	p.data, p.skip = d[pos:], int(skip)
 	return p, nil
