@@ -40,6 +40,7 @@ func (f *indexField) EachTerm(vt segment.VisitTerm) {
 type fieldTerm struct {
 	term []byte
 	freq int
+	id   int32 // in the fieldBuilder's vocabulary; 0 for keywords
 }
 
 func (t *fieldTerm) Term() []byte                       { return t.term }
@@ -78,13 +79,22 @@ type fieldBuilder struct {
 	heading, body []fieldTerm
 }
 
-// vocabularyLimit bounds the words a fieldBuilder remembers.
+// vocabularyLimit bounds the words a fieldBuilder remembers from one
+// segment to the next (within one, its term ids stand for the same terms).
 const vocabularyLimit = 1 << 18
 
 func newFieldBuilder(a artifact.Analysis) *fieldBuilder {
 	b := &fieldBuilder{an: artifact.NewAnalyzer(a)}
 	b.reset()
 	return b
+}
+
+// nextSegment forgets the vocabulary if it has grown past its limit; term
+// ids stay the same until it is called again.
+func (b *fieldBuilder) nextSegment() {
+	if len(b.words) >= vocabularyLimit {
+		b.reset()
+	}
 }
 
 // reset forgets the vocabulary. Terms already handed out stay valid: the
@@ -115,8 +125,9 @@ type analyzed struct {
 // the same memory chunk after chunk). The terms stay valid until value
 // changes.
 func (b *fieldBuilder) analyze(value []byte, into []fieldTerm) analyzed {
-	if len(b.words) >= vocabularyLimit || b.field == math.MaxUint32 {
-		b.reset()
+	if b.field == math.MaxUint32 {
+		clear(b.stamp)
+		b.field = 0
 	}
 	b.field++
 	f := analyzed{terms: into}
@@ -136,7 +147,7 @@ func (b *fieldBuilder) analyze(value []byte, into []fieldTerm) analyzed {
 		}
 		b.stamp[id] = b.field
 		b.slot[id] = int32(len(f.terms))
-		f.terms = append(f.terms, fieldTerm{term: b.terms[id], freq: 1})
+		f.terms = append(f.terms, fieldTerm{term: b.terms[id], freq: 1, id: id})
 	})
 	return f
 }

@@ -52,7 +52,7 @@ func indexDocument(d *document, fb *fieldBuilder, out []segment.Document, pw *po
 		for field, f := range textFields {
 			pw.SetLength(field, f.length)
 			for _, t := range f.terms {
-				pw.AddTerm(field, t.term, t.freq)
+				pw.AddTermKey(field, t.id, t.term, t.freq)
 			}
 			if f.length > 0 {
 				stats.Add(artifact.TextFields[field], artifact.FieldStats{Docs: 1, Tokens: uint64(f.length)})

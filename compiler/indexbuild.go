@@ -252,6 +252,7 @@ func (b *indexBuild) flush() {
 		select {
 		case sb = <-b.builders:
 			sb.postings.Reset()
+			sb.fields.nextSegment()
 		default:
 			sb = &segmentBuilder{newFieldBuilder(b.opts.Analysis), postings.NewWriter()}
 		}

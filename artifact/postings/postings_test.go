@@ -58,6 +58,13 @@ func (c *corpus) write(t *testing.T) *Reader {
 // encode writes the corpus with w and returns the file's bytes.
 func (c *corpus) encode(t *testing.T, w *Writer) []byte {
 	t.Helper()
+	return c.encodeKeyed(t, w, nil)
+}
+
+// encodeKeyed is encode with AddTermKey for the terms keys numbers, and
+// AddTerm for the others.
+func (c *corpus) encodeKeyed(t *testing.T, w *Writer, keys map[string]int32) []byte {
+	t.Helper()
 	byDoc := make([][]string, c.docs)
 	for term, l := range c.terms {
 		for _, p := range l {
@@ -74,7 +81,9 @@ func (c *corpus) encode(t *testing.T, w *Writer) []byte {
 			l := c.terms[term]
 			i, _ := slices.BinarySearchFunc(l, uint32(d), func(p posting, d uint32) int { return int(p.doc) - int(d) })
 			for f, fr := range l[i].freq {
-				if fr > 0 {
+				if k, ok := keys[term]; ok && fr > 0 {
+					w.AddTermKey(f, k, []byte(term), int(fr))
+				} else if fr > 0 {
 					w.AddTerm(f, []byte(term), int(fr))
 				}
 			}
@@ -98,6 +107,21 @@ func TestWriterReset(t *testing.T) {
 		}
 		if got, want := c.encode(t, w), c.encode(t, NewWriter()); !bytes.Equal(got, want) {
 			t.Fatalf("segment %d (%d chunks) differs when written by a reused writer", i, size)
+		}
+		// Terms given by key, some of them (a term given both ways is one
+		// term), with keys that mean other terms in other segments.
+		w.Reset()
+		keys := make(map[string]int32)
+		for term := range c.terms {
+			if len(keys)%3 != 2 {
+				keys[term] = int32(len(keys)*7+i) % 1000
+			}
+		}
+		if len(keys) > 1000 {
+			t.Fatal("keys are not distinct")
+		}
+		if got, want := c.encodeKeyed(t, w, keys), c.encode(t, NewWriter()); !bytes.Equal(got, want) {
+			t.Fatalf("segment %d (%d chunks) differs when written with keys", i, size)
 		}
 	}
 }

@@ -46,6 +46,8 @@ type posting struct {
 type Writer struct {
 	ids     map[string]int32
 	terms   []string
+	byKey   []int32 // AddTermKey's keys: term id + 1, 0 for none
+	keys    []int32 // the keys set in byKey
 	occs    []occurrence
 	counts  []uint32 // by term id: its occurrences
 	lens    []uint32 // Fields a chunk
@@ -74,6 +76,10 @@ func NewWriter() *Writer { return &Writer{ids: make(map[string]int32), ones: tru
 // arrays are about the size of the next one's.
 func (w *Writer) Reset() {
 	clear(w.ids)
+	for _, k := range w.keys {
+		w.byKey[k] = 0
+	}
+	w.keys = w.keys[:0]
 	w.terms, w.occs, w.counts = w.terms[:0], w.occs[:0], w.counts[:0]
 	w.lens, w.starts, w.factors = w.lens[:0], w.starts[:0], w.factors[:0]
 	w.ones, w.docs = true, 0
@@ -97,6 +103,26 @@ func (w *Writer) SetLength(field int, n int) {
 // AddTerm records that term occurs freq times in a field of the current
 // chunk.
 func (w *Writer) AddTerm(field int, term []byte, freq int) {
+	w.add(w.id(term), field, freq)
+}
+
+// AddTermKey is AddTerm for a caller that numbers its terms: key (≥ 0)
+// stands for term until Reset, and finds it without hashing it again.
+func (w *Writer) AddTermKey(field int, key int32, term []byte, freq int) {
+	if int(key) >= len(w.byKey) {
+		w.byKey = append(w.byKey, make([]int32, int(key)+1-len(w.byKey))...)
+	}
+	id := w.byKey[key] - 1
+	if id < 0 {
+		id = w.id(term)
+		w.byKey[key] = id + 1
+		w.keys = append(w.keys, key)
+	}
+	w.add(id, field, freq)
+}
+
+// id returns the id of term, numbering it if it is new.
+func (w *Writer) id(term []byte) int32 {
 	id, ok := w.ids[string(term)]
 	if !ok {
 		id = int32(len(w.terms))
@@ -105,6 +131,10 @@ func (w *Writer) AddTerm(field int, term []byte, freq int) {
 		w.terms = append(w.terms, t)
 		w.counts = append(w.counts, 0)
 	}
+	return id
+}
+
+func (w *Writer) add(id int32, field int, freq int) {
 	w.counts[id]++
 	w.occs = append(w.occs, occurrence{
 		key:  uint32(id)<<2 | uint32(field),
