@@ -166,6 +166,9 @@ func (b *indexBuild) run(ctx context.Context, l *listing) (*artifact.Manifest, e
 	if segs, err = b.merge(segs, docs); err != nil {
 		return nil, err
 	}
+	if err := b.syncUnmerged(segs); err != nil {
+		return nil, err
+	}
 	snapshot, err := writeSnapshot(b.dir, b.nextSeg, segs)
 	if err != nil {
 		return nil, err
@@ -270,6 +273,22 @@ func (b *indexBuild) flush() {
 		bt.docs = nil
 		return writeSegment(b.dir, bt.seg, chunks, sb.postings)
 	})
+}
+
+// syncUnmerged syncs the segments of this build that no merge took in.
+func (b *indexBuild) syncUnmerged(segs []artifact.SnapshotSegment) error {
+	written := make(map[uint64]bool, len(b.batches))
+	for _, bt := range b.batches {
+		written[bt.seg] = true
+	}
+	var g errgroup.Group
+	g.SetLimit(max(b.opts.Workers, 1))
+	for _, s := range segs {
+		if written[s.ID] {
+			g.Go(func() error { return syncSegment(b.dir, s.ID) })
+		}
+	}
+	return g.Wait()
 }
 
 // documents lists the documents of the new index in path order, and the

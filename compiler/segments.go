@@ -26,9 +26,11 @@ import (
 func normCalc(_ string, length int) float32 { return artifact.EncodeNorm(length) }
 
 // writeSegment builds a segment of docs and writes it into dir, with the
-// postings of its text fields, pw.
+// postings of its text fields, pw. It does not sync the files: most of a
+// build's first segments are merged away, and syncSegment syncs those
+// that stay.
 func writeSegment(dir string, id uint64, docs []segment.Document, pw *postings.Writer) error {
-	err := writeFileSync(filepath.Join(dir, postings.FileName(id)), func(f io.Writer) error {
+	err := writeFile(filepath.Join(dir, postings.FileName(id)), false, func(f io.Writer) error {
 		_, err := pw.WriteTo(f)
 		return err
 	})
@@ -45,10 +47,28 @@ func writeSegment(dir string, id uint64, docs []segment.Document, pw *postings.W
 	if !ok {
 		return fmt.Errorf("build segment %d: segment cannot be written", id)
 	}
-	return writeFileSync(filepath.Join(dir, artifact.SegmentName(id)), func(f io.Writer) error {
+	return writeFile(filepath.Join(dir, artifact.SegmentName(id)), false, func(f io.Writer) error {
 		_, err := w.WriteTo(f, nil)
 		return err
 	})
+}
+
+// syncSegment syncs the files of segment id, which writeSegment wrote.
+func syncSegment(dir string, id uint64) error {
+	for _, name := range []string{artifact.SegmentName(id), postings.FileName(id)} {
+		f, err := os.Open(filepath.Join(dir, name))
+		if err != nil {
+			return err
+		}
+		err = f.Sync()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("sync %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 // writeSnapshot writes the snapshot epoch listing segs into dir.
@@ -66,7 +86,13 @@ func writeSnapshot(dir string, epoch uint64, segs []artifact.SnapshotSegment) ([
 
 // writeFileSync creates name, which must not exist, writes it with fill
 // and syncs it to disk.
-func writeFileSync(name string, fill func(io.Writer) error) (err error) {
+func writeFileSync(name string, fill func(io.Writer) error) error {
+	return writeFile(name, true, fill)
+}
+
+// writeFile creates name, which must not exist, writes it with fill and,
+// when sync is set, syncs it to disk.
+func writeFile(name string, sync bool, fill func(io.Writer) error) (err error) {
 	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
@@ -85,6 +111,9 @@ func writeFileSync(name string, fill func(io.Writer) error) (err error) {
 	}
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if !sync {
+		return nil
 	}
 	return f.Sync()
 }
