@@ -154,9 +154,8 @@ func compile(ctx context.Context, s *cli.Streams, src *source, set compileSettin
 	if s.Getenv("SOURCE_DATE_EPOCH") == "" {
 		opts.DirtyBuiltAt = time.Now().UTC().Truncate(time.Second)
 	}
-	if _, err := os.Stat(filepath.Join(out, artifact.ManifestFile)); set.full || err != nil {
-		tuneFullBuildGC(s) // nothing to build on
-	}
+	_, noPrevious := os.Stat(filepath.Join(out, artifact.ManifestFile))
+	paceBuildGC(s, set.full || noPrevious != nil)
 	progress := cli.NewProgress(s, "compiling")
 	opts.Progress = progress.Update
 	embedding := cli.NewProgress(s, "embedding")
