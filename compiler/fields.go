@@ -121,9 +121,9 @@ type analyzed struct {
 }
 
 // analyze analyzes a text field's value, appending its distinct terms to
-// into (which it may reuse: a chunk's body and heading are analyzed into
-// the same memory chunk after chunk). The terms stay valid until value
-// changes.
+// into (a chunk's body and heading are analyzed into the same memory chunk
+// after chunk). The terms' bytes stay valid for good: the vocabulary's
+// arena is only ever appended to.
 func (b *fieldBuilder) analyze(value []byte, into []fieldTerm) analyzed {
 	if b.field == math.MaxUint32 {
 		clear(b.stamp)

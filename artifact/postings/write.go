@@ -49,7 +49,6 @@ type Writer struct {
 	byKey   []int32 // AddTermKey's keys: term id + 1, 0 for none
 	keys    []int32 // the keys set in byKey
 	occs    []occurrence
-	counts  []uint32 // by term id: its occurrences
 	lens    []uint32 // Fields a chunk
 	starts  []uint64 // bit set: the chunk starts a document
 	factors []float64
@@ -80,7 +79,7 @@ func (w *Writer) Reset() {
 		w.byKey[k] = 0
 	}
 	w.keys = w.keys[:0]
-	w.terms, w.occs, w.counts = w.terms[:0], w.occs[:0], w.counts[:0]
+	w.terms, w.occs = w.terms[:0], w.occs[:0]
 	w.lens, w.starts, w.factors = w.lens[:0], w.starts[:0], w.factors[:0]
 	w.ones, w.docs = true, 0
 }
@@ -129,13 +128,11 @@ func (w *Writer) id(term []byte) int32 {
 		t := string(term)
 		w.ids[t] = id
 		w.terms = append(w.terms, t)
-		w.counts = append(w.counts, 0)
 	}
 	return id
 }
 
 func (w *Writer) add(id int32, field int, freq int) {
-	w.counts[id]++
 	w.occs = append(w.occs, occurrence{
 		key:  uint32(id)<<2 | uint32(field),
 		doc:  w.docs - 1,
@@ -149,8 +146,11 @@ func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 	// field): each term's start in sorted, then each occurrence to its
 	// place.
 	starts := make([]uint32, len(w.terms)+1)
-	for id, n := range w.counts {
-		starts[id+1] = starts[id] + n
+	for _, o := range w.occs {
+		starts[o.key>>2+1]++
+	}
+	for id := range w.terms {
+		starts[id+1] += starts[id]
 	}
 	w.sorted = slices.Grow(w.sorted[:0], len(w.occs))[:len(w.occs)]
 	next := slices.Clone(starts[:len(w.terms)])

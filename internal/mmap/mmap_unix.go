@@ -36,8 +36,8 @@ func Map(name string) ([]byte, func() error, error) {
 
 // Release lets the system drop the pages of a mapping from the process's
 // memory; they are read again, from the page cache, when next touched. A
-// large merge reads its inputs once, front to back, and would otherwise
-// keep every page it read counted in its resident memory.
+// large merge reads each input once, and would otherwise keep every page
+// it read counted in its resident memory.
 func Release(data []byte) {
 	if len(data) > 0 {
 		unix.Madvise(data, unix.MADV_DONTNEED)
