@@ -119,11 +119,11 @@ func TestManifestErrors(t *testing.T) {
 		want error
 	}{
 		"not json":     {"hello", artifact.ErrCorrupt},
-		"truncated":    {`{"format": "kbq-index", "format_version": 2,` + "\n  \"documents\": [\n    {\"path\":", artifact.ErrCorrupt},
+		"truncated":    {`{"format": "kbq-index", "format_version": 3,` + "\n  \"documents\": [\n    {\"path\":", artifact.ErrCorrupt},
 		"other format": {`{"format": "zip", "format_version": 1}`, artifact.ErrCorrupt},
-		"newer":        {`{"format": "kbq-index", "format_version": 3}`, artifact.ErrIncompatible},
+		"newer":        {`{"format": "kbq-index", "format_version": 4}`, artifact.ErrIncompatible},
 		"older":        {`{"format": "kbq-index", "format_version": 0}`, artifact.ErrIncompatible},
-		"bad analysis": {`{"format": "kbq-index", "format_version": 2, "analysis": {"stemmer": "x"}}`, artifact.ErrCorrupt},
+		"bad analysis": {`{"format": "kbq-index", "format_version": 3, "analysis": {"stemmer": "x"}}`, artifact.ErrCorrupt},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := artifact.Decode(strings.NewReader(tt.text), false)

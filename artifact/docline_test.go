@@ -115,7 +115,7 @@ func normalize(d *Document) {
 // Manifests the line decoder declines still read, through the general
 // decoder, with the same result.
 func TestDecodeFallsBack(t *testing.T) {
-	text := `{"format": "kbq-index", "format_version": 2, "analysis": {"stemmer": "porter", "stopwords": "lucene"},
+	text := `{"format": "kbq-index", "format_version": 3, "analysis": {"stemmer": "porter", "stopwords": "lucene"},
   "documents": [
     {"path": "a.md", "title": "a \"quoted\" title", "fields": [[1, 2], [3, 4]], "chunks": 2}
   ], "attachments": ["x.png"]}`

@@ -23,7 +23,7 @@ const (
 	Format = "kbq-index"
 	// FormatVersion is the version this package reads and writes. Any change to
 	// the manifest's meaning, the index schema or the analysis chain bumps it.
-	FormatVersion = 2
+	FormatVersion = 3
 	// ManifestFile is the manifest's name inside the artifact directory.
 	ManifestFile = "manifest.json"
 	// DefaultDir is the artifact directory at the repository root.

@@ -28,7 +28,9 @@
 //	             uvarint shared prefix, uvarint suffix length, suffix,
 //	             uvarint offset of its postings
 //	index      u32 offset of each dictionary block, from the dictionary
-//	lengths    u32 length of each field of each chunk
+//	lengths    per field, the byte width w (1, 2 or 4) of its lengths;
+//	           then per field, its column: the w-byte length of the
+//	           field in each chunk
 //	starts     bit set of the chunks that start a document, u64 words
 //	factors    float64 score factor of each chunk (importance); absent
 //	           when every factor is 1

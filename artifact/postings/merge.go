@@ -2,7 +2,6 @@ package postings
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
@@ -36,7 +35,9 @@ func Merge(out io.Writer, rs []*Reader, newDocs [][]uint64, dropped uint64) (int
 			if nd == dropped {
 				continue
 			}
-			copy(lens[nd*Fields:(nd+1)*Fields], bytesToLens(r.lens[d*4*Fields:(d+1)*4*Fields]))
+			for f := range Fields {
+				lens[int(nd)*Fields+f] = r.Length(uint32(d), f)
+			}
 			factors[nd] = r.Factor(uint32(d))
 			starts = setBit(starts, uint32(nd), r.Starts(uint32(d)))
 			ones = ones && factors[nd] == 1
@@ -103,14 +104,6 @@ func Merge(out io.Writer, rs []*Reader, newDocs [][]uint64, dropped uint64) (int
 		factors = nil
 	}
 	return fw.finish(uint32(docs), lens, starts, factors)
-}
-
-func bytesToLens(b []byte) []uint32 {
-	out := make([]uint32, len(b)/4)
-	for i := range out {
-		out[i] = binary.LittleEndian.Uint32(b[4*i:])
-	}
-	return out
 }
 
 // dictCursor walks a dictionary in term order.

@@ -24,9 +24,11 @@ func randomCorpus(seed uint64, docs, vocab int) *corpus {
 	r := rand.New(rand.NewPCG(seed, 1))
 	c := &corpus{docs: docs, terms: make(map[string][]posting)}
 	for d := range docs {
-		var lens [Fields]uint32
-		for f := range Fields {
-			lens[f] = uint32(r.IntN(300) + 1)
+		// Lengths that need each width: a byte, two bytes, and in one
+		// chunk of a hundred, four.
+		lens := [Fields]uint32{uint32(r.IntN(200)), uint32(r.IntN(300) + 1), uint32(r.IntN(300) + 1), uint32(r.IntN(300) + 1)}
+		if r.IntN(100) == 0 {
+			lens[2] = 1<<16 + uint32(r.IntN(1000))
 		}
 		c.lens = append(c.lens, lens)
 		c.fact = append(c.fact, 1+float64(r.IntN(3))/10)
@@ -94,6 +96,38 @@ func (c *corpus) encodeKeyed(t *testing.T, w *Writer, keys map[string]int32) []b
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// TestLengthWidths: each field's lengths take the fewest bytes that hold
+// its longest, and read back as written.
+func TestLengthWidths(t *testing.T) {
+	longest := [Fields]uint32{255, 256, 65535, 65536}
+	want := [Fields]int{1, 2, 2, 4}
+	w := NewWriter()
+	for d := range 3 {
+		w.AddDoc(1, true)
+		for f := range Fields {
+			w.SetLength(f, int(longest[f])-d)
+		}
+	}
+	var buf bytes.Buffer
+	if _, err := w.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Parse(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for f := range Fields {
+		if r.lens[f].width != want[f] {
+			t.Errorf("field %d, longest %d: width %d, want %d", f, longest[f], r.lens[f].width, want[f])
+		}
+		for d := range 3 {
+			if got := r.Length(uint32(d), f); got != longest[f]-uint32(d) {
+				t.Errorf("length of %d.%d = %d, want %d", d, f, got, longest[f]-uint32(d))
+			}
+		}
+	}
 }
 
 // TestWriterReset: a writer reused for segment after segment, larger and

@@ -22,7 +22,7 @@ type Reader struct {
 	terms   uint32
 	dict    []byte
 	index   []byte // u32 a dictionary block
-	lens    []byte // u32 a field of a chunk
+	lens    [Fields]column
 	starts  []byte // bit set of the chunks that start a document, u64 words
 	factors []byte // float64 a chunk, or nil
 	unmap   func() error
@@ -69,9 +69,9 @@ func Parse(data []byte) (*Reader, error) {
 	if dictOff > indexOff || indexOff > lensOff || lensOff > startsOff || startsOff > startsEnd || startsEnd > end {
 		return nil, fmt.Errorf("%w: section offsets out of order", ErrCorrupt)
 	}
-	r.dict, r.index, r.lens, r.starts = data[dictOff:indexOff], data[indexOff:lensOff], data[lensOff:startsOff], data[startsOff:startsEnd]
+	r.dict, r.index, r.starts = data[dictOff:indexOff], data[indexOff:lensOff], data[startsOff:startsEnd]
 	blocks := (uint64(r.terms) + dictBlock - 1) / dictBlock
-	if uint64(len(r.index)) != 4*blocks || uint64(len(r.lens)) != 4*Fields*uint64(r.docs) || uint64(len(r.starts)) != 8*((uint64(r.docs)+63)/64) {
+	if uint64(len(r.index)) != 4*blocks || !r.parseLengths(data[lensOff:startsOff]) || uint64(len(r.starts)) != 8*((uint64(r.docs)+63)/64) {
 		return nil, fmt.Errorf("%w: section sizes do not match %d terms and %d chunks", ErrCorrupt, r.terms, r.docs)
 	}
 	if factorsOff != 0 {
@@ -86,6 +86,32 @@ func Parse(data []byte) (*Reader, error) {
 		}
 	}
 	return r, nil
+}
+
+// column is one field's lengths, width bytes a chunk.
+type column struct {
+	b     []byte
+	width int
+}
+
+// parseLengths splits the lengths section b into its columns, and reports
+// whether their widths and sizes are sound.
+func (r *Reader) parseLengths(b []byte) bool {
+	if len(b) < Fields {
+		return false
+	}
+	widths, b := b[:Fields], b[Fields:]
+	for f, w := range widths {
+		if w != 1 && w != 2 && w != 4 {
+			return false
+		}
+		n := uint64(w) * uint64(r.docs)
+		if uint64(len(b)) < n {
+			return false
+		}
+		r.lens[f], b = column{b: b[:n], width: int(w)}, b[n:]
+	}
+	return len(b) == 0
 }
 
 // Release drops the pages of a mapped file from the process's resident
@@ -114,7 +140,14 @@ func (r *Reader) Terms() uint32 { return r.terms }
 // Length returns the length of a field of chunk doc, which must be below
 // Docs.
 func (r *Reader) Length(doc uint32, field int) uint32 {
-	return binary.LittleEndian.Uint32(r.lens[4*(int(doc)*Fields+field):])
+	c := &r.lens[field]
+	switch c.width {
+	case 1:
+		return uint32(c.b[doc])
+	case 2:
+		return uint32(binary.LittleEndian.Uint16(c.b[2*int(doc):]))
+	}
+	return binary.LittleEndian.Uint32(c.b[4*int(doc):])
 }
 
 // Factor returns the score factor of chunk doc.

@@ -19,7 +19,7 @@ const (
 	// BlockSize is the number of chunks of a full block.
 	BlockSize = 128
 	// Version is the version of the file format.
-	Version = 1
+	Version = 2
 
 	magic     = "KBQT"
 	dictBlock = 32
@@ -261,14 +261,7 @@ func (fw *fileWriter) finish(docs uint32, lens []uint32, starts []uint64, factor
 	}
 	fw.write(b)
 	lensOff := fw.off
-	b = b[:0]
-	for _, l := range lens {
-		b = binary.LittleEndian.AppendUint32(b, l)
-		if len(b) >= 1<<16 {
-			fw.write(b)
-			b = b[:0]
-		}
-	}
+	b = appendLengths(b[:0], docs, lens)
 	fw.write(b)
 	startsOff := fw.off
 	b = b[:0]
@@ -306,6 +299,51 @@ func (fw *fileWriter) finish(docs uint32, lens []uint32, starts []uint64, factor
 		return 0, fmt.Errorf("write postings: %w", fw.err)
 	}
 	return int64(fw.off), nil
+}
+
+// appendLengths appends the lengths section: for each field the width in
+// bytes of its lengths, then each field's column of lengths, one a chunk.
+// A column is as wide as its longest field needs, so a segment whose
+// headings are all under 256 terms keeps them in a byte each. Queries read
+// one length per field per scored chunk, in no order the cache can guess:
+// narrow columns, one field's beside each other, keep them in fewer cache
+// lines than rows of four u32s did, which cost a third of a query's time
+// at 690k chunks.
+func appendLengths(b []byte, docs uint32, lens []uint32) []byte {
+	var widths [Fields]int
+	for f := range Fields {
+		longest := uint32(0)
+		for d := range int(docs) {
+			longest = max(longest, lens[d*Fields+f])
+		}
+		widths[f] = lengthWidth(longest)
+		b = append(b, byte(widths[f]))
+	}
+	for f, w := range widths {
+		for d := range int(docs) {
+			n := lens[d*Fields+f]
+			switch w {
+			case 1:
+				b = append(b, byte(n))
+			case 2:
+				b = binary.LittleEndian.AppendUint16(b, uint16(n))
+			default:
+				b = binary.LittleEndian.AppendUint32(b, n)
+			}
+		}
+	}
+	return b
+}
+
+// lengthWidth returns the bytes a length up to n needs: 1, 2 or 4.
+func lengthWidth(n uint32) int {
+	switch {
+	case n <= math.MaxUint8:
+		return 1
+	case n <= math.MaxUint16:
+		return 2
+	}
+	return 4
 }
 
 // encoder keeps the memory of one list's encoding for the next.
