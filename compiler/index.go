@@ -40,6 +40,7 @@ func indexDocument(d *document, fb *fieldBuilder, out []segment.Document, pw *po
 	title := fb.analyze(titleText, nil)
 	tagTerms := fb.analyze(tags, nil)
 	text := d.src.text
+	pw.StartDocument(artifact.ScopeDepth(d.Scope), path)
 	for i, c := range d.chunks {
 		startLine, endLine := d.src.lineOf(c.start), d.src.lineOf(max(c.end-1, c.start))
 		heading, body := []byte(c.heading), text[c.start:c.end]
@@ -48,7 +49,7 @@ func indexDocument(d *document, fb *fieldBuilder, out []segment.Document, pw *po
 		fb.heading, fb.body = headingTerms.terms, bodyTerms.terms
 		// In artifact.TextFields order: the postings number fields so.
 		textFields := [...]analyzed{title, headingTerms, tagTerms, bodyTerms}
-		pw.AddDoc(factor, i == 0)
+		pw.AddDoc(factor)
 		for field, f := range textFields {
 			pw.SetLength(field, f.length)
 			for _, t := range f.terms {

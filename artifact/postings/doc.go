@@ -31,6 +31,12 @@
 //	lengths    per field, the byte width w (1, 2 or 4) of its lengths;
 //	           then per field, its column: the w-byte length of the
 //	           field in each chunk
+//	documents  u32 number of documents; for each u64 word of starts,
+//	           u32 the documents started before it; u32 offset of each
+//	           document's entry from the first entry; the entries, in
+//	           chunk order: uvarint scope depth, uvarint path length,
+//	           path. Search breaks ties with them without reading the
+//	           segment's stored fields.
 //	starts     bit set of the chunks that start a document, u64 words
 //	factors    float64 score factor of each chunk (importance); absent
 //	           when every factor is 1

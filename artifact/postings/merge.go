@@ -28,18 +28,34 @@ func Merge(out io.Writer, rs []*Reader, newDocs [][]uint64, dropped uint64) (int
 	}
 	lens := make([]uint32, docs*Fields)
 	factors := make([]float64, docs)
-	var starts []uint64
+	var (
+		starts []uint64
+		table  docList
+	)
 	ones := true
+	next := uint64(0) // the table lists documents in chunk order
 	for i, r := range rs {
 		for d, nd := range newDocs[i] {
 			if nd == dropped {
 				continue
 			}
+			if nd < next {
+				return 0, fmt.Errorf("merge postings: chunk numbers do not rise")
+			}
+			next = nd + 1
 			for f := range Fields {
 				lens[int(nd)*Fields+f] = r.Length(uint32(d), f)
 			}
 			factors[nd] = r.Factor(uint32(d))
-			starts = setBit(starts, uint32(nd), r.Starts(uint32(d)))
+			first := r.Starts(uint32(d))
+			if first {
+				depth, path, _, ok := r.Document(uint32(d))
+				if !ok {
+					return 0, fmt.Errorf("merge postings: %w: segment %d has no document for chunk %d", ErrCorrupt, i, d)
+				}
+				table.add(depth, path)
+			}
+			starts = setBit(starts, uint32(nd), first)
 			ones = ones && factors[nd] == 1
 		}
 	}
@@ -103,7 +119,7 @@ func Merge(out io.Writer, rs []*Reader, newDocs [][]uint64, dropped uint64) (int
 	if ones {
 		factors = nil
 	}
-	return fw.finish(uint32(docs), lens, starts, factors)
+	return fw.finish(uint32(docs), lens, starts, factors, &table)
 }
 
 // dictCursor walks a dictionary in term order.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -18,6 +19,14 @@ type corpus struct {
 	terms  map[string][]posting
 	fact   []float64
 	starts []bool
+	of     []docOf // the document of each chunk
+}
+
+// docOf is what Reader.Document says of a chunk.
+type docOf struct {
+	depth int
+	path  string
+	chunk int
 }
 
 func randomCorpus(seed uint64, docs, vocab int) *corpus {
@@ -33,6 +42,14 @@ func randomCorpus(seed uint64, docs, vocab int) *corpus {
 		c.lens = append(c.lens, lens)
 		c.fact = append(c.fact, 1+float64(r.IntN(3))/10)
 		c.starts = append(c.starts, d == 0 || r.IntN(3) == 0)
+		if c.starts[d] {
+			// Paths in no particular order, some long.
+			path := fmt.Sprintf("docs/%x/%s.md", r.Uint32(), strings.Repeat("x", r.IntN(3)*100))
+			c.of = append(c.of, docOf{depth: r.IntN(5), path: path})
+		} else {
+			o := c.of[d-1]
+			c.of = append(c.of, docOf{depth: o.depth, path: o.path, chunk: o.chunk + 1})
+		}
 		for range r.IntN(12) {
 			// Zipf-like: low term numbers are common.
 			t := fmt.Sprintf("t%04d", int(float64(vocab)*r.Float64()*r.Float64()))
@@ -74,7 +91,13 @@ func (c *corpus) encodeKeyed(t *testing.T, w *Writer, keys map[string]int32) []b
 		}
 	}
 	for d := range c.docs {
-		w.AddDoc(c.fact[d], c.starts[d])
+		if c.starts[d] {
+			if d%5 == 0 {
+				w.StartDocument(9, []byte("a document with no chunks"))
+			}
+			w.StartDocument(c.of[d].depth, []byte(c.of[d].path))
+		}
+		w.AddDoc(c.fact[d])
 		for f := range Fields {
 			w.SetLength(f, int(c.lens[d][f]))
 		}
@@ -105,7 +128,8 @@ func TestLengthWidths(t *testing.T) {
 	want := [Fields]int{1, 2, 2, 4}
 	w := NewWriter()
 	for d := range 3 {
-		w.AddDoc(1, true)
+		w.StartDocument(1, []byte(fmt.Sprint(d)))
+		w.AddDoc(1)
 		for f := range Fields {
 			w.SetLength(f, int(longest[f])-d)
 		}
@@ -180,6 +204,7 @@ func TestRoundTrip(t *testing.T) {
 				if got := r.Starts(uint32(d)); got != c.starts[d] {
 					t.Fatalf("chunk %d starts a document: %v, want %v", d, got, c.starts[d])
 				}
+				checkDocument(t, r, uint32(d), c.of[d])
 			}
 			var it Iterator
 			for term, want := range c.terms {
@@ -309,6 +334,14 @@ func TestDamaged(t *testing.T) {
 	}
 }
 
+func checkDocument(t *testing.T, r *Reader, doc uint32, want docOf) {
+	t.Helper()
+	depth, path, chunk, ok := r.Document(doc)
+	if got := (docOf{depth, string(path), chunk}); !ok || got != want {
+		t.Fatalf("document of chunk %d = %v %v, want %v", doc, got, ok, want)
+	}
+}
+
 // TestMerge merges segments, dropping some chunks, and checks the result
 // against the postings recomputed from the inputs.
 func TestMerge(t *testing.T) {
@@ -335,9 +368,14 @@ func TestMerge(t *testing.T) {
 		}
 		defer r.Close()
 		cs, rs = append(cs, c), append(rs, r)
+		// Builds delete whole documents: all their chunks or none.
 		nd := make([]uint64, size)
+		drop := false
 		for d := range nd {
-			if rng.IntN(5) == 0 {
+			if c.starts[d] {
+				drop = rng.IntN(5) == 0
+			}
+			if drop {
 				nd[d] = dropped
 				continue
 			}
@@ -346,6 +384,7 @@ func TestMerge(t *testing.T) {
 			want.lens = append(want.lens, c.lens[d])
 			want.fact = append(want.fact, c.fact[d])
 			want.starts = append(want.starts, c.starts[d])
+			want.of = append(want.of, c.of[d])
 		}
 		newDocs = append(newDocs, nd)
 	}
@@ -389,6 +428,9 @@ func TestMerge(t *testing.T) {
 	}
 	if got.Docs() != uint32(want.docs) || int(got.Terms()) != len(want.terms) {
 		t.Fatalf("merged: %d chunks %d terms, want %d and %d", got.Docs(), got.Terms(), want.docs, len(want.terms))
+	}
+	for d := range want.docs {
+		checkDocument(t, got, uint32(d), want.of[d])
 	}
 	// The merged file reads back exactly as one written from the merged
 	// postings would.

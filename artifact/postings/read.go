@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
+	"math/bits"
 	"sort"
 
 	"github.com/kbqdev/kbq/internal/mmap"
@@ -17,12 +18,13 @@ var ErrCorrupt = errors.New("corrupt postings file")
 
 // Reader reads a postings file. It is safe for concurrent use.
 type Reader struct {
-	data    []byte
-	docs    uint32
-	terms   uint32
-	dict    []byte
-	index   []byte // u32 a dictionary block
-	lens    [Fields]column
+	data  []byte
+	docs  uint32
+	terms uint32
+	dict  []byte
+	index []byte // u32 a dictionary block
+	lens  [Fields]column
+	docTable
 	starts  []byte // bit set of the chunks that start a document, u64 words
 	factors []byte // float64 a chunk, or nil
 	unmap   func() error
@@ -60,18 +62,18 @@ func Parse(data []byte) (*Reader, error) {
 		return nil, fmt.Errorf("%w: footer checksum mismatch", ErrCorrupt)
 	}
 	r := &Reader{data: data, docs: le.Uint32(foot[8:]), terms: le.Uint32(foot[12:])}
-	dictOff, indexOff, lensOff, startsOff, factorsOff := le.Uint64(foot[16:]), le.Uint64(foot[24:]), le.Uint64(foot[32:]), le.Uint64(foot[40:]), le.Uint64(foot[48:])
+	dictOff, indexOff, lensOff, docsOff, startsOff, factorsOff := le.Uint64(foot[16:]), le.Uint64(foot[24:]), le.Uint64(foot[32:]), le.Uint64(foot[40:]), le.Uint64(foot[48:]), le.Uint64(foot[56:])
 	end := uint64(len(data) - footerLen)
 	startsEnd := end
 	if factorsOff != 0 {
 		startsEnd = factorsOff
 	}
-	if dictOff > indexOff || indexOff > lensOff || lensOff > startsOff || startsOff > startsEnd || startsEnd > end {
+	if dictOff > indexOff || indexOff > lensOff || lensOff > docsOff || docsOff > startsOff || startsOff > startsEnd || startsEnd > end {
 		return nil, fmt.Errorf("%w: section offsets out of order", ErrCorrupt)
 	}
 	r.dict, r.index, r.starts = data[dictOff:indexOff], data[indexOff:lensOff], data[startsOff:startsEnd]
 	blocks := (uint64(r.terms) + dictBlock - 1) / dictBlock
-	if uint64(len(r.index)) != 4*blocks || !r.parseLengths(data[lensOff:startsOff]) || uint64(len(r.starts)) != 8*((uint64(r.docs)+63)/64) {
+	if uint64(len(r.index)) != 4*blocks || !r.parseLengths(data[lensOff:docsOff]) || !r.parseDocTable(data[docsOff:startsOff]) || uint64(len(r.starts)) != 8*((uint64(r.docs)+63)/64) {
 		return nil, fmt.Errorf("%w: section sizes do not match %d terms and %d chunks", ErrCorrupt, r.terms, r.docs)
 	}
 	if factorsOff != 0 {
@@ -112,6 +114,68 @@ func (r *Reader) parseLengths(b []byte) bool {
 		r.lens[f], b = column{b: b[:n], width: int(w)}, b[n:]
 	}
 	return len(b) == 0
+}
+
+// docTable is the document table of a postings file: the depth and path
+// of each document, and for each u64 word of the starts bit set, the
+// number of documents started before it.
+type docTable struct {
+	ranks   []byte // u32 a word of starts
+	offsets []byte // u32 a document: its entry's offset in entries
+	entries []byte // a document: uvarint depth, uvarint path length, path
+}
+
+// parseDocTable reads the document table in b.
+func (r *Reader) parseDocTable(b []byte) bool {
+	if len(b) < 4 {
+		return false
+	}
+	n, b := uint64(binary.LittleEndian.Uint32(b)), b[4:]
+	words := (uint64(r.docs) + 63) / 64
+	if uint64(len(b)) < 4*words+4*n || n > uint64(r.docs) {
+		return false
+	}
+	r.ranks, r.offsets, r.entries = b[:4*words], b[4*words:4*words+4*n], b[4*words+4*n:]
+	return true
+}
+
+// Document returns the scope depth and the path of the document chunk doc
+// belongs to, and the chunk's number in it, counted from 0. It reports
+// false for a chunk beyond Docs or a damaged table.
+func (r *Reader) Document(doc uint32) (depth int, path []byte, chunk int, ok bool) {
+	if doc >= r.docs {
+		return 0, nil, 0, false
+	}
+	le := binary.LittleEndian
+	w := int(doc / 64)
+	below := le.Uint64(r.starts[8*w:]) & (1<<(doc%64)<<1 - 1) // the starts up to doc
+	ord := int(le.Uint32(r.ranks[4*w:])) + bits.OnesCount64(below) - 1
+	if ord < 0 || 4*ord >= len(r.offsets) {
+		return 0, nil, 0, false
+	}
+	for below == 0 {
+		if w == 0 {
+			return 0, nil, 0, false
+		}
+		w--
+		below = le.Uint64(r.starts[8*w:])
+	}
+	chunk = int(doc) - (64*w + 63 - bits.LeadingZeros64(below))
+	e := r.entries
+	off := uint64(le.Uint32(r.offsets[4*ord:]))
+	if off >= uint64(len(e)) {
+		return 0, nil, 0, false
+	}
+	depth64, k1 := binary.Uvarint(e[off:])
+	if k1 <= 0 || depth64 > math.MaxInt32 {
+		return 0, nil, 0, false
+	}
+	n, k2 := binary.Uvarint(e[off+uint64(k1):])
+	start := off + uint64(k1) + uint64(k2)
+	if k2 <= 0 || n > uint64(len(e))-start {
+		return 0, nil, 0, false
+	}
+	return int(depth64), e[start : start+n], chunk, true
 }
 
 // Release drops the pages of a mapped file from the process's resident

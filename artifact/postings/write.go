@@ -9,6 +9,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 )
@@ -23,8 +24,8 @@ const (
 
 	magic     = "KBQT"
 	dictBlock = 32
-	// footerLen: magic, version, docs, terms, five offsets, CRC of the rest.
-	footerLen = 4 + 4 + 4 + 4 + 5*8 + 4
+	// footerLen: magic, version, docs, terms, six offsets, CRC of the rest.
+	footerLen = 4 + 4 + 4 + 4 + 6*8 + 4
 )
 
 // FileName is the name of the postings file of segment id.
@@ -51,6 +52,8 @@ type Writer struct {
 	occs    []occurrence
 	lens    []uint32 // Fields a chunk
 	starts  []uint64 // bit set: the chunk starts a document
+	table   docList
+	started bool // StartDocument was called since the last AddDoc
 	factors []float64
 	ones    bool // every factor is 1
 	docs    uint32
@@ -81,13 +84,28 @@ func (w *Writer) Reset() {
 	w.keys = w.keys[:0]
 	w.terms, w.occs = w.terms[:0], w.occs[:0]
 	w.lens, w.starts, w.factors = w.lens[:0], w.starts[:0], w.factors[:0]
-	w.ones, w.docs = true, 0
+	w.table.reset()
+	w.ones, w.docs, w.started = true, 0, false
+}
+
+// StartDocument starts a document whose chunks AddDoc adds next: its
+// path, and its scope's depth (artifact.ScopeDepth). Search breaks ties
+// between chunks of equal scores with them. A document with no chunks
+// leaves no trace.
+func (w *Writer) StartDocument(depth int, path []byte) {
+	if w.started {
+		w.table.pop()
+	}
+	w.table.add(depth, path)
+	w.started = true
 }
 
 // AddDoc starts the next chunk, numbered from 0, whose scores are
-// multiplied by factor; first says it is the first chunk of its document.
-func (w *Writer) AddDoc(factor float64, first bool) {
-	w.starts = setBit(w.starts, w.docs, first)
+// multiplied by factor. It belongs to the document StartDocument started
+// last.
+func (w *Writer) AddDoc(factor float64) {
+	w.starts = setBit(w.starts, w.docs, w.started)
+	w.started = false
 	w.docs++
 	w.lens = append(w.lens, make([]uint32, Fields)...)
 	w.factors = append(w.factors, factor)
@@ -183,7 +201,7 @@ func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 	if !w.ones {
 		factors = w.factors
 	}
-	return fw.finish(w.docs, w.lens, w.starts, factors)
+	return fw.finish(w.docs, w.lens, w.starts, factors, &w.table)
 }
 
 // setBit sets bit i of set to v, growing it as needed.
@@ -246,11 +264,21 @@ func commonPrefix(a, b string) int {
 	return n
 }
 
-// finish writes the dictionary, the lengths, the document starts, the
-// factors (nil when all are 1) and the footer.
-func (fw *fileWriter) finish(docs uint32, lens []uint32, starts []uint64, factors []float64) (int64, error) {
+// finish writes the dictionary, the lengths, the document table, the
+// document starts, the factors (nil when all are 1) and the footer.
+func (fw *fileWriter) finish(docs uint32, lens []uint32, starts []uint64, factors []float64, table *docList) (int64, error) {
 	if len(fw.dict) > math.MaxUint32 {
 		return 0, errors.New("write postings: dictionary over 4 GiB")
+	}
+	if len(table.entries) > math.MaxUint32 {
+		return 0, errors.New("write postings: document paths over 4 GiB")
+	}
+	n := 0
+	for _, w := range starts {
+		n += bits.OnesCount64(w)
+	}
+	if n != len(table.offsets) || (docs > 0 && starts[0]&1 == 0) {
+		return 0, fmt.Errorf("write postings: %d documents named for %d started", len(table.offsets), n)
 	}
 	dictOff := fw.off
 	fw.write(fw.dict)
@@ -263,6 +291,9 @@ func (fw *fileWriter) finish(docs uint32, lens []uint32, starts []uint64, factor
 	lensOff := fw.off
 	b = appendLengths(b[:0], docs, lens)
 	fw.write(b)
+	docsOff := fw.off
+	fw.write(table.appendHead(b[:0], docs, starts))
+	fw.write(table.entries)
 	startsOff := fw.off
 	b = b[:0]
 	for i := range (docs + 63) / 64 {
@@ -287,7 +318,7 @@ func (fw *fileWriter) finish(docs uint32, lens []uint32, starts []uint64, factor
 	foot = binary.LittleEndian.AppendUint32(foot, Version)
 	foot = binary.LittleEndian.AppendUint32(foot, docs)
 	foot = binary.LittleEndian.AppendUint32(foot, fw.terms)
-	for _, o := range []uint64{dictOff, indexOff, lensOff, startsOff, factorsOff} {
+	for _, o := range []uint64{dictOff, indexOff, lensOff, docsOff, startsOff, factorsOff} {
 		foot = binary.LittleEndian.AppendUint64(foot, o)
 	}
 	foot = binary.LittleEndian.AppendUint32(foot, crc32.ChecksumIEEE(foot))
@@ -331,6 +362,46 @@ func appendLengths(b []byte, docs uint32, lens []uint32) []byte {
 				b = binary.LittleEndian.AppendUint32(b, n)
 			}
 		}
+	}
+	return b
+}
+
+// docList is the document table of a segment being written: the depth
+// and path of each document, in chunk order.
+type docList struct {
+	entries []byte   // a document: uvarint depth, uvarint path length, path
+	offsets []uint32 // where each document's entry starts in entries
+}
+
+func (t *docList) add(depth int, path []byte) {
+	t.offsets = append(t.offsets, uint32(len(t.entries)))
+	t.entries = binary.AppendUvarint(t.entries, uint64(max(depth, 0)))
+	t.entries = binary.AppendUvarint(t.entries, uint64(len(path)))
+	t.entries = append(t.entries, path...)
+}
+
+// pop removes the last document.
+func (t *docList) pop() {
+	n := len(t.offsets) - 1
+	t.entries, t.offsets = t.entries[:t.offsets[n]], t.offsets[:n]
+}
+
+func (t *docList) reset() { t.entries, t.offsets = t.entries[:0], t.offsets[:0] }
+
+// appendHead appends what precedes the entries in the file: the number of
+// documents; for each u64 word of starts, the number of documents started
+// before it; each document's entry offset.
+func (t *docList) appendHead(b []byte, docs uint32, starts []uint64) []byte {
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(t.offsets)))
+	before := uint32(0)
+	for i := range (docs + 63) / 64 {
+		b = binary.LittleEndian.AppendUint32(b, before)
+		if int(i) < len(starts) {
+			before += uint32(bits.OnesCount64(starts[i]))
+		}
+	}
+	for _, o := range t.offsets {
+		b = binary.LittleEndian.AppendUint32(b, o)
 	}
 	return b
 }
