@@ -59,8 +59,9 @@ type Index struct {
 
 	engine  *engine
 	ranking Ranking
-	// exhaustive scores every match term at a time: the reference top-k
-	// evaluation is tested against.
+	// exhaustive scores every match term at a time and places hits by
+	// their stored fields: the reference top-k evaluation and
+	// engine.firstRanked are tested against.
 	exhaustive bool
 
 	docsOnce sync.Once

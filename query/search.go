@@ -175,7 +175,10 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 	// Enough chunks for req.N documents once phrases are checked and each
 	// document is collapsed to its best chunk, or more next time round.
 	k := req.N*8 + 24
-	if perDocument && len(plan.phrases)+len(plan.notPhrases)+len(plan.preferred) == 0 {
+	// Without phrases, a hit's place follows from its score and its
+	// document alone: no stored text is needed to rank.
+	byScore := len(plan.phrases)+len(plan.notPhrases)+len(plan.preferred) == 0
+	if perDocument && byScore {
 		k = req.N
 	}
 	a := newArena()
@@ -185,7 +188,13 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 		if err != nil {
 			return nil, fmt.Errorf("search: %w", err)
 		}
-		hits, err := ix.hits(found.hits, a)
+		docs := found.hits
+		if byScore && !ix.exhaustive {
+			if docs, err = ix.engine.firstRanked(docs, req.N, !req.Chunks); err != nil {
+				return nil, fmt.Errorf("search: %w", err)
+			}
+		}
+		hits, err := ix.hits(docs, a)
 		if err != nil {
 			return nil, err
 		}
@@ -193,7 +202,7 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 		resp.Total = found.matched - (len(hits) - len(results.verified))
 		resp.TotalExact = found.exact
 		resp.Results = results.top
-		if len(resp.Results) >= req.N || len(hits) < k {
+		if len(resp.Results) >= req.N || len(found.hits) < k {
 			break
 		}
 	}

@@ -14,8 +14,9 @@ import (
 // TestTopKMatchesExhaustive compares top-k evaluation with scoring every
 // match: the same chunks in the same order with the same scores, over
 // random queries on a corpus with long postings lists (many blocks a term),
-// importance, scopes and shadowing, before and after incremental builds
-// that leave deleted chunks behind.
+// importance, scopes and shadowing, copies that tie within and across
+// segments, before and after incremental builds that leave deleted chunks
+// behind.
 func TestTopKMatchesExhaustive(t *testing.T) {
 	r := rand.New(rand.NewPCG(12, 34))
 	files := corpus(r, 500)
@@ -28,6 +29,14 @@ func TestTopKMatchesExhaustive(t *testing.T) {
 	for i := range 40 {
 		files[fmt.Sprintf(".kb/topics/rare%02d.md", i)] = fmt.Sprintf("# Rare %d\n\nzebra%d quokka %s\n", i, i%4, sentence(r, 8))
 	}
+	// Copies of a page in both scopes tie: deeper scope first, then path.
+	for i := range 12 {
+		text := files[fmt.Sprintf(".kb/topics/t%03d.md", 1+i*7)]
+		for c := range 1 + i%4 {
+			files[fmt.Sprintf(".kb/copies/%02d-%d.md", i, c)] = text
+			files[fmt.Sprintf("services/api/.kb/copies/%02d-%d.md", i, c)] = text
+		}
+	}
 	dir := t.TempDir()
 	testkb.BuildInto(t, dir, files, nil)
 	compare(t, dir, r, "full")
@@ -37,6 +46,12 @@ func TestTopKMatchesExhaustive(t *testing.T) {
 		for path := range files {
 			if strings.Contains(path, "topics/t") && r.IntN(6) == 0 {
 				files[path] += "\n## Edited\n\n" + sentence(r, 30) + "\n"
+			}
+		}
+		// New copies land in a new segment, tied with the old ones.
+		for i := range 12 {
+			if r.IntN(3) == 0 {
+				files[fmt.Sprintf(".kb/copies/%02d-new%d.md", i, round)] = files[fmt.Sprintf(".kb/copies/%02d-0.md", i)]
 			}
 		}
 		res := testkb.BuildInto(t, dir, files, nil)
