@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -141,7 +142,7 @@ func (r *Repo) readIndex() (*index.Index, error) {
 			return nil, fmt.Errorf("read git index: %w", err)
 		}
 		defer f.Close()
-		data, err := readAll(f)
+		data, err := readAll(r.gitDir, "index", f)
 		if err != nil {
 			return nil, fmt.Errorf("read git index: %w", err)
 		}
@@ -164,22 +165,28 @@ func (r *Repo) readIndex() (*index.Index, error) {
 
 // readAll reads f into a buffer of its size: growing one as io.ReadAll
 // does touches three times the memory.
-func readAll(f billy.File) ([]byte, error) {
-	if st, ok := f.(interface{ Stat() (os.FileInfo, error) }); ok {
-		if fi, err := st.Stat(); err == nil && fi.Size() > 0 {
-			data := make([]byte, fi.Size())
-			n, err := io.ReadFull(f, data)
-			if err == io.ErrUnexpectedEOF {
-				return data[:n], nil // shrank since: its checksum will tell
-			}
-			if err != nil {
-				return nil, err
-			}
-			rest, err := io.ReadAll(f) // grew since
-			return append(data, rest...), err
+func readAll(fs billy.Filesystem, name string, f billy.File) ([]byte, error) {
+	// The file billy opens does not say its size; the file system does.
+	// Grown by io.ReadAll, a 12,000-entry index cost an incremental build
+	// 30 ms of copies and fresh pages.
+	size := int64(512)
+	if fi, err := fs.Stat(name); err == nil {
+		size += fi.Size()
+	}
+	data := make([]byte, 0, size)
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			return data, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(data) == cap(data) {
+			data = slices.Grow(data, len(data)) // grew since
 		}
 	}
-	return io.ReadAll(f)
 }
 
 // treeFromIndex returns git's index when its cache tree records that the
