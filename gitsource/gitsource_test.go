@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kbqdev/kbq/gitsource"
 )
@@ -349,6 +350,45 @@ func TestWorktreeIgnoresAndStatCache(t *testing.T) {
 	data, err := snap.Read(files["new.md"], 100)
 	if err != nil || string(data) != "new.md" {
 		t.Errorf("read new.md = %q, %v", data, err)
+	}
+}
+
+// TestWorktreeStat: a working-tree listing gives each file the kind, size
+// and modification time lstat gives it, links not followed.
+func TestWorktreeStat(t *testing.T) {
+	r := newRepo(t)
+	r.commit(map[string]string{"docs/a.md": "a\n"})
+	r.write("docs/deep/b.md", "bee\n")
+	r.write("run.sh", "#!/bin/sh\n")
+	os.Chmod(filepath.Join(r.dir, "run.sh"), 0o755)
+	os.Symlink("deep/b.md", filepath.Join(r.dir, "docs/link.md"))
+	old := time.Date(2020, 1, 2, 3, 4, 5, 678, time.UTC)
+	os.Chtimes(filepath.Join(r.dir, "docs/a.md"), old, old)
+	snap, err := r.open().Worktree()
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := list(t, snap)
+	want := map[string]gitsource.Kind{"docs/a.md": gitsource.Regular, "docs/deep/b.md": gitsource.Regular, "run.sh": gitsource.Executable, "docs/link.md": gitsource.Symlink}
+	for p, kind := range want {
+		f, ok := files[p]
+		if !ok || f.Kind != kind {
+			t.Errorf("%s: %+v, want kind %v", p, f, kind)
+			continue
+		}
+		if kind == gitsource.Symlink {
+			continue
+		}
+		fi, err := os.Lstat(filepath.Join(r.dir, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Size != fi.Size() || f.Mod != fi.ModTime().UnixNano() {
+			t.Errorf("%s: size %d mod %d, want %d and %d", p, f.Size, f.Mod, fi.Size(), fi.ModTime().UnixNano())
+		}
+	}
+	if got := files["docs/a.md"].Mod; got != old.UnixNano() {
+		t.Errorf("docs/a.md mod %d, want %d", got, old.UnixNano())
 	}
 }
 

@@ -157,11 +157,12 @@ func (s *dirSnapshot) read(d *dirListing, patterns []gitignore.Pattern, enter fu
 	if fi, err := os.Stat(dir); err == nil {
 		d.mod = fi.ModTime().UnixNano()
 	}
-	entries, err := os.ReadDir(dir)
+	entries, stat, closeDir, err := readDir(dir)
 	if err != nil {
 		d.err = fmt.Errorf("read directory %s: %w", dir, err)
 		return
 	}
+	defer closeDir()
 	if s.digest != nil {
 		d.digest = s.digest(d.rel, entries)
 	}
@@ -195,18 +196,24 @@ func (s *dirSnapshot) read(d *dirListing, patterns []gitignore.Pattern, enter fu
 			d.entries = append(d.entries, dirEntry{file: File{Path: p, Kind: Symlink}})
 		case t.IsRegular():
 			f := File{Path: p, Kind: Regular}
-			info, err := e.Info()
+			st, err := stat(name)
 			if err != nil {
 				d.entries = append(d.entries, dirEntry{err: fmt.Errorf("stat %s: %w", p, err)})
 				continue
 			}
-			if info.Mode()&0o111 != 0 {
+			if st.exec {
 				f.Kind = Executable
 			}
-			f.Size, f.Mod = info.Size(), info.ModTime().UnixNano()
+			f.Size, f.Mod = st.size, st.mod
 			d.entries = append(d.entries, dirEntry{file: f})
 		}
 	}
+}
+
+// fileStat is what a listing keeps of a file's lstat.
+type fileStat struct {
+	size, mod int64 // mod in nanoseconds since 1970
+	exec      bool
 }
 
 // emit yields the files of d and of the directories below it. It returns
