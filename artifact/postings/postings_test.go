@@ -320,6 +320,12 @@ func TestDamaged(t *testing.T) {
 		if err != nil {
 			continue
 		}
+		for d := range r.Docs() {
+			r.Document(d) // must not panic, whatever it says
+			for f := range Fields {
+				r.Length(d, f)
+			}
+		}
 		var it Iterator
 		_ = r.Range(nil, nil, func(term []byte, p Postings) bool {
 			it.Reset(p, r.Docs())
