@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"iter"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 
@@ -173,20 +171,7 @@ func readAll(fs billy.Filesystem, name string, f billy.File) ([]byte, error) {
 	if fi, err := fs.Stat(name); err == nil {
 		size += fi.Size()
 	}
-	data := make([]byte, 0, size)
-	for {
-		n, err := f.Read(data[len(data):cap(data)])
-		data = data[:len(data)+n]
-		if err == io.EOF {
-			return data, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if len(data) == cap(data) {
-			data = slices.Grow(data, len(data)) // grew since
-		}
-	}
+	return readAllInto(make([]byte, 0, size), f)
 }
 
 // treeFromIndex returns git's index when its cache tree records that the

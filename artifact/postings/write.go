@@ -277,7 +277,7 @@ func (fw *fileWriter) finish(docs uint32, lens []uint32, starts []uint64, factor
 	for _, w := range starts {
 		n += bits.OnesCount64(w)
 	}
-	if n != len(table.offsets) || (docs > 0 && starts[0]&1 == 0) {
+	if n != len(table.offsets) || (docs > 0 && (len(starts) == 0 || starts[0]&1 == 0)) {
 		return 0, fmt.Errorf("write postings: %d documents named for %d started", len(table.offsets), n)
 	}
 	dictOff := fw.off
@@ -289,8 +289,7 @@ func (fw *fileWriter) finish(docs uint32, lens []uint32, starts []uint64, factor
 	}
 	fw.write(b)
 	lensOff := fw.off
-	b = appendLengths(b[:0], docs, lens)
-	fw.write(b)
+	b = fw.writeLengths(b[:0], docs, lens)
 	docsOff := fw.off
 	fw.write(table.appendHead(b[:0], docs, starts))
 	fw.write(table.entries)
@@ -332,15 +331,16 @@ func (fw *fileWriter) finish(docs uint32, lens []uint32, starts []uint64, factor
 	return int64(fw.off), nil
 }
 
-// appendLengths appends the lengths section: for each field the width in
-// bytes of its lengths, then each field's column of lengths, one a chunk.
+// writeLengths writes the lengths section, with b as scratch: for each
+// field the width in bytes of its lengths, then each field's column of
+// lengths, one a chunk.
 // A column is as wide as its longest field needs, so a segment whose
 // headings are all under 256 terms keeps them in a byte each. Queries read
 // one length per field per scored chunk, in no order the cache can guess:
 // narrow columns, one field's beside each other, keep them in fewer cache
 // lines than rows of four u32s did, which cost a third of a query's time
 // at 690k chunks.
-func appendLengths(b []byte, docs uint32, lens []uint32) []byte {
+func (fw *fileWriter) writeLengths(b []byte, docs uint32, lens []uint32) []byte {
 	var widths [Fields]int
 	for f := range Fields {
 		longest := uint32(0)
@@ -361,8 +361,13 @@ func appendLengths(b []byte, docs uint32, lens []uint32) []byte {
 			default:
 				b = binary.LittleEndian.AppendUint32(b, n)
 			}
+			if len(b) >= 1<<16 {
+				fw.write(b)
+				b = b[:0]
+			}
 		}
 	}
+	fw.write(b)
 	return b
 }
 
