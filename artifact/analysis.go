@@ -38,7 +38,7 @@ func (a Analysis) Valid() bool {
 	default:
 		return false
 	}
-	_, ok := stopwordLists()[a.Stopwords]
+	_, ok := stopwordLists[a.Stopwords]
 	return ok && (a.Fold == "" || a.Fold == "diacritics")
 }
 
@@ -71,7 +71,10 @@ type Analyzer struct {
 // NewAnalyzer returns an analyzer for a. Unknown names fall back to no
 // stemming and no stop words; check a.Valid first.
 func NewAnalyzer(a Analysis) *Analyzer {
-	an := &Analyzer{stop: stopwordLists()[a.Stopwords], cache: make(map[string][]byte), fold: a.Fold == "diacritics"}
+	an := &Analyzer{cache: make(map[string][]byte), fold: a.Fold == "diacritics"}
+	if list, ok := stopwordLists[a.Stopwords]; ok {
+		an.stop = list()
+	}
 	switch a.Stemmer {
 	case "porter2":
 		an.stem = stemPorter2

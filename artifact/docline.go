@@ -176,7 +176,8 @@ func (s *docScanner) next(c byte) bool {
 	return false
 }
 
-// str reads a string without escapes.
+// str reads a string without escapes: valid UTF-8 without control
+// characters, as the general decoder reads it unchanged.
 func (s *docScanner) str() (string, bool) {
 	if !s.next('"') {
 		return "", false
@@ -187,7 +188,14 @@ func (s *docScanner) str() (string, bool) {
 		return "", false
 	}
 	raw := s.data[start : start+end]
-	if bytes.IndexByte(raw, '\\') >= 0 {
+	ascii := true
+	for _, c := range raw {
+		if c < 0x20 || c == '\\' {
+			return "", false
+		}
+		ascii = ascii && c < utf8.RuneSelf
+	}
+	if !ascii && !utf8.Valid(raw) {
 		return "", false
 	}
 	s.i = start + end + 1

@@ -87,6 +87,7 @@ func TestDecodeDocumentLines(t *testing.T) {
 	for name, line := range map[string]string{
 		"escaped string":  `{"path":"a\"b.md","chunks":1}`,
 		"spaced":          `{"path": "a.md"}`,
+		"raw tab":         "{\"path\":\"a\tb.md\"}",
 		"unknown key":     `{"path":"a.md","extra":1}`,
 		"float":           `{"chunks":1.5}`,
 		"negative chunk":  `{"seg":-1}`,

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -311,11 +312,14 @@ func Decode(r io.Reader, headerOnly bool) (*Manifest, error) {
 		}
 		return decode(data, false)
 	}
-	var data []byte
-	buf := make([]byte, 16<<10)
+	// The header is a kilobyte or two: read a page, then more as needed.
+	data := make([]byte, 0, 4<<10)
 	for {
-		n, err := r.Read(buf)
-		data = append(data, buf[:n]...)
+		if len(data) == cap(data) {
+			data = slices.Grow(data, len(data))
+		}
+		n, err := r.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
 		from := max(0, len(data)-n-len(documentsKey))
 		if i := bytes.Index(data[from:], documentsKey); i >= 0 {
 			return decode(data[:from+i+len(documentsKey)], true)
@@ -341,8 +345,11 @@ func decode(data []byte, headerOnly bool) (*Manifest, error) {
 	if header >= 0 {
 		head = append(data[:header:header], '}')
 	}
-	if _, err := json.Parse(head, m, flags); err != nil {
-		return nil, fmt.Errorf("%w: %s", ErrCorrupt, brief(err))
+	if !decodeHeader(head, m) {
+		*m = Manifest{}
+		if _, err := json.Parse(head, m, flags); err != nil {
+			return nil, fmt.Errorf("%w: %s", ErrCorrupt, brief(err))
+		}
 	}
 	if err := m.checkFormat(); err != nil {
 		return nil, err

@@ -5,15 +5,14 @@ import (
 	"sync"
 )
 
-// stopwordLists are the stop word lists an Analysis may name, built when
-// first needed: a process that analyses no text never pays for them.
-var stopwordLists = sync.OnceValue(func() map[string]map[string]bool {
-	return map[string]map[string]bool{
-		"none":     nil,
-		"lucene":   wordSet(luceneStopwords),
-		"snowball": wordSet(snowballStopwords),
-	}
-})
+// stopwordLists are the stop word lists an Analysis may name, each built
+// when first needed: a process that analyses no text never pays for them,
+// and one that does builds only the list it uses.
+var stopwordLists = map[string]func() map[string]bool{
+	"none":     func() map[string]bool { return nil },
+	"lucene":   sync.OnceValue(func() map[string]bool { return wordSet(luceneStopwords) }),
+	"snowball": sync.OnceValue(func() map[string]bool { return wordSet(snowballStopwords) }),
+}
 
 // luceneStopwords is EnglishAnalyzer.ENGLISH_STOP_WORDS_SET of Apache Lucene.
 const luceneStopwords = `a an and are as at be but by for if in into is it no not of on or
@@ -37,8 +36,9 @@ most other some such no nor not only own same so than too very
 `
 
 func wordSet(words string) map[string]bool {
-	set := make(map[string]bool)
-	for _, w := range strings.Fields(words) {
+	list := strings.Fields(words)
+	set := make(map[string]bool, len(list))
+	for _, w := range list {
 		set[w] = true
 	}
 	return set

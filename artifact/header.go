@@ -1,0 +1,305 @@
+package artifact
+
+import (
+	"bytes"
+	"time"
+)
+
+// Every kbq process reads the manifest's header, and the reflective JSON
+// decoders take most of a millisecond to do it in a fresh process (building
+// their codecs touches type metadata and code that nothing else needs):
+// as much as the rest of opening an artifact. So the header, like the
+// document lines, has a reader of its own for the JSON Encode writes. It
+// declines anything else (an unknown key, an escaped string, a number
+// where a string belongs), and the general decoder reads that instead.
+
+// decodeHeader reads the manifest object in data, which must hold no
+// documents, into m. It returns false, leaving m partly set, when data is
+// not laid out as Encode writes it.
+func decodeHeader(data []byte, m *Manifest) bool {
+	s := docScanner{data: data}
+	ok := s.object(func(key string) bool {
+		var ok bool
+		switch key {
+		case "format":
+			m.Format, ok = s.str()
+		case "format_version":
+			m.FormatVersion, ok = s.int()
+		case "compiler_version":
+			m.CompilerVersion, ok = s.str()
+		case "build_key":
+			m.BuildKey, ok = s.str()
+		case "index":
+			m.Index, ok = s.str()
+		case "source":
+			ok = s.source(&m.Source)
+		case "built_at":
+			m.BuiltAt, ok = s.time()
+		case "global":
+			ok = s.global(&m.Global)
+		case "analysis":
+			ok = s.analysis(&m.Analysis)
+		case "counts":
+			ok = s.counts(&m.Counts)
+		case "fields":
+			m.Fields, ok = s.fieldStats()
+		case "config":
+			ok = s.config(&m.Config)
+		case "embeddings":
+			if !s.null() {
+				m.Embeddings = new(Embeddings)
+				ok = s.embeddings(m.Embeddings)
+			}
+		}
+		return ok
+	})
+	s.space()
+	return ok && s.i == len(data)
+}
+
+// tok consumes c if it comes next, after any white space.
+func (s *docScanner) tok(c byte) bool {
+	s.space()
+	return s.next(c)
+}
+
+// word consumes w if it comes next, after any white space.
+func (s *docScanner) word(w string) bool {
+	s.space()
+	if !bytes.HasPrefix(s.data[s.i:], []byte(w)) {
+		return false
+	}
+	s.i += len(w)
+	return true
+}
+
+// null consumes a null if it comes next.
+func (s *docScanner) null() bool { return s.word("null") }
+
+// object reads an object, calling value with each key to read its value,
+// white space allowed between tokens.
+func (s *docScanner) object(value func(key string) bool) bool {
+	if !s.tok('{') {
+		return false
+	}
+	if s.tok('}') {
+		return true
+	}
+	for {
+		s.space()
+		key, ok := s.str()
+		if !ok || !s.tok(':') {
+			return false
+		}
+		s.space()
+		if !value(key) {
+			return false
+		}
+		if s.tok('}') {
+			return true
+		}
+		if !s.tok(',') {
+			return false
+		}
+	}
+}
+
+// boolean reads true or false.
+func (s *docScanner) boolean() (v, ok bool) {
+	if s.word("true") {
+		return true, true
+	}
+	return false, s.word("false")
+}
+
+// time reads a time as time.Time's JSON encoding writes it, and nothing
+// it would write otherwise.
+func (s *docScanner) time() (time.Time, bool) {
+	v, ok := s.str()
+	if !ok {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	return t, err == nil && t.Format(time.RFC3339Nano) == v
+}
+
+// list reads an array of strings, or null as nil; an empty array is empty,
+// not nil, as the general decoder leaves it.
+func (s *docScanner) list() ([]string, bool) {
+	if s.null() {
+		return nil, true
+	}
+	if !s.tok('[') {
+		return nil, false
+	}
+	out := []string{}
+	if s.tok(']') {
+		return out, true
+	}
+	for {
+		s.space()
+		v, ok := s.str()
+		if !ok {
+			return nil, false
+		}
+		out = append(out, v)
+		if s.tok(']') {
+			return out, true
+		}
+		if !s.tok(',') {
+			return nil, false
+		}
+	}
+}
+
+// counter reads an object of integers, or null as nil.
+func (s *docScanner) counter() (map[string]int, bool) {
+	if s.null() {
+		return nil, true
+	}
+	out := map[string]int{}
+	ok := s.object(func(key string) bool {
+		n, ok := s.int()
+		out[key] = n
+		return ok
+	})
+	return out, ok
+}
+
+func (s *docScanner) fieldStats() (map[string]FieldStats, bool) {
+	if s.null() {
+		return nil, true
+	}
+	out := map[string]FieldStats{}
+	ok := s.object(func(field string) bool {
+		var f FieldStats
+		ok := s.object(func(key string) bool {
+			var ok bool
+			switch key {
+			case "docs":
+				f.Docs, ok = s.uint(64)
+			case "tokens":
+				f.Tokens, ok = s.uint(64)
+			}
+			return ok
+		})
+		out[field] = f
+		return ok
+	})
+	return out, ok
+}
+
+func (s *docScanner) source(src *Source) bool {
+	return s.object(func(key string) bool {
+		var ok bool
+		switch key {
+		case "mode":
+			src.Mode, ok = s.str()
+		case "rev":
+			src.Rev, ok = s.str()
+		case "commit":
+			src.Commit, ok = s.str()
+		case "tree":
+			src.Tree, ok = s.str()
+		case "dirty":
+			src.Dirty, ok = s.boolean()
+		}
+		return ok
+	})
+}
+
+func (s *docScanner) global(g *Global) bool {
+	return s.object(func(key string) bool {
+		var ok bool
+		switch key {
+		case "included":
+			g.Included, ok = s.boolean()
+		case "hash":
+			g.Hash, ok = s.str()
+		}
+		return ok
+	})
+}
+
+func (s *docScanner) analysis(a *Analysis) bool {
+	return s.object(func(key string) bool {
+		var ok bool
+		switch key {
+		case "stemmer":
+			a.Stemmer, ok = s.str()
+		case "stopwords":
+			a.Stopwords, ok = s.str()
+		case "fold":
+			a.Fold, ok = s.str()
+		}
+		return ok
+	})
+}
+
+func (s *docScanner) counts(c *Counts) bool {
+	return s.object(func(key string) bool {
+		var ok bool
+		switch key {
+		case "documents":
+			c.Documents, ok = s.int()
+		case "chunks":
+			c.Chunks, ok = s.int()
+		case "by_kind":
+			c.ByKind, ok = s.counter()
+		case "by_scope":
+			c.ByScope, ok = s.counter()
+		case "shadowing":
+			c.Shadowing, ok = s.list()
+		}
+		return ok
+	})
+}
+
+func (s *docScanner) config(c *Config) bool {
+	return s.object(func(key string) bool {
+		var ok bool
+		switch key {
+		case "hash":
+			c.Hash, ok = s.str()
+		case "budgets":
+			ok = s.object(func(key string) bool {
+				var ok bool
+				switch key {
+				case "global":
+					c.Budgets.Global, ok = s.int()
+				case "project":
+					c.Budgets.Project, ok = s.int()
+				case "directory":
+					c.Budgets.Directory, ok = s.int()
+				case "total":
+					c.Budgets.Total, ok = s.int()
+				}
+				return ok
+			})
+		}
+		return ok
+	})
+}
+
+func (s *docScanner) embeddings(e *Embeddings) bool {
+	return s.object(func(key string) bool {
+		var ok bool
+		switch key {
+		case "provider":
+			e.Provider, ok = s.str()
+		case "model":
+			e.Model, ok = s.str()
+		case "hash":
+			e.Hash, ok = s.str()
+		case "url":
+			e.URL, ok = s.str()
+		case "key_env":
+			e.KeyEnv, ok = s.str()
+		case "dims":
+			e.Dims, ok = s.int()
+		case "quantization":
+			e.Quantization, ok = s.str()
+		}
+		return ok
+	})
+}
