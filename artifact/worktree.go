@@ -123,9 +123,11 @@ func ReadWorktree(dir string, maxFiles int) (*Worktree, error) {
 		return fmt.Errorf("%w: %s line %d does not parse", ErrCorrupt, filepath.Join(dir, WorktreeFile), line)
 	}
 	// Read line by line: without the files, reading stops where they start,
-	// and a large knowledge base's record is mostly files.
+	// and a large knowledge base's record is mostly files. A search reads
+	// this beside its own work, so the buffer is small: a fresh page costs
+	// a fault.
 	lines := bufio.NewScanner(f)
-	lines.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	lines.Buffer(make([]byte, 0, 16<<10), 1<<20)
 	for n := 1; lines.Scan(); n++ {
 		line := lines.Bytes()
 		if n == 1 {
@@ -202,13 +204,7 @@ func (w *Worktree) Changed(root string, limit int) (paths []string, more bool) {
 		paths = append(paths, p)
 		return true
 	}
-	known := make(map[string]bool, len(w.Files)+len(w.Dirs))
-	for _, f := range w.Files {
-		known[f.Path] = true
-	}
-	for _, d := range w.Dirs {
-		known[d.Path] = true
-	}
+	var known map[string]bool // what the build saw, once a directory changed
 	for _, f := range w.Files {
 		if fileChanged(root, f) && !add(f.Path) {
 			return sorted(paths), more
@@ -229,6 +225,15 @@ func (w *Worktree) Changed(root string, limit int) (paths []string, more bool) {
 				return sorted(paths), more
 			}
 			continue
+		}
+		if known == nil {
+			known = make(map[string]bool, len(w.Files)+len(w.Dirs))
+			for _, f := range w.Files {
+				known[f.Path] = true
+			}
+			for _, d := range w.Dirs {
+				known[d.Path] = true
+			}
 		}
 		for _, e := range entries {
 			p := path.Join(d.Path, e.Name)

@@ -231,42 +231,80 @@ type Freshness struct {
 
 const maxChanged = 10
 
-// Freshness compares the artifact with the repository at repoRoot: a build
-// from the working tree with the files on disk now (a stat call per
-// knowledge file, and a hash of those whose stat data changed), and any
-// other build with the commit HEAD names now.
-func (ix *Index) Freshness(repoRoot string) Freshness {
+// A FreshnessCheck compares an artifact with the repository it was built
+// from: a build from the working tree with the files on disk now (a stat
+// call per knowledge file, or per knowledge directory in a large knowledge
+// base, and a hash of the files whose stat data changed), any other build
+// with the commit HEAD names now.
+//
+// The comparison needs nothing of the artifact but its worktree record,
+// so it starts before the artifact is opened and runs beside the opening
+// and the search: it takes about as long as either.
+type FreshnessCheck struct {
+	root string
+	done chan struct{}
+
+	recorded bool   // the artifact has a worktree record
+	index    string // the index the record names
+	changed  []string
+	more     bool
+	head     string // HEAD's commit, read when there is no record
+}
+
+// CheckFreshness starts comparing the artifact in dir with the repository
+// at repoRoot; Result waits for the outcome.
+func CheckFreshness(dir, repoRoot string) *FreshnessCheck {
+	c := &FreshnessCheck{root: repoRoot, done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		w, err := artifact.ReadWorktree(dir, artifact.MaxCheckedFiles)
+		if err != nil {
+			c.head = headCommit(repoRoot)
+			return
+		}
+		c.recorded, c.index = true, w.Index
+		c.changed, c.more = w.Changed(repoRoot, maxChanged)
+	}()
+	return c
+}
+
+// Result says whether the artifact ix, opened from the directory the check
+// was started on, is behind the repository.
+func (c *FreshnessCheck) Result(ix *Index) Freshness {
+	<-c.done
 	src := ix.Manifest.Source
-	if repoRoot == "" {
-		return Freshness{}
-	}
 	if src.Mode == "worktree" {
-		w, err := artifact.ReadWorktree(ix.Dir, artifact.MaxCheckedFiles)
-		if err != nil || w.Index != ix.Manifest.Index {
+		// A record naming another index is left from another build.
+		if !c.recorded || c.index != ix.Manifest.Index || len(c.changed) == 0 {
 			return Freshness{}
 		}
-		changed, more := w.Changed(repoRoot, maxChanged)
-		if len(changed) == 0 {
-			return Freshness{}
-		}
-		list := strings.Join(changed, ", ")
-		if more {
+		list := strings.Join(c.changed, ", ")
+		if c.more {
 			list += ", …"
 		}
-		return Freshness{Changed: changed, More: more,
+		return Freshness{Changed: c.changed, More: c.more,
 			Notice: fmt.Sprintf("knowledge changed since the artifact was built from the working tree (%s): run kbc build, or keep kbc watch running", list)}
 	}
 	if src.Commit == "" {
 		return Freshness{}
 	}
-	head := ""
-	if d, err := gitdir.Find(repoRoot); err == nil {
-		head = d.HeadCommit()
+	head := c.head
+	if c.recorded { // a record left beside a build from a commit
+		head = headCommit(c.root)
 	}
 	if head == "" || head == src.Commit {
 		return Freshness{}
 	}
 	return Freshness{Notice: fmt.Sprintf("the artifact was built from commit %s but HEAD is %s: run kbc build to refresh it", short(src.Commit), short(head))}
+}
+
+// headCommit is the commit HEAD names in the repository at root; "" when
+// it cannot be read.
+func headCommit(root string) string {
+	if d, err := gitdir.Find(root); err == nil {
+		return d.HeadCommit()
+	}
+	return ""
 }
 
 func short(hash string) string {

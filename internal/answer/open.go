@@ -34,9 +34,9 @@ type Opened struct {
 	*query.Index
 	RepoRoot string
 
-	s       *cli.Streams
-	checked chan query.Freshness // nil when there is nothing to check
-	fresh   *query.Freshness
+	s     *cli.Streams
+	check *query.FreshnessCheck // nil when there is nothing to check
+	fresh *query.Freshness
 }
 
 // Fresh says whether the artifact is behind the repository; zero when it
@@ -46,8 +46,8 @@ type Opened struct {
 func (o *Opened) Fresh() query.Freshness {
 	if o.fresh == nil {
 		f := query.Freshness{}
-		if o.checked != nil {
-			f = <-o.checked
+		if o.check != nil {
+			f = o.check.Result(o.Index)
 		}
 		o.fresh = &f
 	}
@@ -73,16 +73,15 @@ func Open(s *cli.Streams, indexDir string) (*Opened, error) {
 	if err != nil {
 		return nil, err
 	}
+	var check *query.FreshnessCheck
+	if root != "" && indexDir == "" && s.Getenv("KBQ_INDEX") == "" {
+		check = query.CheckFreshness(dir, root)
+	}
 	ix, err := query.Open(dir)
 	if err != nil {
 		return nil, ExplainOpenError(dir, err)
 	}
-	o := &Opened{Index: ix, RepoRoot: root, s: s}
-	if root != "" && indexDir == "" && s.Getenv("KBQ_INDEX") == "" {
-		o.checked = make(chan query.Freshness, 1)
-		go func() { o.checked <- ix.Freshness(root) }()
-	}
-	return o, nil
+	return &Opened{Index: ix, RepoRoot: root, s: s, check: check}, nil
 }
 
 // ExplainOpenError says what to run for each way an artifact can be
