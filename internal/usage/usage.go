@@ -147,19 +147,15 @@ func (l *Log) Record(events []Event) error {
 	if l == nil || len(events) == 0 {
 		return nil
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf) // a line per record
-	enc.SetEscapeHTML(false)
+	var buf []byte // a line per record
 	for _, e := range events {
 		r := record{T: cmp.Or(e.Time, l.now()).Unix(), Via: e.Via, Op: e.Op, Path: e.Path, Blob: e.Blob}
 		if l.queries {
 			r.Query = e.Query
 		}
-		if err := enc.Encode(r); err != nil {
-			return err
-		}
+		buf = r.appendJSON(buf)
 	}
-	size, err := appendLocked(l.path, buf.Bytes())
+	size, err := appendLocked(l.path, buf)
 	if err != nil {
 		return fmt.Errorf("usage log %s: %w", l.path, err)
 	}
@@ -248,6 +244,7 @@ func (l *Log) compact() error {
 	}
 	bw := bufio.NewWriter(out)
 	cutoff := day(l.now().Add(-Window))
+	var line []byte
 	for _, u := range sum.sorted() {
 		r := record{T: u.Last.Unix(), Path: u.Path, Blob: u.Blob, N: u.Count}
 		for _, d := range u.days {
@@ -255,14 +252,8 @@ func (l *Log) compact() error {
 				r.Days = append(r.Days, d)
 			}
 		}
-		line, err := json.Marshal(r)
-		if err != nil {
-			out.Close()
-			os.Remove(tmp)
-			return err
-		}
+		line = r.appendJSON(line[:0])
 		bw.Write(line)
-		bw.WriteByte('\n')
 	}
 	if err := bw.Flush(); err != nil {
 		out.Close()
