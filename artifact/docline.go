@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"github.com/segmentio/encoding/json"
+	"encoding/json"
 )
 
 // A manifest holds a line per document, and an incremental build reads and

@@ -16,7 +16,7 @@ import (
 
 	// A drop-in replacement for encoding/json that decodes manifests, which
 	// hold a line per document, two to three times faster.
-	"github.com/segmentio/encoding/json"
+	"encoding/json"
 )
 
 const (
@@ -338,7 +338,6 @@ func Decode(r io.Reader, headerOnly bool) (*Manifest, error) {
 // must not change afterwards: a manifest holds a few strings per document,
 // and copying them took a third of the time of decoding it.
 func decode(data []byte, headerOnly bool) (*Manifest, error) {
-	const flags = json.ZeroCopy | json.DontMatchCaseInsensitiveStructFields
 	m := new(Manifest)
 	head := data
 	header := bytes.Index(data, documentsKey)
@@ -347,7 +346,7 @@ func decode(data []byte, headerOnly bool) (*Manifest, error) {
 	}
 	if !decodeHeader(head, m) {
 		*m = Manifest{}
-		if _, err := json.Parse(head, m, flags); err != nil {
+		if err := json.Unmarshal(head, m); err != nil {
 			return nil, fmt.Errorf("%w: %s", ErrCorrupt, brief(err))
 		}
 	}
@@ -362,7 +361,7 @@ func decode(data []byte, headerOnly bool) (*Manifest, error) {
 			// What follows the documents, attachments for one.
 			tail = bytes.TrimLeft(tail, " \n\r\t")
 			if len(tail) > 0 && tail[0] == ',' {
-				_, err := json.Parse(append([]byte{'{'}, tail[1:]...), m, flags)
+				err := json.Unmarshal(append([]byte{'{'}, tail[1:]...), m)
 				ok = err == nil
 			} else {
 				ok = len(bytes.TrimSpace(tail)) == 1 && tail[0] == '}'
@@ -373,7 +372,7 @@ func decode(data []byte, headerOnly bool) (*Manifest, error) {
 		} else {
 			// Not the layout Encode writes: the general decoder.
 			m.Documents = docs[:0]
-			if _, err := json.Parse(data, m, flags); err != nil {
+			if err := json.Unmarshal(data, m); err != nil {
 				return nil, fmt.Errorf("%w: %s", ErrCorrupt, brief(err))
 			}
 		}
