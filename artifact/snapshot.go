@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/RoaringBitmap/roaring"
 	"github.com/blugelabs/ice"
@@ -40,6 +42,17 @@ func SegmentName(id uint64) string { return fmt.Sprintf("%012x.seg", id) }
 
 // SnapshotName is the file name of snapshot epoch.
 func SnapshotName(epoch uint64) string { return fmt.Sprintf("%012x.snp", epoch) }
+
+// snapshotEpoch is the epoch of the snapshot file called name; false when
+// name is not one SnapshotName gives.
+func snapshotEpoch(name string) (uint64, bool) {
+	digits, ok := strings.CutSuffix(name, ".snp")
+	if !ok {
+		return 0, false
+	}
+	epoch, err := strconv.ParseUint(digits, 16, 64)
+	return epoch, err == nil && SnapshotName(epoch) == name
+}
 
 // SnapshotSegment is one entry of a snapshot.
 type SnapshotSegment struct {
@@ -90,8 +103,7 @@ func ReadSnapshot(dir string) (*Snapshot, error) {
 	var epoch uint64
 	found := false
 	for _, e := range entries {
-		var id uint64
-		if n, _ := fmt.Sscanf(e.Name(), "%012x.snp", &id); n == 1 && (!found || id > epoch) {
+		if id, ok := snapshotEpoch(e.Name()); ok && (!found || id > epoch) {
 			epoch, found = id, true
 		}
 	}
