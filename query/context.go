@@ -4,10 +4,8 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/kbqdev/kbq/artifact"
@@ -294,15 +292,4 @@ func truncateUTF8(s string, n int) string {
 		n--
 	}
 	return s[:n]
-}
-
-// reminderTag is compiled on first use, not at every start of kbq.
-var reminderTag = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)<(\s*/?\s*system-reminder)`)
-})
-
-// neutralizeReminders escapes system-reminder tags inside the knowledge, so
-// that a document cannot close the wrapper and speak outside it.
-func neutralizeReminders(s string) string {
-	return reminderTag().ReplaceAllString(s, "&lt;$1")
 }

@@ -7,7 +7,6 @@ import (
 	"io"
 	"maps"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -336,10 +335,8 @@ func (n expandNode) expand(ev *eval) ([]string, error) {
 // maxExpansion terms most chunks hold, and notes when there were more.
 func (n expandNode) expandText(ev *eval) ([]string, error) {
 	start := n.prefix
-	var re *regexp.Regexp
 	if n.wildcard != "" {
-		re = regexp.MustCompile("^(?:" + wildcardRegexp(n.wildcard) + ")$")
-		start, _ = re.LiteralPrefix()
+		start = wildcardPrefix(n.wildcard)
 	}
 	from := []byte(start)
 	to := afterPrefix(from)
@@ -347,7 +344,7 @@ func (n expandNode) expandText(ev *eval) ([]string, error) {
 	scanned := 0
 	for _, s := range ev.e.segs {
 		err := s.text.Range(from, to, func(term []byte, p postings.Postings) bool {
-			if re == nil || re.Match(term) {
+			if n.wildcard == "" || matchWildcard(n.wildcard, term) {
 				df[string(term)] += p.DF
 			}
 			scanned++
@@ -494,23 +491,6 @@ func afterPrefix(prefix []byte) []byte {
 		}
 	}
 	return nil
-}
-
-// wildcardRegexp turns a pattern where * is any run and ? any character
-// into a regular expression.
-func wildcardRegexp(pattern string) string {
-	var b strings.Builder
-	for _, r := range pattern {
-		switch r {
-		case '*':
-			b.WriteString(".*")
-		case '?':
-			b.WriteString(".")
-		default:
-			b.WriteString(regexp.QuoteMeta(string(r)))
-		}
-	}
-	return b.String()
 }
 
 // anyNode matches chunks matching any of its nodes; scores add up.
