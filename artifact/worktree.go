@@ -41,6 +41,12 @@ type Worktree struct {
 	FilesOmitted bool
 }
 
+// stamp is what lstat reads of a file.
+type stamp struct {
+	mod, size int64 // Unix nanoseconds, bytes
+	regular   bool
+}
+
 // FileStamp is a knowledge file as a build read it.
 type FileStamp struct {
 	Path string // slash-separated, relative to the repository root
@@ -204,19 +210,30 @@ func (w *Worktree) Changed(root string, limit int) (paths []string, more bool) {
 		paths = append(paths, p)
 		return true
 	}
+	// Each path is built in one buffer, NUL-terminated for lstat: a large
+	// knowledge base has thousands of directories to stat.
+	buf := make([]byte, 0, 512)
+	abs := func(rel string) []byte {
+		buf = append(buf[:0], root...)
+		if rel != "" {
+			buf = append(append(buf, filepath.Separator), filepath.FromSlash(rel)...)
+		}
+		buf = append(buf, 0)
+		return buf
+	}
 	var known map[string]bool // what the build saw, once a directory changed
 	for _, f := range w.Files {
-		if fileChanged(root, f) && !add(f.Path) {
+		if fileChanged(abs(f.Path), f) && !add(f.Path) {
 			return sorted(paths), more
 		}
 	}
 	for _, d := range w.Dirs {
-		abs := filepath.Join(root, filepath.FromSlash(d.Path))
-		fi, err := os.Lstat(abs)
-		if err != nil || fi.ModTime().UnixNano() == d.Mod {
+		st, ok := lstat(abs(d.Path))
+		if !ok || st.mod == d.Mod {
 			continue // a removed directory's files are reported removed
 		}
-		entries := w.KnowledgeEntries(abs, d.Path)
+		dir := string(buf[:len(buf)-1])
+		entries := w.KnowledgeEntries(dir, d.Path)
 		if HashEntries(entries) == d.Entries {
 			continue
 		}
@@ -237,7 +254,7 @@ func (w *Worktree) Changed(root string, limit int) (paths []string, more bool) {
 		}
 		for _, e := range entries {
 			p := path.Join(d.Path, e.Name)
-			if known[p] || (e.Dir && !holdsMarkdown(filepath.Join(abs, e.Name), 3)) {
+			if known[p] || (e.Dir && !holdsMarkdown(filepath.Join(dir, e.Name), 3)) {
 				continue
 			}
 			if e.IsDir() {
@@ -260,19 +277,18 @@ func sorted(paths []string) []string {
 // Unchanged stat data is trusted, as git trusts it; changed stat data is
 // settled by the content's blob hash, so that a file merely touched or
 // checked out again is not reported.
-func fileChanged(root string, f FileStamp) bool {
-	name := filepath.Join(root, filepath.FromSlash(f.Path))
-	fi, err := os.Lstat(name)
-	if err != nil || !fi.Mode().IsRegular() {
+func fileChanged(name []byte, f FileStamp) bool {
+	st, ok := lstat(name)
+	if !ok || !st.regular {
 		return true
 	}
-	if fi.Size() == f.Size && fi.ModTime().UnixNano() == f.Mod {
+	if st.size == f.Size && st.mod == f.Mod {
 		return false
 	}
-	if f.Blob == "" || fi.Size() != f.Size {
+	if f.Blob == "" || st.size != f.Size {
 		return true
 	}
-	data, err := os.ReadFile(name)
+	data, err := os.ReadFile(string(name[:len(name)-1]))
 	return err != nil || BlobHash(data) != f.Blob
 }
 

@@ -2,6 +2,7 @@ package artifact
 
 import (
 	"bytes"
+	"fmt"
 	"hash/fnv"
 	"os"
 	"path/filepath"
@@ -44,8 +45,9 @@ func write(t *testing.T, name, text string) {
 	}
 }
 
-// roundTrip writes w into an artifact directory and reads it back.
-func roundTrip(t *testing.T, w *Worktree, maxFiles int) *Worktree {
+// saved writes w into an artifact directory, and returns it read back and
+// the directory.
+func saved(t *testing.T, w *Worktree, maxFiles int) (*Worktree, string) {
 	t.Helper()
 	var b bytes.Buffer
 	if err := EncodeWorktree(&b, w); err != nil {
@@ -57,7 +59,7 @@ func roundTrip(t *testing.T, w *Worktree, maxFiles int) *Worktree {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return got
+	return got, dir
 }
 
 func TestWorktreeChanged(t *testing.T) {
@@ -65,7 +67,8 @@ func TestWorktreeChanged(t *testing.T) {
 	write(t, filepath.Join(root, ".kb/a.md"), "alpha\n")
 	write(t, filepath.Join(root, ".kb/memories/001-x.md"), "x\n")
 	write(t, filepath.Join(root, "main.go"), "package main\n")
-	w := roundTrip(t, record(t, root, []string{".kb/a.md", ".kb/memories/001-x.md"}, []string{"", ".kb", ".kb/memories"}), 100)
+	maxFiles := 100
+	w, dir := saved(t, record(t, root, []string{".kb/a.md", ".kb/memories/001-x.md"}, []string{"", ".kb", ".kb/memories"}), maxFiles)
 	if w.Index != "index-1" || len(w.Files) != 2 || len(w.Dirs) != 3 || w.FilesOmitted {
 		t.Fatalf("round trip lost something: %+v", w)
 	}
@@ -74,6 +77,10 @@ func TestWorktreeChanged(t *testing.T) {
 		got, _ := w.Changed(root, 0)
 		if !slices.Equal(got, want) {
 			t.Fatalf("Changed = %q, want %q", got, want)
+		}
+		index, got, more, err := CheckWorktree(dir, root, maxFiles, 0)
+		if err != nil || index != "index-1" || more || !slices.Equal(got, want) {
+			t.Fatalf("CheckWorktree = %q, %q, %v, %v; want index-1, %q", index, got, more, err, want)
 		}
 	}
 	check()
@@ -97,7 +104,8 @@ func TestWorktreeChanged(t *testing.T) {
 	}
 
 	// Above the file limit only directories are compared.
-	w = roundTrip(t, w, 1)
+	maxFiles = 1
+	w, dir = saved(t, w, maxFiles)
 	if !w.FilesOmitted || len(w.Files) != 0 || len(w.Dirs) != 3 {
 		t.Fatalf("files not omitted: %+v", w)
 	}
@@ -105,12 +113,52 @@ func TestWorktreeChanged(t *testing.T) {
 }
 
 func TestReadWorktreeCorrupt(t *testing.T) {
-	for _, text := range []string{"", "nonsense\n", "kbq-worktree 1 index-1\n", "kbq-worktree 1 index-1 1\nf x\n", "kbq-worktree 1 index-1 0\nd 12 zz a\n"} {
+	for _, text := range []string{"", "nonsense\n", "kbq-worktree 1 index-1\n", "kbq-worktree 1 index-1 1\nf x\n", "kbq-worktree 1 index-1 0\nd 12 zz a\n",
+		"kbq-worktree 1 index-1 20\nd 12 zz a\n", "kbq-worktree 1 index-1 20\nd 12\n", "kbq-worktree 1 index-1 20\nd 1.5 ab a\n",
+		"kbq-worktree 1 index-1 20\nq 12 ab a\n", "kbq-worktree 1 index-1 20\nd 99999999999999999999 ab a\n"} {
 		dir := t.TempDir()
 		write(t, filepath.Join(dir, WorktreeFile), text)
 		if _, err := ReadWorktree(dir, 10); err == nil {
 			t.Errorf("ReadWorktree(%q) succeeded", text)
 		}
+		if _, _, _, err := CheckWorktree(dir, t.TempDir(), 10, 0); err == nil {
+			t.Errorf("CheckWorktree(%q) succeeded", text)
+		}
+	}
+}
+
+// Comparing a record of directories as it is read finds what reading it
+// whole finds, among hundreds of directories.
+func TestCheckWorktreeManyDirs(t *testing.T) {
+	root := t.TempDir()
+	dirs := []string{"", ".kb"}
+	var files []string
+	for i := range 300 {
+		d := fmt.Sprintf(".kb/d%03d", i)
+		dirs = append(dirs, d)
+		files = append(files, d+"/a.md")
+		write(t, filepath.Join(root, d, "a.md"), "a\n")
+	}
+	w := record(t, root, files, dirs)
+	w.Dirs[5].Mod = -1 // a changed time with the same entries
+	_, dir := saved(t, w, 10)
+	write(t, filepath.Join(root, ".kb/d007/b.md"), "added\n")
+	os.RemoveAll(filepath.Join(root, ".kb/d100"))
+	write(t, filepath.Join(root, ".kb/d200/sub/c.md"), "added below\n")
+	write(t, filepath.Join(root, ".kb/d299/.swap"), "hidden\n")
+	want := []string{".kb/", ".kb/d007/", ".kb/d200/"}
+	read, err := ReadWorktree(dir, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := read.Changed(root, 0); !slices.Equal(got, want) {
+		t.Fatalf("Changed = %q, want %q", got, want)
+	}
+	if _, got, more, err := CheckWorktree(dir, root, 10, 0); err != nil || more || !slices.Equal(got, want) {
+		t.Fatalf("CheckWorktree = %q, %v, %v; want %q", got, more, err, want)
+	}
+	if _, got, more, err := CheckWorktree(dir, root, 10, 2); err != nil || !more || !slices.Equal(got, want[:2]) {
+		t.Fatalf("CheckWorktree with a limit of 2 = %q, %v, %v", got, more, err)
 	}
 }
 

@@ -257,13 +257,12 @@ func CheckFreshness(dir, repoRoot string) *FreshnessCheck {
 	c := &FreshnessCheck{root: repoRoot, done: make(chan struct{})}
 	go func() {
 		defer close(c.done)
-		w, err := artifact.ReadWorktree(dir, artifact.MaxCheckedFiles)
+		index, changed, more, err := artifact.CheckWorktree(dir, repoRoot, artifact.MaxCheckedFiles, maxChanged)
 		if err != nil {
 			c.head = headCommit(repoRoot)
 			return
 		}
-		c.recorded, c.index = true, w.Index
-		c.changed, c.more = w.Changed(repoRoot, maxChanged)
+		c.recorded, c.index, c.changed, c.more = true, index, changed, more
 	}()
 	return c
 }
