@@ -9,10 +9,11 @@
 #   bench/speed.sh -x 1,10    both, one after the other, in one run
 #   bench/speed.sh -r 9       nine runs of each build (default 5)
 #
-# It prints medians and the ratio of kbq to each peer, and the latency of
-# the same queries inside one process (bench/searchlat: p50 and p99), with
-# hostile queries beside them; then, for each target missed, where the
-# time goes (a CPU profile's top functions). Needs Go and git;
+# It prints medians and the ratio of kbq to each peer, the start of kbq
+# beside a Go hello-world, and the latency of the same queries inside one
+# process (bench/searchlat: p50 and p99), with hostile queries beside them;
+# then, for each target missed, where the time goes (a CPU profile's top
+# functions, or package initialisation). Needs Go and git;
 # installs sqlite3, hyperfine and ripgrep with apt-get when missing. Exits 0
 # without measuring when the corpus is not there.
 set -euo pipefail
@@ -44,6 +45,11 @@ bin=$work/bin
 (cd "$root" && go build -trimpath -ldflags=-s -o "$bin/" ./cmd/kbc ./cmd/kbq ./bench/searchlat)
 kbc=$bin/kbc
 kbq=$bin/kbq
+# A Go hello-world, built the same way: the floor for starting kbq.
+mkdir "$work/hello"
+printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello") }\n' >"$work/hello/main.go"
+printf 'module hello\n' >"$work/hello/go.mod"
+(cd "$work/hello" && go build -trimpath -ldflags=-s -o "$bin/hello" .)
 
 # measure SCALE: one table for the corpus replicated SCALE times.
 measure() {
@@ -145,6 +151,10 @@ measure() {
 	"$bin/searchlat" -r 50 .kbq "${queries[@]}" >"$work/lat.txt"
 	inproc=$(awk '/^all/ {print $5, $7}' "$work/lat.txt" | tr -d ';')
 	"$bin/searchlat" -r 5 .kbq "the" "a*" "@or:200" "@1200:powershell" | sed -n 's/^  /  hostile /p'
+	# Starting the process: kbq --version beside the hello-world.
+	hyperfine -N -w 10 -r 100 --export-csv "$work/start.csv" -n kbq -n hello "$kbq --version" "$bin/hello" >/dev/null 2>&1
+	read -r start start_sd hello hello_sd < <(awk -F, 'NR==2 {k=$2*1000; ks=$3*1000} NR==3 {h=$2*1000; hs=$3*1000}
+		END {printf "%.1f %.1f %.1f %.1f\n", k, ks, h, hs}' "$work/start.csv")
 	kbq_med=$(printf '%s\n' "${kbq_q[@]}" | median)
 	sql_med=$(printf '%s\n' "${sql_q[@]}" | median)
 	rg_med=$(printf '%s\n' "${rg_q[@]}" | median)
@@ -158,6 +168,8 @@ measure() {
 	printf '%-34s %8sMB %12s\n' "build peak RSS" "$((kbc_peak / 1024))" ""
 	printf '%-34s %8sms %12s\n' "kbc check --staged, 1 file" "$check_ms" ""
 	printf '%-34s %8sms %12s\n' "pre-commit hook, 1 file" "$hook_ms" ""
+	printf '%-34s %8.1fms %10.1fms %8s\n' "start, kbq --version (hello-world)" "$start" "$hello" "$(ratio "$start" "$hello")"
+	printf '%-34s %s\n' "  mean ± σ" "kbq $start ± $start_sd ms, hello-world $hello ± $hello_sd ms"
 	printf '%-34s %8.1fms %10.1fms %8s\n' "search, median of 10 (sqlite3)" "$kbq_med" "$sql_med" "$(ratio "$kbq_med" "$sql_med")"
 	printf '%-34s %8.1fms %10.1fms %8s\n' "search, median of 10 (ripgrep)" "$kbq_med" "$rg_med" "$(ratio "$kbq_med" "$rg_med")"
 	read -r p50 p99 <<<"$inproc"
@@ -184,9 +196,13 @@ where_time_goes() {
 		"$bin/searchlat" -r 20 -cpuprofile "$work/search.prof" .kbq "${queries[@]}" >/dev/null
 		top "$work/search.prof"
 	fi
+	if over "$(ratio "$start" "$hello")" 1.5; then
+		echo
+		echo "starting kbq is over 1.5x a Go hello-world; package initialisation (GODEBUG=inittrace=1), by clock:"
+		for _ in $(seq 20); do GODEBUG=inittrace=1 "$kbq" --version 2>&1 >/dev/null; done |
+			awk '/^init / {t[$2] += $5; n++} END {for (p in t) printf "  %6.3f ms  %s\n", t[p] / 20, p}' | sort -rn | head -15
+	fi
 	if over "$kbq_med" "$sql_med"; then
-		hyperfine -N -w 10 -r 100 --export-csv "$work/start.csv" "$kbq --version" >/dev/null 2>&1
-		start=$(awk -F, 'NR==2 {printf "%.1f", $2*1000}' "$work/start.csv")
 		echo
 		echo "per-process search is over sqlite3's: of kbq's $(printf '%.1f' "$kbq_med") ms, starting the process (kbq --version) takes" \
 			"$start ms and the search itself ${p50} (in process p50); the rest is opening the artifact, output and recording use"

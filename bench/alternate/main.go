@@ -1,0 +1,85 @@
+// Command alternate times whole commands the way a noisy machine needs:
+// each round runs every command once, in turn, so that a drift in the
+// machine's speed reaches all of them alike (hyperfine runs one command's
+// runs back to back). It prints each command's median, 10th and 90th
+// percentile wall time.
+//
+//	go run ./bench/alternate -n 200 'old/kbq search retries' 'new/kbq search retries'
+//
+// Commands are split at spaces, with single quotes grouping; their output
+// is discarded.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+)
+
+func main() {
+	rounds := flag.Int("n", 100, "rounds: runs of each command")
+	warmup := flag.Int("w", 3, "untimed rounds first")
+	flag.Parse()
+	if flag.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "usage: alternate [-n ROUNDS] [-w WARMUP] COMMAND...")
+		os.Exit(2)
+	}
+	cmds := make([][]string, flag.NArg())
+	for i, c := range flag.Args() {
+		if cmds[i] = split(c); len(cmds[i]) == 0 {
+			fmt.Fprintf(os.Stderr, "alternate: command %d is empty\n", i+1)
+			os.Exit(2)
+		}
+	}
+	times := make([][]time.Duration, len(cmds))
+	for r := -*warmup; r < *rounds; r++ {
+		for i, c := range cmds {
+			start := time.Now()
+			cmd := exec.Command(c[0], c[1:]...)
+			if err := cmd.Run(); err != nil {
+				if _, ok := err.(*exec.ExitError); !ok {
+					fmt.Fprintf(os.Stderr, "alternate: %s: %v\n", flag.Arg(i), err)
+					os.Exit(1)
+				}
+			}
+			if r >= 0 {
+				times[i] = append(times[i], time.Since(start))
+			}
+		}
+	}
+	for i, t := range times {
+		slices.Sort(t)
+		at := func(q float64) float64 { return float64(t[int(q*float64(len(t)-1))]) / 1e6 }
+		fmt.Printf("median %7.2f ms  p10 %7.2f  p90 %7.2f  %s\n", at(0.5), at(0.1), at(0.9), flag.Arg(i))
+	}
+}
+
+// split cuts a command line at spaces; single quotes group.
+func split(line string) []string {
+	var out []string
+	var word strings.Builder
+	quoted, started := false, false
+	for _, r := range line {
+		switch {
+		case r == '\'':
+			quoted, started = !quoted, true
+		case r == ' ' && !quoted:
+			if started {
+				out = append(out, word.String())
+				word.Reset()
+				started = false
+			}
+		default:
+			word.WriteRune(r)
+			started = true
+		}
+	}
+	if started {
+		out = append(out, word.String())
+	}
+	return out
+}
