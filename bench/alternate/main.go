@@ -6,8 +6,8 @@
 //
 //	go run ./bench/alternate -n 200 'old/kbq search retries' 'new/kbq search retries'
 //
-// Commands are split at spaces, with single quotes grouping; their output
-// is discarded.
+// Commands are split at spaces, with single or double quotes grouping;
+// their output is discarded.
 package main
 
 import (
@@ -58,16 +58,23 @@ func main() {
 	}
 }
 
-// split cuts a command line at spaces; single quotes group.
+// split cuts a command line at spaces; single and double quotes group,
+// each literal inside the other.
 func split(line string) []string {
 	var out []string
 	var word strings.Builder
-	quoted, started := false, false
+	var quote rune // the quote open, or 0
+	started := false
 	for _, r := range line {
 		switch {
-		case r == '\'':
-			quoted, started = !quoted, true
-		case r == ' ' && !quoted:
+		case (r == '\'' || r == '"') && (quote == 0 || quote == r):
+			if quote == 0 {
+				quote = r
+			} else {
+				quote = 0
+			}
+			started = true
+		case r == ' ' && quote == 0:
 			if started {
 				out = append(out, word.String())
 				word.Reset()
