@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/kbqdev/kbq/artifact"
 )
@@ -225,4 +227,45 @@ func BenchmarkEncodeManifest(b *testing.B) {
 		}
 	}
 	b.SetBytes(int64(buf.Len()))
+}
+
+// A term begins with its word's first letter, lowercased: kbq's snippets
+// skip stemming words whose first letter begins no term they look for.
+func TestTermKeepsInitial(t *testing.T) {
+	words := []string{"ies", "sses", "yes", "y", "ying", "dying", "lying", "skis", "ugly", "idly", "news", "it's",
+		"I'm", "Y's", "generously", "relational", "conditional", "valenci", "hesitanci", "digitizer", "operator",
+		"feudalism", "decisiveness", "hopefulness", "callousness", "formaliti", "sensitiviti", "sensibiliti",
+		"triplicate", "formative", "formalize", "electriciti", "electrical", "hopeful", "goodness", "revival",
+		"allowance", "inference", "airliner", "gyroscopic", "adjustable", "defensible", "irritant", "replacement",
+		"adjustment", "dependent", "adoption", "homologou", "communism", "activate", "angulariti", "homologous",
+		"effective", "bowdlerize", "probate", "rate", "cease", "controll", "roll", "A1", "x86s", "Ünïcode"}
+	for _, src := range []string{"../README.md", "../docs/benchmarks.md"} {
+		data, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		artifact.Words(data, func(start, end int) { words = append(words, string(data[start:end])) })
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	suffixes := []string{"", "s", "es", "ies", "ed", "ing", "ly", "y", "ational", "ness", "ful", "e", "ss", "'s", "izer", "ation"}
+	for range 20000 {
+		var b []byte
+		for range 1 + rng.IntN(5) {
+			b = append(b, "aeiouybcdfgs"[rng.IntN(12)])
+		}
+		words = append(words, string(b)+suffixes[rng.IntN(len(suffixes))])
+	}
+	for _, a := range []artifact.Analysis{artifact.DefaultAnalysis, {Stemmer: "porter2", Stopwords: "lucene", Fold: "diacritics"}, {Stemmer: "none", Stopwords: "none"}} {
+		an := artifact.NewAnalyzer(a)
+		for _, w := range words {
+			term := an.Term([]byte(w))
+			c := w[0]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if term != nil && c < utf8.RuneSelf && (len(term) == 0 || term[0] != c) {
+				t.Errorf("%+v: %q analyzes to %q", a, w, term)
+			}
+		}
+	}
 }

@@ -18,8 +18,30 @@ func snippet(content string, pl *plan, an *artifact.Analyzer) (string, [][2]int)
 		start, end int
 		term       string
 	}
+	// A term begins with its word's first letter, lowercased: the stemmers
+	// change endings only. A word whose first byte, an ASCII letter or
+	// digit, begins no term or prefix sought is passed over unanalyzed: a
+	// fresh process spent a third of its search stemming its results'
+	// words.
+	var initials [utf8.RuneSelf]bool
+	every := false // a term or prefix of no bytes: look at every word
+	for t := range pl.terms {
+		every = every || t == ""
+		if t != "" && t[0] < utf8.RuneSelf {
+			initials[t[0]] = true
+		}
+	}
+	for _, p := range pl.prefixes {
+		every = every || p == ""
+		if p != "" && p[0] < utf8.RuneSelf {
+			initials[p[0]] = true
+		}
+	}
 	var matches []match
 	artifact.Words(text, func(start, end int) {
+		if c := lowerASCII(text[start]); !every && c < utf8.RuneSelf && !initials[c] {
+			return
+		}
 		word := text[start:end]
 		term := an.Term(word)
 		ok := term != nil && pl.terms[string(term)]
@@ -104,4 +126,11 @@ func snippet(content string, pl *plan, an *artifact.Analyzer) (string, [][2]int)
 		out += " …"
 	}
 	return out, hl
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
