@@ -80,7 +80,13 @@ func CheckWorktree(dir, root string, maxFiles, limit int) (index string, changed
 		}
 		buf = append(buf[:0], root...)
 		if len(rel) > 0 {
-			buf = append(append(buf, filepath.Separator), filepath.FromSlash(string(rel))...)
+			at := len(buf) + 1
+			buf = append(append(buf, filepath.Separator), rel...)
+			for i := at; filepath.Separator != '/' && i < len(buf); i++ {
+				if buf[i] == '/' {
+					buf[i] = filepath.Separator
+				}
+			}
 		}
 		buf = append(buf, 0)
 		st, ok := lstat(buf)
