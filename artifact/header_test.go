@@ -21,7 +21,7 @@ func headers() []Manifest {
 		BuiltAt:  time.Date(2026, 11, 23, 14, 17, 31, 123456789, time.UTC),
 		Global:   Global{Included: true, Hash: "abc"},
 		Analysis: Analysis{Stemmer: "porter2", Stopwords: "lucene", Fold: "diacritics"},
-		Counts: Counts{Documents: 3, Chunks: 1 << 40, ByKind: map[string]int{"topic": 2, "memory": 1},
+		Counts: Counts{Documents: 3, Chunks: 1 << 30, ByKind: map[string]int{"topic": 2, "memory": 1},
 			ByScope: map[string]int{"project": 2, "services/api": 1}, Shadowing: []string{"services/api", "global"}},
 		Fields: map[string]FieldStats{"body": {Docs: 7, Tokens: 1 << 50}, "tags": {}},
 		Config: Config{Hash: "cafe", Budgets: Budgets{Global: 1, Project: 2, Directory: 3, Total: 4}},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -243,7 +244,7 @@ func TestLoadCache(t *testing.T) {
 		t.Fatal("a cache of another key was read")
 	}
 	for name, spoil := range map[string]func(*cached){
-		"tensor outside the weights": func(c *cached) { c.table.refs[3].offset = 1 << 40 },
+		"tensor outside the weights": func(c *cached) { c.table.refs[3].offset = math.MaxInt32 },
 		"unknown dtype":              func(c *cached) { c.table.refs[0].dtype = "I8" },
 		"floats missing":             func(c *cached) { c.table.floats = c.table.floats[1:] },
 		"weights missing":            func(c *cached) { c.quant = c.quant[1:] },

@@ -114,7 +114,7 @@ func (w *Writer) AddDoc(factor float64) {
 
 // SetLength sets the length in terms of a field of the current chunk.
 func (w *Writer) SetLength(field int, n int) {
-	w.lens[len(w.lens)-Fields+field] = uint32(min(n, math.MaxUint32))
+	w.lens[len(w.lens)-Fields+field] = uint32(min(uint64(n), math.MaxUint32))
 }
 
 // AddTerm records that term occurs freq times in a field of the current
@@ -154,7 +154,7 @@ func (w *Writer) add(id int32, field int, freq int) {
 	w.occs = append(w.occs, occurrence{
 		key:  uint32(id)<<2 | uint32(field),
 		doc:  w.docs - 1,
-		freq: uint32(min(freq, math.MaxUint32)),
+		freq: uint32(min(uint64(freq), math.MaxUint32)),
 	})
 }
 
@@ -267,10 +267,10 @@ func commonPrefix(a, b string) int {
 // finish writes the dictionary, the lengths, the document table, the
 // document starts, the factors (nil when all are 1) and the footer.
 func (fw *fileWriter) finish(docs uint32, lens []uint32, starts []uint64, factors []float64, table *docList) (int64, error) {
-	if len(fw.dict) > math.MaxUint32 {
+	if uint64(len(fw.dict)) > math.MaxUint32 {
 		return 0, errors.New("write postings: dictionary over 4 GiB")
 	}
-	if len(table.entries) > math.MaxUint32 {
+	if uint64(len(table.entries)) > math.MaxUint32 {
 		return 0, errors.New("write postings: document paths over 4 GiB")
 	}
 	n := 0
