@@ -205,24 +205,27 @@ func (s *docScanner) str() (string, bool) {
 	return unsafe.String(&raw[0], len(raw)), true
 }
 
+// strs reads an array of strings, white space allowed between tokens; an
+// empty array is empty, not nil, as the general decoder leaves it.
 func (s *docScanner) strs() ([]string, bool) {
-	if !s.next('[') {
+	if !s.tok('[') {
 		return nil, false
 	}
-	var out []string
-	if s.next(']') {
+	out := []string{}
+	if s.tok(']') {
 		return out, true
 	}
 	for {
+		s.space()
 		v, ok := s.str()
 		if !ok {
 			return nil, false
 		}
 		out = append(out, v)
-		if s.next(']') {
+		if s.tok(']') {
 			return out, true
 		}
-		if !s.next(',') {
+		if !s.tok(',') {
 			return nil, false
 		}
 	}

@@ -123,33 +123,12 @@ func (s *docScanner) time() (time.Time, bool) {
 	return t, err == nil && t.Format(time.RFC3339Nano) == v
 }
 
-// list reads an array of strings, or null as nil; an empty array is empty,
-// not nil, as the general decoder leaves it.
+// list reads an array of strings, or null as nil.
 func (s *docScanner) list() ([]string, bool) {
 	if s.null() {
 		return nil, true
 	}
-	if !s.tok('[') {
-		return nil, false
-	}
-	out := []string{}
-	if s.tok(']') {
-		return out, true
-	}
-	for {
-		s.space()
-		v, ok := s.str()
-		if !ok {
-			return nil, false
-		}
-		out = append(out, v)
-		if s.tok(']') {
-			return out, true
-		}
-		if !s.tok(',') {
-			return nil, false
-		}
-	}
+	return s.strs()
 }
 
 // counter reads an object of integers, or null as nil.
