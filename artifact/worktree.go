@@ -37,8 +37,6 @@ type Worktree struct {
 	ContextFiles []string
 	Files        []FileStamp
 	Dirs         []DirStamp
-	// FilesOmitted is true when ReadWorktree left the files out.
-	FilesOmitted bool
 }
 
 // stamp is what lstat reads of a file.
@@ -66,8 +64,8 @@ type DirStamp struct {
 	Entries uint64
 }
 
-// MaxCheckedFiles is the most knowledge files whose stat data Changed
-// compares: above it (a stat call costs microseconds, and a search
+// MaxCheckedFiles is the most knowledge files whose stat data kbq
+// compares (CheckWorktree's maxFiles): above it (a stat call costs microseconds, and a search
 // milliseconds), only the directories are compared, which tells added,
 // removed and renamed files (and editors that save by renaming) but not
 // files edited in place.
@@ -115,92 +113,122 @@ func EncodeWorktree(wr io.Writer, w *Worktree) error {
 	return bw.Flush()
 }
 
-// ReadWorktree reads the record in the artifact directory dir, leaving the
-// files out (FilesOmitted) when there are more than maxFiles. A missing
+// ReadWorktree reads the record in the artifact directory dir. A missing
 // record is os.ErrNotExist; one that does not parse is ErrCorrupt.
-func ReadWorktree(dir string, maxFiles int) (*Worktree, error) {
-	f, err := os.Open(filepath.Join(dir, WorktreeFile))
+func ReadWorktree(dir string) (*Worktree, error) {
+	f, r, index, _, err := openWorktree(dir)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	w := &Worktree{}
-	bad := func(line int) error {
-		return fmt.Errorf("%w: %s line %d does not parse", ErrCorrupt, filepath.Join(dir, WorktreeFile), line)
+	return r.readAll(index)
+}
+
+// worktreeReader reads the lines of a worktree record after its header.
+type worktreeReader struct {
+	r    *bufio.Reader
+	name string // the file, for errors
+	n    int    // the number of the line last read
+}
+
+// openWorktree opens the record in the artifact directory dir and reads
+// its header: the index the record names and how many files it lists.
+func openWorktree(dir string) (*os.File, *worktreeReader, string, int, error) {
+	name := filepath.Join(dir, WorktreeFile)
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, nil, "", 0, err
 	}
-	// Read line by line: without the files, reading stops where they start,
-	// and a large knowledge base's record is mostly files. A search reads
-	// this beside its own work, so the buffer is small: a fresh page costs
-	// a fault.
-	lines := bufio.NewScanner(f)
-	lines.Buffer(make([]byte, 0, 16<<10), 1<<20)
-	for n := 1; lines.Scan(); n++ {
-		line := lines.Bytes()
-		if n == 1 {
-			head, ok := bytes.CutPrefix(line, []byte(worktreeHeader+" "))
-			index, files, ok2 := strings.Cut(string(head), " ")
-			count, err := strconv.Atoi(files)
-			if !ok || !ok2 || err != nil {
-				return nil, bad(n)
+	// A search reads the record beside its own work, so the buffer is
+	// small: a fresh page costs a fault.
+	r := &worktreeReader{r: bufio.NewReaderSize(f, 16<<10), name: name, n: 1}
+	head, err := r.r.ReadSlice('\n')
+	rest, ok := bytes.CutPrefix(bytes.TrimSuffix(head, []byte("\n")), []byte(worktreeHeader+" "))
+	index, count, ok2 := bytes.Cut(rest, []byte(" "))
+	files, err2 := strconv.Atoi(string(count))
+	if err != nil && err != io.EOF || !ok || !ok2 || err2 != nil || len(index) == 0 {
+		f.Close()
+		return nil, nil, "", 0, r.bad()
+	}
+	return f, r, string(index), files, nil
+}
+
+// next returns the next line's kind (its first byte) and what follows the
+// space after it; the kind 0 at the end. The bytes are valid until the next call.
+func (r *worktreeReader) next() (kind byte, rest []byte, err error) {
+	line, err := r.r.ReadSlice('\n')
+	r.n++
+	switch {
+	case err == bufio.ErrBufferFull: // a line of over 16 KB: not one a build writes
+		return 0, nil, r.bad()
+	case err == io.EOF && len(line) == 0:
+		return 0, nil, nil
+	case err != nil && err != io.EOF:
+		return 0, nil, fmt.Errorf("%w: %s: %w", ErrCorrupt, r.name, err)
+	}
+	line = bytes.TrimSuffix(line, []byte("\n"))
+	if len(line) < 2 || line[1] != ' ' {
+		return 0, nil, r.bad()
+	}
+	return line[0], line[2:], nil
+}
+
+func (r *worktreeReader) bad() error {
+	return fmt.Errorf("%w: %s line %d does not parse", ErrCorrupt, r.name, r.n)
+}
+
+// readAll reads the rest of the record into a Worktree.
+func (r *worktreeReader) readAll(index string) (*Worktree, error) {
+	w := &Worktree{Index: index}
+	for {
+		kind, rest, err := r.next()
+		switch {
+		case err != nil:
+			return nil, err
+		case kind == 0:
+			return w, nil
+		case kind == 'c':
+			w.ContextFiles = strings.Fields(string(rest))
+		case kind == 'd':
+			d, ok := parseDirLine(rest)
+			if !ok {
+				return nil, r.bad()
 			}
-			w.Index = index
-			w.FilesOmitted = count > maxFiles
-			continue
-		}
-		if len(line) < 2 || line[1] != ' ' {
-			return nil, bad(n)
-		}
-		rest := string(line[2:])
-		switch line[0] {
-		case 'c':
-			w.ContextFiles = strings.Fields(rest)
-		case 'f':
-			if w.FilesOmitted {
-				return w, nil
+			w.Dirs = append(w.Dirs, DirStamp{Path: string(d.path), Mod: d.mod, Entries: d.entries})
+		case kind == 'f':
+			mod, rest, ok1 := cutNumber(rest, 10)
+			size, rest, ok2 := cutNumber(rest, 10)
+			blob, path, ok3 := bytes.Cut(rest, []byte(" "))
+			if !ok1 || !ok2 || !ok3 {
+				return nil, r.bad()
 			}
-			parts := strings.SplitN(rest, " ", 4)
-			if len(parts) != 4 {
-				return nil, bad(n)
+			if string(blob) == "-" {
+				blob = nil
 			}
-			mod, err1 := strconv.ParseInt(parts[0], 10, 64)
-			size, err2 := strconv.ParseInt(parts[1], 10, 64)
-			if err1 != nil || err2 != nil {
-				return nil, bad(n)
-			}
-			blob := parts[2]
-			if blob == "-" {
-				blob = ""
-			}
-			w.Files = append(w.Files, FileStamp{Path: parts[3], Size: size, Mod: mod, Blob: blob})
-		case 'd':
-			parts := strings.SplitN(rest, " ", 3)
-			if len(parts) != 3 {
-				return nil, bad(n)
-			}
-			mod, err1 := strconv.ParseInt(parts[0], 10, 64)
-			entries, err2 := strconv.ParseUint(parts[1], 16, 64)
-			if err1 != nil || err2 != nil {
-				return nil, bad(n)
-			}
-			w.Dirs = append(w.Dirs, DirStamp{Path: parts[2], Mod: mod, Entries: entries})
+			w.Files = append(w.Files, FileStamp{Path: string(path), Size: int64(size), Mod: int64(mod), Blob: string(blob)})
 		default:
-			return nil, bad(n)
+			return nil, r.bad()
 		}
 	}
-	if err := lines.Err(); err != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrCorrupt, filepath.Join(dir, WorktreeFile), err)
-	}
-	if w.Index == "" {
-		return nil, bad(1)
-	}
-	return w, nil
+}
+
+// dirLine is a "d MOD ENTRIES PATH" line of a record; path points into it.
+type dirLine struct {
+	mod     int64
+	entries uint64
+	path    []byte
+}
+
+func parseDirLine(rest []byte) (dirLine, bool) {
+	mod, rest, ok1 := cutNumber(rest, 10)
+	entries, path, ok2 := cutNumber(rest, 16)
+	return dirLine{mod: int64(mod), entries: entries, path: path}, ok1 && ok2
 }
 
 // Changed returns the knowledge files under root that differ from what
 // the build saw, sorted: edited (by content, not only by time), removed,
-// or added. Without the files (FilesOmitted), it returns the directories
-// whose knowledge entries changed, as "dir/". At most limit are returned
-// (0: all); more is true when there were others.
+// or added. At most limit are returned (0: all); more is true when there
+// were others.
 func (w *Worktree) Changed(root string, limit int) (paths []string, more bool) {
 	add := func(p string) bool {
 		if limit > 0 && len(paths) == limit {
@@ -235,12 +263,6 @@ func (w *Worktree) Changed(root string, limit int) (paths []string, more bool) {
 		dir := string(buf[:len(buf)-1])
 		entries := w.KnowledgeEntries(dir, d.Path)
 		if HashEntries(entries) == d.Entries {
-			continue
-		}
-		if w.FilesOmitted {
-			if !add(path.Join(d.Path, ".") + "/") {
-				return sorted(paths), more
-			}
 			continue
 		}
 		if known == nil {

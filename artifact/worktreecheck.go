@@ -1,87 +1,62 @@
 package artifact
 
 import (
-	"bufio"
 	"bytes"
-	"fmt"
-	"io"
-	"os"
 	"path"
 	"path/filepath"
-	"strconv"
 	"strings"
 )
 
 // CheckWorktree compares the worktree record in the artifact directory dir
-// with the knowledge under root, as ReadWorktree and Changed do, and
-// returns the index the record names besides what changed.
+// with the knowledge under root, and returns the index the record names
+// and what changed, sorted, at most limit of them (0: all; more says there
+// were others). A record of up to maxFiles files is compared file by file
+// (Worktree.Changed). Above that only the directories are, which tells
+// added, removed and renamed files but not files edited in place; a
+// directory whose knowledge entries changed is returned as "dir/".
 //
-// A record of more than maxFiles files is compared by its directories
-// alone, and it is compared as it is read, line by line, keeping nothing:
+// Such a record is compared as it is read, line by line, keeping nothing:
 // at 3,800 directories, reading the record whole and then comparing took
 // longer than the search it runs beside, most of it in fresh memory for
 // the paths.
 func CheckWorktree(dir, root string, maxFiles, limit int) (index string, changed []string, more bool, err error) {
-	name := filepath.Join(dir, WorktreeFile)
-	f, err := os.Open(name)
+	f, r, index, files, err := openWorktree(dir)
 	if err != nil {
 		return "", nil, false, err
 	}
 	defer f.Close()
-	r := bufio.NewReaderSize(f, 16<<10)
-	head, err := r.ReadSlice('\n')
-	rest, ok := bytes.CutPrefix(bytes.TrimSuffix(head, []byte("\n")), []byte(worktreeHeader+" "))
-	index1, count, ok2 := bytes.Cut(rest, []byte(" "))
-	files, err2 := strconv.Atoi(string(count))
-	if err != nil && err != io.EOF || !ok || !ok2 || err2 != nil {
-		return "", nil, false, corruptWorktree(name, 1)
-	}
-	index = string(index1)
 	if files <= maxFiles {
-		w, err := ReadWorktree(dir, maxFiles)
+		w, err := r.readAll(index)
 		if err != nil {
 			return "", nil, false, err
 		}
 		changed, more = w.Changed(root, limit)
-		return w.Index, changed, more, nil
+		return index, changed, more, nil
 	}
 
-	w := &Worktree{Index: index, FilesOmitted: true}
+	w := &Worktree{Index: index}
 	buf := make([]byte, 0, 512) // a directory's path, NUL-terminated for lstat
-	for n := 2; ; n++ {
-		line, err := r.ReadSlice('\n')
-		if err == bufio.ErrBufferFull { // a path of over 16 KB: not one a build records
-			return "", nil, false, corruptWorktree(name, n)
-		}
-		if len(line) == 0 && err == io.EOF {
-			break
-		}
-		if err != nil && err != io.EOF {
+	for {
+		kind, rest, err := r.next()
+		switch {
+		case err != nil:
 			return "", nil, false, err
-		}
-		line = bytes.TrimSuffix(line, []byte("\n"))
-		if len(line) < 2 || line[1] != ' ' {
-			return "", nil, false, corruptWorktree(name, n)
-		}
-		switch line[0] {
-		case 'c':
-			w.ContextFiles = strings.Fields(string(line[2:]))
-			continue
-		case 'f': // the files, which are not compared, follow the directories
+		case kind == 0 || kind == 'f': // the files, not compared, follow the directories
 			return index, sorted(changed), more, nil
-		case 'd':
-		default:
-			return "", nil, false, corruptWorktree(name, n)
+		case kind == 'c':
+			w.ContextFiles = strings.Fields(string(rest))
+			continue
+		case kind != 'd':
+			return "", nil, false, r.bad()
 		}
-		mod, line, ok1 := cutNumber(line[2:], 10)
-		entries, rel, ok2 := cutNumber(line, 16)
-		if !ok1 || !ok2 {
-			return "", nil, false, corruptWorktree(name, n)
+		d, ok := parseDirLine(rest)
+		if !ok {
+			return "", nil, false, r.bad()
 		}
 		buf = append(buf[:0], root...)
-		if len(rel) > 0 {
+		if len(d.path) > 0 {
 			at := len(buf) + 1
-			buf = append(append(buf, filepath.Separator), rel...)
+			buf = append(append(buf, filepath.Separator), d.path...)
 			for i := at; filepath.Separator != '/' && i < len(buf); i++ {
 				if buf[i] == '/' {
 					buf[i] = filepath.Separator
@@ -90,23 +65,17 @@ func CheckWorktree(dir, root string, maxFiles, limit int) (index string, changed
 		}
 		buf = append(buf, 0)
 		st, ok := lstat(buf)
-		if !ok || st.mod == int64(mod) {
+		if !ok || st.mod == d.mod {
 			continue // a removed directory's parent reports it
 		}
-		if HashEntries(w.KnowledgeEntries(string(buf[:len(buf)-1]), string(rel))) == entries {
+		if HashEntries(w.KnowledgeEntries(string(buf[:len(buf)-1]), string(d.path))) == d.entries {
 			continue
 		}
 		if limit > 0 && len(changed) == limit {
-			more = true
-			break
+			return index, sorted(changed), true, nil
 		}
-		changed = append(changed, path.Join(string(rel), ".")+"/")
+		changed = append(changed, path.Join(string(d.path), ".")+"/")
 	}
-	return index, sorted(changed), more, nil
-}
-
-func corruptWorktree(name string, line int) error {
-	return fmt.Errorf("%w: %s line %d does not parse", ErrCorrupt, name, line)
 }
 
 // cutNumber parses the number before the first space of b, a signed
