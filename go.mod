@@ -8,7 +8,6 @@ require (
 	github.com/blevesearch/go-porterstemmer v1.0.3
 	github.com/blevesearch/snowballstem v0.9.0
 	github.com/blevesearch/vellum v1.0.7
-	github.com/blugelabs/bluge v0.2.2
 	github.com/blugelabs/bluge_segment_api v0.2.0
 	github.com/blugelabs/ice v1.0.0
 	github.com/fsnotify/fsnotify v1.10.1

@@ -16,6 +16,7 @@ import (
 	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/gitsource"
 	"github.com/kbqdev/kbq/internal/filelock"
+	"github.com/kbqdev/kbq/internal/safefs"
 )
 
 // MaxTopicBytes caps a topic written through WriteTopic.
@@ -196,23 +197,14 @@ func noLinks(root, dir string, kind error) error {
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return fmt.Errorf("%w: %s is outside the repository at %s", kind, dir, root)
 	}
-	cur := root
-	for _, part := range strings.Split(rel, string(filepath.Separator)) {
-		if part == "." {
-			continue
+	if err := safefs.NoLinksBelow(root, dir); err != nil {
+		if errors.Is(err, safefs.ErrLink) {
+			return fmt.Errorf("%w: %w; knowledge is written only into the repository's own directories", kind, err)
 		}
-		cur = filepath.Join(cur, part)
-		fi, err := os.Lstat(cur)
-		if errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if fi.Mode()&os.ModeSymlink != 0 {
-			return fmt.Errorf("%w: %s is a symbolic link; knowledge is written only into the repository's own directories", kind, cur)
-		}
-		if !fi.IsDir() {
+		return err
+	}
+	for cur := dir; cur != root && len(cur) > len(root); cur = filepath.Dir(cur) {
+		if fi, err := os.Stat(cur); err == nil && !fi.IsDir() {
 			return fmt.Errorf("%w: %s is a file, not a directory", kind, cur)
 		}
 	}

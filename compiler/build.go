@@ -109,6 +109,9 @@ type BuildOptions struct {
 	Options
 	// Out is the artifact directory.
 	Out string
+	// Root, when set, is the repository's working tree: no directory
+	// between it and Out may be a symbolic link.
+	Root string
 	// Source describes what src holds, for the manifest.
 	Source artifact.Source
 	// BuiltAt is recorded in the manifest.
@@ -186,7 +189,7 @@ func Build(ctx context.Context, src Source, opts BuildOptions) (*BuildResult, er
 	}
 	res := &BuildResult{}
 	var listErr error
-	err := publish(opts.Out, list, func(dir string, prev *previous, why string) (*artifact.Manifest, bool, func() error, error) {
+	err := publish(opts.Out, opts.Root, list, func(dir string, prev *previous, why string) (*artifact.Manifest, bool, func() error, error) {
 		got := <-listing
 		if got.err != nil {
 			listErr = got.err

@@ -15,11 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/blugelabs/bluge/index/lock"
-
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/gitsource"
+	"github.com/kbqdev/kbq/internal/filelock"
 	"github.com/kbqdev/kbq/internal/testkb"
 )
 
@@ -205,7 +204,7 @@ func (s *watchedSource) Read(f gitsource.File, max int64) ([]byte, error) {
 func TestBuildListsAfterTakingTheLock(t *testing.T) {
 	dir := t.TempDir()
 	testkb.BuildInto(t, dir, sampleFiles(2), nil)
-	held, err := lock.OpenExclusive(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	held, err := filelock.Wait(filepath.Join(dir, ".lock"), time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +218,7 @@ func TestBuildListsAfterTakingTheLock(t *testing.T) {
 	if src.listed.Load() {
 		t.Error("the build listed its source before it held the lock")
 	}
-	held.Close()
+	held()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}

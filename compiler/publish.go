@@ -11,6 +11,7 @@ import (
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/filelock"
+	"github.com/kbqdev/kbq/internal/safefs"
 )
 
 // ErrOutput means the artifact directory cannot be written.
@@ -35,12 +36,24 @@ const lockFile = ".lock"
 // finish, when build returns one, is work build started beside the
 // publishing (files of the artifact other than the index and manifest): it
 // is waited for before the lock is released, and its error returned.
-func publish(out string, locked func(), build func(dir string, prev *previous, why string) (m *artifact.Manifest, keep bool, finish func() error, err error)) (err error) {
+//
+// No path publish writes or removes is followed through a symbolic link:
+// out, and every directory between root (the repository, when known) and
+// out, must be real directories, and a link inside out is replaced or
+// removed, never written through, so a repository that commits a link
+// where the artifact goes cannot make kbc write or delete outside it.
+func publish(out, root string, locked func(), build func(dir string, prev *previous, why string) (m *artifact.Manifest, keep bool, finish func() error, err error)) (err error) {
+	if err := safefs.NoLinksBelow(root, out); err != nil {
+		return fmt.Errorf("%w: %w: kbc never writes through a link (remove it, or choose another directory with -o)", ErrOutput, err)
+	}
 	if fi, err := os.Stat(out); err == nil && !fi.IsDir() {
 		return fmt.Errorf("%w: %s is a file, not a directory (remove it, or choose another directory with -o)", ErrOutput, out)
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return fmt.Errorf("%w: %w (choose another directory with -o)", ErrOutput, err)
+	}
+	if err := safefs.NoLinksBelow(root, out); err != nil { // made meanwhile
+		return fmt.Errorf("%w: %w: kbc never writes through a link (remove it, or choose another directory with -o)", ErrOutput, err)
 	}
 	if err := ensureGitignore(out); err != nil {
 		return fmt.Errorf("%w: %w (choose another directory with -o)", ErrOutput, err)
@@ -119,16 +132,29 @@ func replaceDir(from, to string) error {
 // writeManifest replaces out/manifest.json atomically.
 func writeManifest(out string, m *artifact.Manifest) error {
 	name := filepath.Join(out, artifact.ManifestFile)
+	if err := replaceFile(name, func(w io.Writer) error { return artifact.Encode(w, m) }); err != nil {
+		return err
+	}
+	return syncDir(out)
+}
+
+// replaceFile replaces name with what fill writes, synced: through name.tmp,
+// which is removed first whatever it is (a file a killed build left, or a
+// link), then renamed over name (which replaces a link, never follows it).
+func replaceFile(name string, fill func(io.Writer) error) error {
 	tmp := name + ".tmp"
-	os.Remove(tmp)
-	if err := writeFileSync(tmp, func(w io.Writer) error { return artifact.Encode(w, m) }); err != nil {
+	if err := os.RemoveAll(tmp); err != nil {
+		return err
+	}
+	if err := writeFileSync(tmp, fill); err != nil {
+		os.Remove(tmp)
 		return err
 	}
 	if err := os.Rename(tmp, name); err != nil {
 		os.Remove(tmp)
 		return err
 	}
-	return syncDir(out)
+	return nil
 }
 
 // removeStale deletes what earlier builds left behind: unfinished
@@ -150,13 +176,14 @@ func removeStale(out, current string) {
 	}
 }
 
-// ensureGitignore keeps the artifact out of git.
+// ensureGitignore keeps the artifact out of git. A link in its place is
+// replaced, never written through.
 func ensureGitignore(out string) error {
 	name := filepath.Join(out, ".gitignore")
-	if _, err := os.Stat(name); err == nil {
+	if fi, err := os.Lstat(name); err == nil && fi.Mode().IsRegular() {
 		return nil
 	}
-	return os.WriteFile(name, []byte("# kbq artifact: built by kbc, never committed\n*\n"), 0o644)
+	return safefs.WriteFile(name, []byte("# kbq artifact: built by kbc, never committed\n*\n"), 0o644)
 }
 
 func syncDir(dir string) error {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/artifact/postings"
+	"github.com/kbqdev/kbq/internal/safefs"
 )
 
 // A Bluge index directory holds segment files (%012x.seg), immutable once
@@ -93,7 +94,7 @@ func writeFileSync(name string, fill func(io.Writer) error) error {
 // writeFile creates name, which must not exist, writes it with fill and,
 // when sync is set, syncs it to disk.
 func writeFile(name string, sync bool, fill func(io.Writer) error) (err error) {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := safefs.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return err
 	}

@@ -85,13 +85,7 @@ func recordWorktree(out string, src Source, l *listing, m *artifact.Manifest, op
 			w.Dirs = append(w.Dirs, artifact.DirStamp{Path: d.Path, Mod: d.Mod, Entries: d.Digest})
 		}
 	}
-	tmp := name + ".tmp"
-	if err := writeFileSync(tmp, func(wr io.Writer) error { return artifact.EncodeWorktree(wr, w) }); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("%w: %w", ErrOutput, err)
-	}
-	if err := os.Rename(tmp, name); err != nil {
-		os.Remove(tmp)
+	if err := replaceFile(name, func(wr io.Writer) error { return artifact.EncodeWorktree(wr, w) }); err != nil {
 		return fmt.Errorf("%w: %w", ErrOutput, err)
 	}
 	return nil

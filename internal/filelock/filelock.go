@@ -1,5 +1,7 @@
-// Package filelock takes the exclusive file locks that builds and writes
-// of knowledge take turns with.
+// Package filelock takes the advisory file locks that builds, writes of
+// knowledge and the usage log take turns with. A lock file is opened
+// without following a symbolic link, so a link planted where a lock is
+// taken never makes kbc create or open a file elsewhere.
 package filelock
 
 import (
@@ -8,7 +10,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/blugelabs/bluge/index/lock"
+	"github.com/kbqdev/kbq/internal/safefs"
 )
 
 // Wait takes an exclusive lock on path, creating the file, and waits up to
@@ -16,13 +18,24 @@ import (
 func Wait(path string, timeout time.Duration) (func(), error) {
 	deadline := time.Now().Add(timeout)
 	for wait := time.Millisecond; ; wait = min(wait*2, 100*time.Millisecond) {
-		lk, err := lock.OpenExclusive(path, os.O_CREATE|os.O_RDWR, 0o644)
-		if err == nil {
-			return func() { lk.Close() }, nil
-		}
-		if errors.Is(err, os.ErrNotExist) || errors.Is(err, os.ErrPermission) || time.Now().After(deadline) {
+		f, err := safefs.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+		if err != nil {
 			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		ok, err := TryExclusive(f)
+		if ok {
+			return func() { f.Close() }, nil
+		}
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("lock %s: %w", path, ErrTimeout)
 		}
 		time.Sleep(wait)
 	}
 }
+
+// ErrTimeout means another process held a lock for longer than the wait.
+var ErrTimeout = errors.New("held by another process for too long")

@@ -138,13 +138,16 @@ func compile(ctx context.Context, s *cli.Streams, src *source, set compileSettin
 		}
 		out = filepath.Join(src.repo.Root(), artifact.DefaultDir)
 	}
+	if abs, err := filepath.Abs(out); err == nil {
+		out = abs
+	}
 	builtAt, err := src.builtAt(s)
 	if err != nil {
 		return nil, err
 	}
 	src.options.Analysis = set.analysis
 	opts := compiler.BuildOptions{
-		Options: src.options, Out: out, Source: src.info, BuiltAt: builtAt, KeepGoing: set.keepGoing, Full: set.full,
+		Options: src.options, Out: out, Root: src.repo.Root(), Source: src.info, BuiltAt: builtAt, KeepGoing: set.keepGoing, Full: set.full,
 	}
 	if src.info.Mode != "rev" && src.info.Commit != "" {
 		if base, err := src.repo.Rev("HEAD"); err == nil {

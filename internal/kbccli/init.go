@@ -16,6 +16,7 @@ import (
 	"github.com/kbqdev/kbq/gitsource"
 	"github.com/kbqdev/kbq/hooks"
 	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/safefs"
 	"github.com/kbqdev/kbq/internal/version"
 )
 
@@ -92,7 +93,7 @@ func runInit(s *cli.Streams, g *globalOptions, o *initOptions) error {
 		if err != nil {
 			return err
 		}
-		created, err := createFile(filepath.Join(root, filepath.FromSlash(f.path)), []byte(replace.Replace(string(data))))
+		created, err := createFile(root, filepath.Join(root, filepath.FromSlash(f.path)), []byte(replace.Replace(string(data))))
 		if err != nil {
 			return err
 		}
@@ -102,7 +103,7 @@ func runInit(s *cli.Streams, g *globalOptions, o *initOptions) error {
 			say("kept %s, which exists", f.path)
 		}
 	}
-	added, err := ignoreArtifact(filepath.Join(root, ".gitignore"))
+	added, err := ignoreArtifact(root, filepath.Join(root, ".gitignore"))
 	if err != nil {
 		return err
 	}
@@ -139,8 +140,12 @@ Next: write what every agent should know in .kb/context.md, then
 }
 
 // createFile writes data to a new file at name, creating its directory;
-// it reports false, and leaves the file alone, when one exists.
-func createFile(name string, data []byte) (bool, error) {
+// it reports false, and leaves the file alone, when one exists. No
+// directory between root and name may be a symbolic link.
+func createFile(root, name string, data []byte) (bool, error) {
+	if err := safefs.NoLinksBelow(root, filepath.Dir(name)); err != nil {
+		return false, err
+	}
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return false, err
 	}
@@ -164,8 +169,12 @@ func createFile(name string, data []byte) (bool, error) {
 }
 
 // ignoreArtifact adds the artifact directory to the .gitignore at name
-// unless a line there ignores it already.
-func ignoreArtifact(name string) (bool, error) {
+// unless a line there ignores it already. A .gitignore that is a symbolic
+// link is refused, not written through.
+func ignoreArtifact(root, name string) (bool, error) {
+	if err := safefs.NoLinksBelow(root, name); err != nil {
+		return false, err
+	}
 	data, err := os.ReadFile(name)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return false, err
@@ -181,7 +190,15 @@ func ignoreArtifact(name string) (bool, error) {
 		b.WriteByte('\n')
 	}
 	fmt.Fprintf(&b, "# the kbq artifact, built by kbc build\n/%s/\n", artifact.DefaultDir)
-	return true, os.WriteFile(name, b.Bytes(), 0o644)
+	f, err := safefs.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return false, err
+	}
+	_, err = f.Write(b.Bytes())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return true, err
 }
 
 // selfPath is this kbc's path, for the hook to fall back on when kbc is

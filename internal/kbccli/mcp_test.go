@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/blugelabs/bluge/index/lock"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kbqdev/kbq/gitsource"
 	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/filelock"
 	"github.com/kbqdev/kbq/internal/kbqserve"
 	"github.com/kbqdev/kbq/internal/mcptest"
 )
@@ -103,11 +103,11 @@ func TestMCPWriteTools(t *testing.T) {
 	}
 
 	// A write while a build holds the artifact's lock waits for it.
-	lk, err := lock.OpenExclusive(filepath.Join(root, ".kbq", ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	lk, err := filelock.Wait(filepath.Join(root, ".kbq", ".lock"), time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { time.Sleep(300 * time.Millisecond); lk.Close() }()
+	go func() { time.Sleep(300 * time.Millisecond); lk() }()
 	if _, out, isErr := callTool(t, cs, "knowledge_remember", map[string]any{"text": "The walrus naps on Tuesdays"}); isErr || out["indexed"] != true {
 		t.Fatalf("remember while a build holds the lock: %v %v", isErr, out)
 	}

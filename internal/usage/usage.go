@@ -32,6 +32,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kbqdev/kbq/internal/filelock"
+	"github.com/kbqdev/kbq/internal/safefs"
 )
 
 // Doors through which documents leave kbq.
@@ -172,16 +175,16 @@ func (l *Log) Record(events []Event) error {
 // was opened is opened again, so that no record lands in the old one.
 func appendLocked(path string, data []byte) (int64, error) {
 	for range 3 {
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+		f, err := safefs.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 		if errors.Is(err, os.ErrNotExist) { // the first record of all
 			if err = os.MkdirAll(filepath.Dir(path), 0o700); err == nil {
-				f, err = os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+				f, err = safefs.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 			}
 		}
 		if err != nil {
 			return 0, err
 		}
-		if err := lockShared(f); err != nil {
+		if err := filelock.Shared(f); err != nil {
 			f.Close()
 			return 0, err
 		}
@@ -222,12 +225,12 @@ func samePath(f *os.File, path string) bool {
 // compact rewrites the log as one summary line per document, unless
 // another process is using it (then a later write compacts it).
 func (l *Log) compact() error {
-	f, err := os.OpenFile(l.path, os.O_RDWR, 0)
+	f, err := safefs.OpenFile(l.path, os.O_RDWR, 0)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	if ok, err := tryLock(f); err != nil || !ok {
+	if ok, err := filelock.TryExclusive(f); err != nil || !ok {
 		return err
 	}
 	if !samePath(f, l.path) {
@@ -238,7 +241,7 @@ func (l *Log) compact() error {
 		return err
 	}
 	tmp := l.path + ".tmp"
-	out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	out, err := safefs.Create(tmp, 0o600)
 	if err != nil {
 		return err
 	}
