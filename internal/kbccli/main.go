@@ -83,7 +83,7 @@ func exitCode(err error) (int, bool) {
 	switch {
 	case errors.Is(err, compiler.ErrInvalid), errors.Is(err, authoring.ErrNoMemory):
 		return cli.ExitFailure, true
-	case errors.Is(err, authoring.ErrMemoryText), errors.Is(err, authoring.ErrNotMemory):
+	case errors.Is(err, authoring.ErrMemoryText), errors.Is(err, authoring.ErrNotMemory), errors.Is(err, authoring.ErrUnreachable):
 		return cli.ExitError, true
 	case errors.Is(err, gitsource.ErrNotRepository), errors.Is(err, gitsource.ErrUnknownRevision),
 		errors.Is(err, gitsource.ErrDamaged), errors.Is(err, compiler.ErrOutput):

@@ -153,6 +153,9 @@ func (w *writer) remember(ctx context.Context, _ *mcp.CallToolRequest, in rememb
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := authoring.Reachable(w.root, scope, "memories", w.repo.LeftOut); err != nil {
+		return nil, nil, err
+	}
 	path, err := authoring.Remember(scope, in.Text, authoring.MemoryOptions{
 		Tags: in.Tags, Source: in.Source, LockDir: w.repo.GitDir(), Root: w.root,
 	})
@@ -196,6 +199,12 @@ func (w *writer) write(ctx context.Context, _ *mcp.CallToolRequest, in writeArgs
 	scope, err := w.scopeFor(in.Dir)
 	if err != nil {
 		return nil, nil, err
+	}
+	if name, err := authoring.TopicPath(scope, in.Topic); err == nil { // else WriteTopic says what is wrong with the key
+		sub, _ := filepath.Rel(filepath.Join(scope, ".kb"), filepath.Dir(name))
+		if err := authoring.Reachable(w.root, scope, filepath.ToSlash(sub), w.repo.LeftOut); err != nil {
+			return nil, nil, err
+		}
 	}
 	path, replaced, err := authoring.WriteTopic(w.root, scope, in.Topic, in.Content, authoring.TopicOptions{
 		Title: in.Title, Tags: in.Tags, Blob: strings.TrimSpace(in.Blob), LockDir: w.repo.GitDir(),

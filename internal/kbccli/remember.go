@@ -72,6 +72,9 @@ func runRemember(c *cli.Context, s *cli.Streams, g *globalOptions, o *rememberOp
 	if err != nil {
 		return err
 	}
+	if err := authoring.Reachable(repoRoot(repo), scope, "memories", repo.LeftOut); err != nil {
+		return err
+	}
 	var tags []string
 	for _, t := range c.StringSlice("tags") {
 		tags = append(tags, strings.Split(t, ",")...)
