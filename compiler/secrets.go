@@ -30,6 +30,9 @@ type secretRule struct {
 	entropy  float64               // minimum Shannon entropy of the secret, bits per byte
 	block    bool                  // matches across lines (private keys)
 	generic  bool                  // a key name and a value: the value must look random
+	// urlPassword: the secret is a URL's password, a placeholder unless
+	// it is more than a word that names one.
+	urlPassword bool
 }
 
 var secretRules = []secretRule{
@@ -51,10 +54,10 @@ var secretRules = []secretRule{
 		re: lazyRegexp(`\b((?:sk|rk)_(?:test|live|prod)_[a-zA-Z0-9]{10,99})(?:[\x60'"\s;]|\\[nr]|$)`)},
 	{name: "Google API key", keywords: []string{"aiza"}, entropy: 4, group: 1,
 		re: lazyRegexp(`\b(AIza[\w-]{35})(?:[\x60'"\s;]|\\[nr]|$)`)},
-	{name: "OpenAI API key", keywords: []string{"t3blbkfj"}, entropy: 3, group: 1,
-		re: lazyRegexp(`\b(sk-(?:proj|svcacct|admin)-(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})T3BlbkFJ(?:[A-Za-z0-9_-]{74}|[A-Za-z0-9_-]{58})\b|sk-[a-zA-Z0-9]{20}T3BlbkFJ[a-zA-Z0-9]{20})(?:[\x60'"\s;]|\\[nr]|$)`)},
-	{name: "Anthropic API key", keywords: []string{"sk-ant-"}, group: 1,
-		re: lazyRegexp(`\b(sk-ant-(?:api03|admin01)-[a-zA-Z0-9_\-]{93}AA)(?:[\x60'"\s;]|\\[nr]|$)`)},
+	{name: "OpenAI API key", keywords: []string{"t3blbkfj", "sk-proj-", "sk-svcacct-", "sk-admin-"}, entropy: 3.5, group: 1,
+		re: lazyRegexp(`\b(sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,300}|[A-Za-z0-9_-]{16,100}T3BlbkFJ[A-Za-z0-9_-]{16,100}))(?:[\x60'"\s;,)]|\\[nr]|$)`)},
+	{name: "Anthropic API key", keywords: []string{"sk-ant-"}, entropy: 3.5, group: 1,
+		re: lazyRegexp(`\b(sk-ant-[a-z]{2,8}\d{2}-[A-Za-z0-9_-]{32,200})(?:[\x60'"\s;,)]|\\[nr]|$)`)},
 	{name: "npm token", keywords: []string{"npm_"}, entropy: 2, group: 1,
 		re: lazyRegexp(`(?i)\b(npm_[a-z0-9]{36})(?:[\x60'"\s;]|\\[nr]|$)`)},
 	{name: "PyPI token", keywords: []string{"pypi-ageichlwas5vcmc"}, entropy: 3,
@@ -67,6 +70,16 @@ var secretRules = []secretRule{
 		re: lazyRegexp(`(?:^|[\\'"\x60\s>=:(,)])([a-zA-Z0-9_~.]{3}\dQ~[a-zA-Z0-9_~.-]{31,34})(?:$|[\\'"\x60\s<),])`)},
 	{name: "JSON web token", keywords: []string{"eyj"}, entropy: 3, group: 1,
 		re: lazyRegexp(`\b(ey[a-zA-Z0-9]{17,}\.ey[a-zA-Z0-9\/\\_-]{17,}\.(?:[a-zA-Z0-9\/\\_-]{10,}={0,2})?)(?:[\x60'"\s;]|\\[nr]|$)`)},
+	{name: "Twilio API key", keywords: []string{"sk"}, entropy: 3, group: 1,
+		re: lazyRegexp(`(?:^|[^A-Za-z0-9_])(SK[0-9a-fA-F]{32})(?:[^A-Za-z0-9_]|$)`)},
+	{name: "Azure storage account key", keywords: []string{"accountkey"}, entropy: 4, group: 1,
+		re: lazyRegexp(`(?i)AccountKey\s{0,3}=\s{0,3}([A-Za-z0-9+/]{40,100}={0,2})`)},
+	// A password inside a URL: scheme://user:password@host.
+	{name: "password in a URL", keywords: []string{"://"}, group: 1, urlPassword: true,
+		re: lazyRegexp(`\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s/:@'"\x60<>]{1,100}:([^\s/@'"\x60<>]{3,200})@[A-Za-z0-9[]`)},
+	// An opaque bearer token in an Authorization header.
+	{name: "bearer token", keywords: []string{"bearer"}, entropy: 3.5, group: 1, generic: true,
+		re: lazyRegexp(`(?i)\bbearer\s{1,3}([A-Za-z0-9._~+/-]{20,500}=*)(?:[\x60'"\s;,)]|\\[nr]|$)`)},
 	// password=, api_key: and the like with a value that looks random.
 	{name: "credential assignment", entropy: 3.5, group: 1, generic: true,
 		keywords: []string{"passw", "pwd", "secret", "token", "api_key", "apikey", "api-key", "access_key", "accesskey", "auth"},
@@ -227,7 +240,7 @@ func (rule secretRule) check(src *source, start, end int, allowed secretAllowanc
 	if !rule.block && (placeholderRE().Match(secret) || entropy(secret) < rule.entropy) {
 		return
 	}
-	if rule.generic && !looksLiteral(secret) || allowed.allows(rule.name, secret) {
+	if rule.generic && !looksLiteral(secret) || rule.urlPassword && !urlPasswordLiteral(secret) || allowed.allows(rule.name, secret) {
 		return
 	}
 	line, col := src.position(start)
@@ -247,13 +260,27 @@ func looksLiteral(v []byte) bool {
 	})
 }
 
+// urlPasswordLiteral reports whether the password of a URL is written out
+// rather than standing in for one: not a variable or a template ($PASS,
+// ${PASS}, %PASS%, {{.Pass}}), not one character repeated, and not the name
+// of the field itself (user:password@). A short word such as "pass" is a
+// password all the same: it is what gets committed and then reused.
+func urlPasswordLiteral(v []byte) bool {
+	s := strings.ToLower(string(v))
+	if strings.ContainsAny(s, "${}") || len(s) > 2 && s[0] == '%' && s[len(s)-1] == '%' || strings.Trim(s, s[:1]) == "" {
+		return false
+	}
+	switch s {
+	case "password", "passwd", "secret":
+		return false
+	}
+	return true
+}
+
 // redact shows enough of a secret to find it, and no more.
 func redact(secret []byte) string {
 	s := strings.SplitN(string(secret), "\n", 2)[0]
-	if len(s) > 6 {
-		s = s[:6]
-	}
-	return s + "…"
+	return s[:min(6, len(s)/2)] + "…"
 }
 
 // entropy is the Shannon entropy of b in bits per byte.

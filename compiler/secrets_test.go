@@ -37,6 +37,12 @@ func TestSecretsFound(t *testing.T) {
 	google := fake("AIza", 35, alnum+"-_")
 	pw := fake("", 16, "Xq9z!kR2w@Lp7#Vm")
 	hex := fake("", 32, "0123456789abcdef")
+	openaiProj := fake("sk-proj-", 156, alnum+"_-")
+	openaiLegacy := fake("sk-", 20, alnum) + "T3BlbkFJ" + fake("", 20, alnum)
+	anthropic := fake("sk-ant-api03-", 93, alnum+"_-") + "AA"
+	azure := fake("", 86, alnum+"+/") + "=="
+	bearer := fake("", 40, alnum)
+	twilio := fake("SK", 32, "0123456789abcdef")
 	tests := []struct {
 		name, text, rule, secret string
 		line, col                int
@@ -50,10 +56,18 @@ func TestSecretsFound(t *testing.T) {
 		{"google", "maps: " + google + "\n", "Google API key", google, 1, 7},
 		{"password", "password: " + pw + "\n", "credential assignment", pw, 1, 11},
 		{"api key quoted", `  "api_key": "` + hex + `"`, "credential assignment", hex, 1, 15},
+		{"openai project key", "OPENAI_KEY " + openaiProj + "\n", "OpenAI API key", openaiProj, 1, 12},
+		{"openai legacy key", "use " + openaiLegacy, "OpenAI API key", openaiLegacy, 1, 5},
+		{"anthropic key", "key " + anthropic + "\n", "Anthropic API key", anthropic, 1, 5},
+		{"password in a URL", "DATABASE_URL=postgres://user:pass@db.internal:5432/app", "password in a URL", "pass", 1, 30},
+		{"password in an https URL", "clone https://deploy:" + hex + "@git.example.org/x.git", "password in a URL", hex, 1, 22},
+		{"azure storage", "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=" + azure + ";EndpointSuffix=core.windows.net", "Azure storage account key", azure, 1, 60},
+		{"bearer", "curl -H 'Authorization: Bearer " + bearer + "' https://api", "bearer token", bearer, 1, 32},
+		{"twilio", "TWILIO_KEY=" + twilio, "Twilio API key", twilio, 1, 12},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			want := fmt.Sprintf("%d:%d possible %s (%s…)", tt.line, tt.col, tt.rule, tt.secret[:6])
+			want := fmt.Sprintf("%d:%d possible %s (%s)", tt.line, tt.col, tt.rule, redact([]byte(tt.secret)))
 			got := secretsIn(tt.text)
 			if len(got) != 1 || !strings.HasPrefix(got[0], want) {
 				t.Errorf("got %q, want one starting %q", got, want)
@@ -75,6 +89,17 @@ func TestSecretsNotFound(t *testing.T) {
 		"use " + fake("ghp_", 36, alnum) + " here <!-- kbq:allow-secret -->",
 		"id: " + fake("AKIA", 16, "Z7Q2X4R6T8V2B4N6MJ") + " # gitleaks:allow",
 		"auth: aaaaaaaaaaaa1111",
+		"postgres://user:password@localhost:5432/db",
+		"postgres://${DB_USER}:${DB_PASSWORD}@localhost/db",
+		"https://user:%PASSWORD%@host/x",
+		"redis://:****@cache:6379",
+		"https://example.com/path@v1.2:3",
+		"Authorization: Bearer $GITHUB_TOKEN",
+		"Authorization: Bearer <your-token-here>",
+		"Authorization: Bearer YOUR_ACCESS_TOKEN_HERE",
+		"Ask the task runner: SKIP the disk check, SK" + strings.Repeat("z", 32),
+		"AccountKey=<storage-account-key>",
+		"the sk-proj- prefix marks project keys",
 	} {
 		if got := secretsIn(text); len(got) != 0 {
 			t.Errorf("%q: %v", text, got)
