@@ -53,6 +53,7 @@ func parseDocument(in input) *document {
 	if !checkText(in.data, report) {
 		return d
 	}
+	checkControls(in.path, in.data, report)
 	d.src = newSource(in.data)
 	findSecrets(d.src, in.secrets, report)
 	allowTagsLine := d.Kind == artifact.KindTopic
@@ -115,6 +116,68 @@ func checkText(data []byte, report reporter) bool {
 		return false
 	}
 	return true
+}
+
+// checkControls warns about control characters in a file's text or name
+// (ESC, BEL, backspace, C1 controls, a carriage return that ends no line):
+// kbq shows them escaped, but they are almost never meant, and a terminal
+// that printed them raw would obey them.
+func checkControls(name string, data []byte, report reporter) {
+	for i, r := range name {
+		if r < 0x20 || r >= 0x7f && r <= 0x9f {
+			report(1, 1, Warning, fmt.Sprintf("the file name holds a control character (%s): rename the file", controlName(name[i:])))
+			break
+		}
+	}
+	src := bytes.TrimPrefix(data, bom)
+	i := controlAt(src)
+	if i < 0 {
+		return
+	}
+	more := 0
+	for j := i + 1; j < len(src); {
+		k := controlAt(src[j:])
+		if k < 0 {
+			break
+		}
+		more++
+		j += k + 1
+	}
+	line, col := rawPosition(src, i)
+	also := ""
+	if more > 0 {
+		also = fmt.Sprintf(" (and %d more)", more)
+	}
+	report(line, col, Warning, fmt.Sprintf("control character %s%s: kbq shows it escaped; remove it", controlName(string(src[i:])), also))
+}
+
+// controlAt returns the offset of the first control character in b that is
+// not a tab, a newline or the carriage return of a CRLF, or -1.
+func controlAt(b []byte) int {
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '\t' || c == '\n':
+		case c == '\r':
+			if i+1 >= len(b) || b[i+1] != '\n' {
+				return i
+			}
+		case c < 0x20 || c == 0x7f:
+			return i
+		case c == 0xc2 && i+1 < len(b) && b[i+1] >= 0x80 && b[i+1] <= 0x9f: // U+0080–U+009F
+			return i
+		}
+	}
+	return -1
+}
+
+// controlName names the control character s starts with: U+001B (ESC).
+func controlName(s string) string {
+	r, _ := utf8.DecodeRuneInString(s)
+	names := map[rune]string{0x07: "BEL", 0x08: "backspace", 0x09: "tab", 0x0a: "newline", 0x0b: "vertical tab", 0x0c: "form feed", 0x0d: "carriage return", 0x1b: "ESC", 0x7f: "DEL", 0x9b: "CSI"}
+	if n, ok := names[r]; ok {
+		return fmt.Sprintf("%U (%s)", r, n)
+	}
+	return fmt.Sprintf("%U", r)
 }
 
 // rawPosition is the line and column of byte i, counting columns in bytes

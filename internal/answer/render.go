@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/kbqdev/kbq/internal/visible"
 	"github.com/kbqdev/kbq/query"
 )
 
@@ -20,7 +21,7 @@ func WriteJSON(w io.Writer, v any) error {
 // WriteSearchMarkdown prints whole chunks under headings, for agents.
 func WriteSearchMarkdown(w io.Writer, resp *query.Response) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Knowledge search: %s\n", resp.Query)
+	fmt.Fprintf(&b, "# Knowledge search: %s\n", visible.Line(resp.Query))
 	if len(resp.Results) == 0 {
 		b.WriteString("\nNo results.\n")
 	}
@@ -29,17 +30,17 @@ func WriteSearchMarkdown(w io.Writer, resp *query.Response) error {
 		if title == "" {
 			title = r.Topic
 		}
-		fmt.Fprintf(&b, "\n## %d. %s\n\n", i+1, title)
-		fmt.Fprintf(&b, "`%s:%d-%d`", r.Path, r.Lines[0], r.Lines[1])
+		fmt.Fprintf(&b, "\n## %d. %s\n\n", i+1, visible.Line(title))
+		fmt.Fprintf(&b, "`%s:%d-%d`", visible.Line(r.Path), r.Lines[0], r.Lines[1])
 		if r.Heading != "" {
-			fmt.Fprintf(&b, " · %s", r.Heading)
+			fmt.Fprintf(&b, " · %s", visible.Line(r.Heading))
 		}
 		fmt.Fprintf(&b, " · %s · scope %s", r.Kind, r.Scope)
 		if len(r.Tags) > 0 {
-			fmt.Fprintf(&b, " · tags: %s", strings.Join(r.Tags, ", "))
+			fmt.Fprintf(&b, " · tags: %s", visible.Line(strings.Join(r.Tags, ", ")))
 		}
 		b.WriteString("\n\n")
-		b.WriteString(fence(strings.TrimRight(r.Content, "\n")))
+		b.WriteString(fence(visible.Text(strings.TrimRight(r.Content, "\n"))))
 		if r.Trimmed {
 			b.WriteString("\n\n*(trimmed to fit the token budget; `kbq get " + r.Path + "` has the whole document)*")
 		}

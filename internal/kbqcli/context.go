@@ -9,6 +9,7 @@ import (
 	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/units"
+	"github.com/kbqdev/kbq/internal/visible"
 	"github.com/kbqdev/kbq/query"
 )
 
@@ -93,6 +94,6 @@ func runContext(ctx context.Context, o *contextOptions) error {
 	if len(res.Sections) == 0 {
 		fmt.Fprintf(s.Err, "kbq: no context applies to %s: add .kb/context.md (or AGENTS.md, CLAUDE.md, GEMINI.md) there or in a directory above it\n", cmp.Or(d, "the repository root"))
 	}
-	_, err = io.WriteString(s.Out, res.Text)
+	_, err = io.WriteString(s.Out, visible.Text(res.Text))
 	return err
 }

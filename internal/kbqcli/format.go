@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/visible"
 	"github.com/kbqdev/kbq/query"
 )
 
@@ -70,13 +71,14 @@ func writeJSONLines[T any](w io.Writer, items []T) error {
 	return nil
 }
 
-// writePaths writes each path once, in the order given.
+// writePaths writes each path once, in the order given, a line each
+// whatever the path holds.
 func writePaths(w io.Writer, paths []string) error {
 	seen := map[string]bool{}
 	for _, p := range paths {
 		if !seen[p] {
 			seen[p] = true
-			if _, err := fmt.Fprintln(w, p); err != nil {
+			if _, err := fmt.Fprintln(w, visible.Line(p)); err != nil {
 				return err
 			}
 		}
@@ -89,8 +91,8 @@ func writeSearchCSV(w io.Writer, results []query.Result) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"path", "topic", "kind", "scope", "heading", "start_line", "end_line", "score", "tags"})
 	for _, r := range results {
-		cw.Write([]string{r.Path, r.Topic, r.Kind, r.Scope, r.Heading, strconv.Itoa(r.Lines[0]), strconv.Itoa(r.Lines[1]),
-			strconv.FormatFloat(r.Score, 'f', 4, 64), strings.Join(r.Tags, ";")})
+		cw.Write(visibleCells(r.Path, r.Topic, r.Kind, r.Scope, r.Heading, strconv.Itoa(r.Lines[0]), strconv.Itoa(r.Lines[1]),
+			strconv.FormatFloat(r.Score, 'f', 4, 64), strings.Join(r.Tags, ";")))
 	}
 	cw.Flush()
 	return cw.Error()
@@ -101,7 +103,7 @@ func writeListCSV(w io.Writer, docs []query.Listed) error {
 	cw := csv.NewWriter(w)
 	cw.Write([]string{"path", "topic", "kind", "scope", "title", "tags", "source"})
 	for _, d := range docs {
-		cw.Write([]string{d.Path, d.Topic, d.Kind, d.Scope, d.Title, strings.Join(d.Tags, ";"), d.Source})
+		cw.Write(visibleCells(d.Path, d.Topic, d.Kind, d.Scope, d.Title, strings.Join(d.Tags, ";"), d.Source))
 	}
 	cw.Flush()
 	return cw.Error()
@@ -110,10 +112,20 @@ func writeListCSV(w io.Writer, docs []query.Listed) error {
 // writeListMarkdown writes a table of the documents.
 func writeListMarkdown(w io.Writer, docs []query.Listed) error {
 	fmt.Fprintf(w, "| path | topic | kind | scope | title | tags |\n|---|---|---|---|---|---|\n")
-	cell := strings.NewReplacer("|", `\|`, "\n", " ")
+	escape := strings.NewReplacer("|", `\|`)
+	cell := func(s string) string { return escape.Replace(visible.Line(s)) }
 	for _, d := range docs {
-		fmt.Fprintf(w, "| `%s` | %s | %s | %s | %s | %s |\n", d.Path, cell.Replace(d.Topic), d.Kind, d.Scope,
-			cell.Replace(d.Title), cell.Replace(strings.Join(d.Tags, ", ")))
+		fmt.Fprintf(w, "| `%s` | %s | %s | %s | %s | %s |\n", cell(d.Path), cell(d.Topic), d.Kind, cell(d.Scope),
+			cell(d.Title), cell(strings.Join(d.Tags, ", ")))
 	}
 	return nil
+}
+
+// visibleCells are the cells of a CSV row with their control characters
+// escaped (one line each: a CSV row is a line on a terminal too).
+func visibleCells(cells ...string) []string {
+	for i, c := range cells {
+		cells[i] = visible.Line(c)
+	}
+	return cells
 }

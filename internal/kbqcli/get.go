@@ -11,6 +11,7 @@ import (
 	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/usage"
+	"github.com/kbqdev/kbq/internal/visible"
 	"github.com/kbqdev/kbq/query"
 )
 
@@ -79,7 +80,7 @@ func runGet(ctx context.Context, o *getOptions) error {
 	if o.asJSON {
 		return answer.WriteJSON(s.Out, doc)
 	}
-	_, err = io.WriteString(s.Out, doc.Content)
+	_, err = io.WriteString(s.Out, visible.Text(doc.Content))
 	return err
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/visible"
 	"github.com/kbqdev/kbq/query"
 )
 
@@ -97,7 +98,7 @@ func writeList(w io.Writer, docs []query.Listed, width int) error {
 	}
 	rows := [][]string{{"TOPIC", "KIND", "SCOPE", "TAGS", "SOURCE", "PATH"}}
 	for _, d := range docs {
-		rows = append(rows, []string{d.Topic, d.Kind, d.Scope, orDash(strings.Join(d.Tags, ",")), orDash(d.Source), d.Path})
+		rows = append(rows, []string{visible.Line(d.Topic), d.Kind, visible.Line(d.Scope), orDash(visible.Line(strings.Join(d.Tags, ","))), orDash(visible.Line(d.Source)), visible.Line(d.Path)})
 	}
 	if width > 0 {
 		fitColumns(rows, width, []int{3, 4, 0}) // shorten sources, then tags, then topics

@@ -9,6 +9,7 @@ import (
 	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/usage"
+	"github.com/kbqdev/kbq/internal/visible"
 	"github.com/kbqdev/kbq/query"
 )
 
@@ -183,7 +184,7 @@ func writeSearchText(w io.Writer, resp *query.Response, color bool) error {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		fmt.Fprintf(&b, "%s:%s", paint(stylePath, r.Path), paint(styleLines, fmt.Sprintf("%d-%d", r.Lines[0], r.Lines[1])))
+		fmt.Fprintf(&b, "%s:%s", paint(stylePath, visible.Line(r.Path)), paint(styleLines, fmt.Sprintf("%d-%d", r.Lines[0], r.Lines[1])))
 		// The heading trail places the chunk; a chunk before any heading
 		// is placed by its document's title. A memory's title is its first
 		// words, which the snippet already shows, and a context file's is
@@ -193,20 +194,21 @@ func writeSearchText(w io.Writer, resp *query.Response, color bool) error {
 			trail = r.Title
 		}
 		if trail != "" {
-			fmt.Fprintf(&b, "  %s", trail)
+			fmt.Fprintf(&b, "  %s", visible.Line(trail))
 		}
 		meta := r.Kind
 		if len(r.Tags) > 0 {
 			meta += ", " + strings.Join(r.Tags, " ")
 		}
-		fmt.Fprintf(&b, "  %s\n", paint(styleDim, fmt.Sprintf("[%s · %s] %.2f", meta, r.Scope, r.Score)))
+		fmt.Fprintf(&b, "  %s\n", paint(styleDim, fmt.Sprintf("[%s · %s] %.2f", visible.Line(meta), visible.Line(r.Scope), r.Score)))
 		fmt.Fprintf(&b, "    %s\n", highlight(r.Snippet, r.Highlights, func(t string) string { return paint(styleMatch, t) }))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// highlight marks the ranges of text with mark.
+// highlight marks the ranges of text with mark; what it prints of text
+// is escaped to stay on one line and out of the terminal's control.
 func highlight(text string, ranges [][2]int, mark func(string) string) string {
 	var b strings.Builder
 	at := 0
@@ -214,10 +216,10 @@ func highlight(text string, ranges [][2]int, mark func(string) string) string {
 		if r[0] < at || r[1] > len(text) || r[0] >= r[1] {
 			continue
 		}
-		b.WriteString(text[at:r[0]])
-		b.WriteString(mark(text[r[0]:r[1]]))
+		b.WriteString(visible.Line(text[at:r[0]]))
+		b.WriteString(mark(visible.Line(text[r[0]:r[1]])))
 		at = r[1]
 	}
-	b.WriteString(text[at:])
+	b.WriteString(visible.Line(text[at:]))
 	return b.String()
 }

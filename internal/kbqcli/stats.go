@@ -11,6 +11,7 @@ import (
 
 	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/visible"
 	"github.com/kbqdev/kbq/query"
 )
 
@@ -91,7 +92,7 @@ func writeStats(w io.Writer, st *query.Stats, use *UsageStats) error {
 	}
 	fmt.Fprintf(tw, "scopes\t%d\n", len(st.ByScope))
 	for _, k := range sortedKeys(st.ByScope) {
-		fmt.Fprintf(tw, "  %s\t%d\n", k, st.ByScope[k])
+		fmt.Fprintf(tw, "  %s\t%d\n", visible.Line(k), st.ByScope[k])
 	}
 	fmt.Fprintf(tw, "size\t%s\n", humanSize(st.Bytes))
 	fmt.Fprintf(tw, "format\t%d (kbc %s)\n", st.FormatVersion, st.CompilerVersion)
@@ -105,7 +106,7 @@ func writeStats(w io.Writer, st *query.Stats, use *UsageStats) error {
 	fmt.Fprintf(tw, "source\t%s\n", src)
 	switch {
 	case len(st.Changed) > 0:
-		fmt.Fprintf(tw, "stale\t%s changed since\n", strings.Join(st.Changed, ", "))
+		fmt.Fprintf(tw, "stale\t%s changed since\n", visible.Line(strings.Join(st.Changed, ", ")))
 	case st.Stale:
 		fmt.Fprintf(tw, "stale\tHEAD moved since\n")
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/usage"
+	"github.com/kbqdev/kbq/internal/visible"
 	"github.com/kbqdev/kbq/query"
 )
 
@@ -100,7 +101,7 @@ func writeUsageStats(w io.Writer, u *UsageStats, now time.Time) {
 			if i > 0 {
 				label = ""
 			}
-			fmt.Fprintf(w, "  %s\t%s  %d (%d in 30 days, last %s)\n", label, d.Path, d.Uses, d.Recent, ago(now.Sub(d.Last)))
+			fmt.Fprintf(w, "  %s\t%s  %d (%d in 30 days, last %s)\n", label, visible.Line(d.Path), d.Uses, d.Recent, ago(now.Sub(d.Last)))
 		}
 	}
 	list("most used", u.Most)
@@ -110,7 +111,7 @@ func writeUsageStats(w io.Writer, u *UsageStats, now time.Time) {
 		if u.NeverUsed > len(u.Never) {
 			more = ", …"
 		}
-		fmt.Fprintf(w, "  never used\t%d %s: %s%s\n", u.NeverUsed, plural(u.NeverUsed, "document", "documents"), strings.Join(u.Never, ", "), more)
+		fmt.Fprintf(w, "  never used\t%d %s: %s%s\n", u.NeverUsed, plural(u.NeverUsed, "document", "documents"), visible.Line(strings.Join(u.Never, ", ")), more)
 	}
 }
 
