@@ -55,11 +55,13 @@ var filterFields = map[string]bool{"tag": true, "kind": true, "scope": true, "pa
 //	+"exact phrase"        a required phrase
 //	a OR b                 either
 //	-word, NOT word        excluded
-//	deploy*                a prefix; * and ? anywhere are wildcards
+//	deploy*                a prefix; * and ? inside a word are wildcards
 //	tag:x kind:memory scope:services/api path:docs/ topic:deploy/steps   filters
 //	title:rollback         a word (or "phrase") in titles only
 //
-// Any other punctuation is text. Parse never fails: unbalanced quotes end
+// Any other punctuation is text: + and - are operators only before a
+// letter or a quote ("+1 SD" and "IL-2 and -3" are prose), and a ? that
+// ends a word ends a question. Parse never fails: unbalanced quotes end
 // at the end of the query, operators without operands are dropped.
 func Parse(q string) Parsed {
 	toks := lex(q)
@@ -148,7 +150,15 @@ func (t token) clause() (Clause, bool) {
 	case '-':
 		c.Occur = MustNot
 	}
-	if strings.TrimSpace(t.text) == "" {
+	if !t.quoted && !filterFields[t.field] {
+		// A question mark that ends a word ends a sentence: "ranked?" is
+		// the word; one inside a word ("te?t") stays a wildcard.
+		c.Text = strings.TrimRight(c.Text, "?")
+		if c.Text == "" && t.text != "" && t.field == "" {
+			return c, false
+		}
+	}
+	if strings.TrimSpace(c.Text) == "" {
 		return c, false
 	}
 	switch {
@@ -162,11 +172,11 @@ func (t token) clause() (Clause, bool) {
 		// +"phrase" requires it, as Lucene's parser does with OR as the
 		// default operator.
 		c.Kind = Phrase
-	case t.text == "*":
+	case c.Text == "*":
 		c.Kind = All
-	case strings.HasSuffix(t.text, "*") && !strings.ContainsAny(t.text[:len(t.text)-1], "*?"):
-		c.Kind, c.Text = Prefix, strings.TrimSuffix(t.text, "*")
-	case strings.ContainsAny(t.text, "*?") && strings.IndexFunc(t.text, isWordRune) >= 0:
+	case strings.HasSuffix(c.Text, "*") && !strings.ContainsAny(c.Text[:len(c.Text)-1], "*?"):
+		c.Kind, c.Text = Prefix, strings.TrimSuffix(c.Text, "*")
+	case strings.ContainsAny(c.Text, "*?") && strings.IndexFunc(c.Text, isWordRune) >= 0:
 		c.Kind = Wildcard
 	default:
 		c.Kind = Word
@@ -193,11 +203,9 @@ func lex(q string) []token {
 			continue
 		}
 		var t token
-		if q[i] == '+' || q[i] == '-' {
-			if i+1 < len(q) && !isSpaceAt(q, i+1) {
-				t.prefix = q[i]
-				i++
-			}
+		if (q[i] == '+' || q[i] == '-') && operandAt(q, i+1) {
+			t.prefix = q[i]
+			i++
 		}
 		// field:value, value possibly quoted
 		if j := strings.IndexByte(q[i:], ':'); j > 0 && knownFields[strings.ToLower(q[i:i+j])] && !strings.ContainsAny(q[i:i+j], " \t\n\"") {
@@ -229,6 +237,17 @@ func lex(q string) []token {
 		toks = append(toks, t)
 	}
 	return toks
+}
+
+// operandAt reports whether what starts at i can follow a + or - that is
+// an operator: a letter or a quote. Elsewhere the sign is prose: "+1 SD",
+// "-3 receptors", "-0.5".
+func operandAt(s string, i int) bool {
+	if i >= len(s) {
+		return false
+	}
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	return r == '"' || unicode.IsLetter(r)
 }
 
 func isSpaceAt(s string, i int) bool {

@@ -56,6 +56,32 @@ func (ix *Index) plan(p Parsed, an *artifact.Analyzer) *plan {
 	return pl
 }
 
+// constraints are what a query requires and excludes, apart from the words
+// it ranks by: filters, +word, -word, NOT, required and excluded phrases.
+// The channel that ranks by meaning honours them as the lexical one does.
+type constraints struct {
+	must, mustNot []node
+	pl            *plan // the phrases to verify in the chunks' text
+}
+
+func (ix *Index) constraints(p Parsed, an *artifact.Analyzer) constraints {
+	c := constraints{pl: &plan{terms: make(map[string]bool)}}
+	for _, cl := range p.Clauses {
+		if cl.Occur == Should {
+			continue
+		}
+		n := ix.clauseNode(cl, an, c.pl)
+		switch {
+		case n == nil:
+		case cl.Occur == Must:
+			c.must = append(c.must, n)
+		default:
+			c.mustNot = append(c.mustNot, n)
+		}
+	}
+	return c
+}
+
 // collapseRepeats merges optional clauses that are the same one term into
 // one node that counts it as often, which scores as their sum does: a
 // pasted text repeating a word reads its postings once, not once a repeat.

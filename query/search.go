@@ -127,6 +127,7 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 			return nil, fmt.Errorf("--mode %s: the query has no vector", mode)
 		}
 		var resp *Response
+		cons := ix.constraints(parsed, artifact.NewAnalyzer(ix.Manifest.Analysis))
 		if mode == ModeSemantic {
 			if req.Vector == nil {
 				warmed := make(chan struct{})
@@ -140,9 +141,9 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 					return nil, err
 				}
 			}
-			resp, err = ix.searchSemantic(req, selected, req.N)
+			resp, err = ix.searchSemantic(req, selected, cons, req.N)
 		} else {
-			resp, err = ix.searchHybrid(ctx, req, selected)
+			resp, err = ix.searchHybrid(ctx, req, selected, cons)
 		}
 		if err != nil {
 			return nil, err

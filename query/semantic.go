@@ -152,7 +152,7 @@ var semanticCandidates = 2000
 // nearest by their stored vectors: exact for artifacts without bits, and
 // fast enough either way at a few hundred thousand chunks; far beyond,
 // an approximate index would pay.
-func (ix *Index) semanticTop(req Request, selected bool, q []float32, k int, perChunk bool) ([]scoredDoc, int, error) {
+func (ix *Index) semanticTop(req Request, selected bool, cons constraints, q []float32, k int, perChunk bool) ([]scoredDoc, int, error) {
 	vecs, err := ix.vectors()
 	if err != nil {
 		return nil, 0, err
@@ -165,7 +165,9 @@ func (ix *Index) semanticTop(req Request, selected bool, q []float32, k int, per
 		return nil, 0, err
 	}
 	var root node = allNode{}
-	if must, mustNot := ix.filters(req, selected); len(must)+len(mustNot) > 0 {
+	must, mustNot := ix.filters(req, selected)
+	must, mustNot = append(must, cons.must...), append(mustNot, cons.mustNot...)
+	if len(must)+len(mustNot) > 0 {
 		root = boolNode{must: append([]node{allNode{}}, must...), mustNot: mustNot}
 	}
 	ev := ix.engine.newEval(ix.ranking, ix.Manifest.Fields, ix.Manifest.Counts.Chunks)
@@ -367,9 +369,18 @@ func (ix *Index) distances(n int) *[]uint16 {
 	return &d
 }
 
-// searchSemantic answers req from the vectors alone.
-func (ix *Index) searchSemantic(req Request, selected bool, k int) (*Response, error) {
-	top, compared, err := ix.semanticTop(req, selected, req.Vector, k, req.Chunks)
+// searchSemantic answers req from the vectors alone, among the chunks that
+// meet the query's constraints: its filters, required and excluded words,
+// and required and excluded phrases.
+func (ix *Index) searchSemantic(req Request, selected bool, cons constraints, k int) (*Response, error) {
+	verify := len(cons.pl.phrases)+len(cons.pl.notPhrases) > 0
+	want, perChunk := k, req.Chunks
+	if verify {
+		// Phrases are checked in the chunks' text: take more chunks than
+		// needed, each on its own, and keep those that hold them.
+		want, perChunk = 8*k+24, true
+	}
+	top, compared, err := ix.semanticTop(req, selected, cons, req.Vector, want, perChunk)
 	if err != nil {
 		return nil, err
 	}
@@ -378,6 +389,19 @@ func (ix *Index) searchSemantic(req Request, selected bool, k int) (*Response, e
 	hits, err := ix.hits(top, a)
 	if err != nil {
 		return nil, err
+	}
+	if verify {
+		an := artifact.NewAnalyzer(ix.Manifest.Analysis)
+		seen := make(map[string]bool)
+		kept := hits[:0]
+		for _, h := range hits {
+			if len(kept) == k || seen[h.Path] && !req.Chunks || !cons.pl.phrasesMatch(h.body, h.Title, h.Heading, an) {
+				continue
+			}
+			seen[h.Path] = true
+			kept = append(kept, h)
+		}
+		hits = kept
 	}
 	resp := &Response{Query: req.Query, Total: compared, TotalExact: true, Results: make([]Result, 0, len(hits))}
 	for _, h := range hits {
@@ -396,7 +420,7 @@ func (ix *Index) searchSemantic(req Request, selected bool, k int) (*Response, e
 // each result scoring the sum of 1/(60 + its rank) over the channels that
 // found it (FusionRRF). A document both found shows the lexical channel's
 // chunk, whose words matched.
-func (ix *Index) searchHybrid(ctx context.Context, req Request, selected bool) (*Response, error) {
+func (ix *Index) searchHybrid(ctx context.Context, req Request, selected bool, cons constraints) (*Response, error) {
 	lexReq := req
 	lexReq.Mode, lexReq.N, lexReq.MaxTokens = ModeLexical, max(req.N, fusionDepth), 1<<30
 	lexReq.noSnippets = true // the fused results get theirs
@@ -413,7 +437,7 @@ func (ix *Index) searchHybrid(ctx context.Context, req Request, selected bool) (
 				return
 			}
 		}
-		sem, semErr = ix.searchSemantic(semReq, selected, max(req.N, fusionDepth))
+		sem, semErr = ix.searchSemantic(semReq, selected, cons, max(req.N, fusionDepth))
 	}()
 	lex, err := ix.Search(ctx, lexReq)
 	ix.warmSemantic()
