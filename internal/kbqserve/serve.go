@@ -152,7 +152,8 @@ func newHandler(t *tools, o *serveOptions, remote bool) http.Handler {
 	})
 	server := newMCPServer(t)
 	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
-		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: maxBodyBytes, SessionTimeout: 30 * time.Minute}))
+		// guard is the one check of Host for /mcp and the API alike.
+		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: maxBodyBytes, SessionTimeout: 30 * time.Minute, DisableLocalhostProtection: true}))
 	return guard(mux, o.allowOrigins, remote)
 }
 
@@ -238,16 +239,30 @@ func intParam(q url.Values, name string) (int, error) {
 	return n, nil
 }
 
-func boolParam(q url.Values, name string) bool {
-	v, _ := strconv.ParseBool(q.Get(name))
-	return v
+func boolParam(q url.Values, name string) (bool, error) {
+	s := q.Get(name)
+	if s == "" {
+		return false, nil
+	}
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return false, fmt.Errorf("%w: %s=%q is not true or false", errArgs, name, s)
+	}
+	return v, nil
 }
 
 func (a *httpAPI) search(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	in := searchArgs{Query: q.Get("q"), Kind: q.Get("kind"), Tag: q.Get("tag"), Dir: q.Get("dir"), Scope: q.Get("scope"),
-		Chunks: boolParam(q, "chunks"), AllScopes: boolParam(q, "all_scopes"), Mode: q.Get("mode")}
+	in := searchArgs{Query: q.Get("q"), Kind: q.Get("kind"), Tag: q.Get("tag"), Dir: q.Get("dir"), Scope: q.Get("scope"), Mode: q.Get("mode")}
 	var err error
+	if in.Chunks, err = boolParam(q, "chunks"); err != nil {
+		fail(w, err)
+		return
+	}
+	if in.AllScopes, err = boolParam(q, "all_scopes"); err != nil {
+		fail(w, err)
+		return
+	}
 	if in.N, err = intParam(q, "n"); err != nil {
 		fail(w, err)
 		return
@@ -323,7 +338,12 @@ func (a *httpAPI) context(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	out, err := a.t.assemble(r.Context(), dir, boolParam(q, "wrap"), hot)
+	wrap, err := boolParam(q, "wrap")
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	out, err := a.t.assemble(r.Context(), dir, wrap, hot)
 	if err != nil {
 		fail(w, err)
 		return

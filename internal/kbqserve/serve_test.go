@@ -178,6 +178,9 @@ func TestHTTPAPI(t *testing.T) {
 		{"/search?q=helm&scope=nosuch", nil, 400, "its scopes are project, services/api"},
 		{"/search?q=", nil, 400, "query is empty"},
 		{"/search?q=x&n=abc", nil, 400, "is not a number"},
+		{"/search?q=x&chunks=maybe", nil, 400, `chunks=\"maybe\" is not true or false`},
+		{"/search?q=x&all_scopes=2", nil, 400, "is not true or false"},
+		{"/context?wrap=yes", nil, 400, "is not true or false"},
 		{"/search?q=" + strings.Repeat("x", 5000), nil, 400, "over 4096"},
 		{"/get?topic=deploy", nil, 200, `"title":"Deploying"`},
 		{"/get?path=services/api/AGENTS.md", nil, 200, "8080"},
@@ -189,6 +192,7 @@ func TestHTTPAPI(t *testing.T) {
 		{"/healthz", nil, 200, `"status":"ok"`},
 		{"/healthz", map[string]string{"Host": "localhost:7419"}, 200, "ok"},
 		{"/healthz", map[string]string{"Host": "[::1]:7419"}, 200, "ok"},
+		{"/stats", map[string]string{"Host": "LOCALHOST:7419"}, 200, "documents"},
 		{"/healthz", map[string]string{"Host": "attacker.example"}, 403, "is not this machine"},
 		{"/search?q=x", map[string]string{"Origin": "https://attacker.example"}, 403, "Origin"},
 		{"/search?q=deploy", map[string]string{"Origin": "http://localhost:3000"}, 200, "results"},
@@ -198,6 +202,32 @@ func TestHTTPAPI(t *testing.T) {
 		status, body := get(t, h, tc.target, tc.header)
 		if status != tc.status || !strings.Contains(body, tc.want) {
 			t.Errorf("GET %s %v: %d %s, want %d with %q", tc.target[:min(len(tc.target), 60)], tc.header, status, body[:min(len(body), 200)], tc.status, tc.want)
+		}
+	}
+}
+
+// /mcp and the API admit the same Host headers: one check for both.
+func TestHTTPHostOneCheck(t *testing.T) {
+	srv := httptest.NewServer(newHandler(newTools(t, testkb.Build(t, files)), &serveOptions{}, false))
+	defer srv.Close()
+	do := func(method, path, host, body string) int {
+		req, _ := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+		req.Host = host
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	for host, want := range map[string]int{"LOCALHOST:7419": 200, "localhost:7419": 200, "127.0.0.1:7419": 200, "attacker.example": 403} {
+		mcpStatus, stats := do("POST", "/mcp", host, init), do("GET", "/stats", host, "")
+		if mcpStatus != want || stats != want {
+			t.Errorf("Host %s: /mcp %d, /stats %d, want %d for both", host, mcpStatus, stats, want)
 		}
 	}
 }

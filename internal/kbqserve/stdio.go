@@ -204,16 +204,41 @@ func (f *lineFilter) check(line []byte) []byte {
 			return nil
 		}
 	}
+	kept := msgs[:0]
 	for _, m := range msgs {
 		if _, err := jsonrpc.DecodeMessage(m); err != nil {
 			f.reply(idOf(m), jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
 			return nil
 		}
+		if nullID(m) {
+			// JSON-RPC answers a request whose id is null (the SDK would
+			// take it for a notification and say nothing); MCP forbids it.
+			f.reply(nil, jsonrpc.CodeInvalidRequest, "invalid request: the id is null; MCP requests take a string or number id")
+			continue
+		}
+		kept = append(kept, m)
 	}
-	for _, m := range msgs {
+	switch {
+	case len(kept) == 0:
+		return nil
+	case len(kept) < len(msgs): // a batch, less what was answered here
+		line, _ = json.Marshal(kept)
+	}
+	for _, m := range kept {
 		f.inflight.asked(m)
 	}
 	return append(line, '\n')
+}
+
+// nullID reports whether m is a request (it has a method) whose id member
+// is present and null.
+func nullID(m json.RawMessage) bool {
+	var probe map[string]json.RawMessage
+	if json.Unmarshal(m, &probe) != nil || probe["method"] == nil {
+		return false
+	}
+	id, ok := probe["id"]
+	return ok && string(bytes.TrimSpace(id)) == "null"
 }
 
 // idOf returns the id of a message that may not be valid, or nil.

@@ -78,6 +78,9 @@ func TestStdioBadLines(t *testing.T) {
 	if m := send(`[]`); code(m) != -32600 {
 		t.Fatalf("empty batch: %v", m)
 	}
+	if m := send(`{"jsonrpc":"2.0","id":null,"method":"ping"}`); code(m) != -32600 || m["id"] != nil {
+		t.Fatalf("a null id: %v", m)
+	}
 	init := `{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 	m := send(init)
 	result, _ := m["result"].(map[string]any)
