@@ -3,6 +3,7 @@ package query
 import (
 	"container/heap"
 	"math"
+	"slices"
 
 	"github.com/bits-and-blooms/bitset"
 )
@@ -31,7 +32,10 @@ func topScored(set *bitset.BitSet, scores []float64, k int, factor func(uint64) 
 type topCollector struct {
 	k    int
 	hits docHeap
-	ties []scoredDoc
+	// ties are the chunks scoring tieScore, the k-th best score: a query
+	// that ties every chunk (a lone *) keeps them all, four bytes each.
+	ties     []uint32
+	tieScore float64
 }
 
 // full reports whether k chunks are kept: only those scoring at least
@@ -55,20 +59,33 @@ func (c *topCollector) add(d scoredDoc) {
 	switch {
 	case d.score < low:
 	case d.score == low:
-		c.ties = append(c.ties, d)
+		c.tie(d)
 	default:
 		heap.Push(&c.hits, d)
 		out := heap.Pop(&c.hits).(scoredDoc)
 		if out.score == c.hits[0].score {
-			c.ties = append(c.ties, out)
+			c.tie(out)
 		} else {
 			c.ties = c.ties[:0]
 		}
 	}
 }
 
+func (c *topCollector) tie(d scoredDoc) {
+	if len(c.ties) == 0 || d.score != c.tieScore {
+		c.ties, c.tieScore = c.ties[:0], d.score
+	}
+	c.ties = append(c.ties, uint32(d.doc))
+}
+
 // result returns the chunks kept, in no particular order.
-func (c *topCollector) result() []scoredDoc { return append(c.hits, c.ties...) }
+func (c *topCollector) result() []scoredDoc {
+	out := slices.Grow(c.hits, len(c.ties))
+	for _, doc := range c.ties {
+		out = append(out, scoredDoc{doc: uint64(doc), score: c.tieScore})
+	}
+	return out
+}
 
 // docHeap is a min-heap of chunks by score.
 type docHeap []scoredDoc

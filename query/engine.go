@@ -2,6 +2,7 @@ package query
 
 import (
 	"bytes"
+	"container/heap"
 	"cmp"
 	"fmt"
 	"io"
@@ -173,42 +174,92 @@ func (e *engine) segOf(doc uint64) *seg {
 // PowerShell-Docs, where a query's top five documents came with 150 tied
 // chunks.
 func (e *engine) firstRanked(docs []scoredDoc, n int, collapse bool) ([]scoredDoc, error) {
-	type placed struct {
-		scoredDoc
-		depth, chunk int
-		path         []byte
+	// The n first are kept in a heap, worst on top: a query that ties
+	// every chunk (a lone *) ranks them in memory for n, not for all.
+	// Collapsed, each path is kept once, with its best chunk; a path
+	// pushed out comes back only with a better chunk, which is then its
+	// best.
+	sel := placedHeap{}
+	if collapse {
+		sel.at = make(map[string]int, n)
 	}
-	ps := make([]placed, len(docs))
-	for i, d := range docs {
+	for _, d := range docs {
 		s := e.segOf(d.doc)
 		depth, path, chunk, ok := s.text.Document(uint32(d.doc - s.base))
 		if !ok {
 			return nil, fmt.Errorf("%w: no document for chunk %d of a segment", artifact.ErrCorrupt, d.doc-s.base)
 		}
-		ps[i] = placed{d, depth, chunk, path}
-	}
-	slices.SortFunc(ps, func(a, b placed) int {
-		return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(b.depth, a.depth),
-			bytes.Compare(a.path, b.path), cmp.Compare(a.chunk, b.chunk))
-	})
-	var seen map[string]bool
-	if collapse {
-		seen = make(map[string]bool, n)
-	}
-	first := make([]scoredDoc, 0, min(n, len(ps)))
-	for _, p := range ps {
-		if len(first) == n {
-			break
-		}
+		p := placed{d, depth, chunk, path}
 		if collapse {
-			if seen[string(p.path)] {
+			if i, ok := sel.at[string(path)]; ok {
+				if comparePlaced(p, sel.ps[i]) < 0 {
+					sel.ps[i] = p
+					heap.Fix(&sel, i)
+				}
 				continue
 			}
-			seen[string(p.path)] = true
 		}
-		first = append(first, p.scoredDoc)
+		if len(sel.ps) == n {
+			if n == 0 || comparePlaced(p, sel.ps[0]) >= 0 {
+				continue
+			}
+			heap.Pop(&sel)
+		}
+		heap.Push(&sel, p)
+	}
+	slices.SortFunc(sel.ps, comparePlaced)
+	first := make([]scoredDoc, len(sel.ps))
+	for i, p := range sel.ps {
+		first[i] = p.scoredDoc
 	}
 	return first, nil
+}
+
+// placed is a chunk with what places it among equal scores.
+type placed struct {
+	scoredDoc
+	depth, chunk int
+	path         []byte
+}
+
+// comparePlaced orders chunks best first: by score, then the deeper
+// scope, then path and chunk.
+func comparePlaced(a, b placed) int {
+	return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(b.depth, a.depth),
+		bytes.Compare(a.path, b.path), cmp.Compare(a.chunk, b.chunk))
+}
+
+// placedHeap keeps chunks worst first and, when at is set, where each
+// path is.
+type placedHeap struct {
+	ps []placed
+	at map[string]int
+}
+
+func (h placedHeap) Len() int           { return len(h.ps) }
+func (h placedHeap) Less(i, j int) bool { return comparePlaced(h.ps[i], h.ps[j]) > 0 }
+func (h placedHeap) Swap(i, j int) {
+	h.ps[i], h.ps[j] = h.ps[j], h.ps[i]
+	if h.at != nil {
+		h.at[string(h.ps[i].path)], h.at[string(h.ps[j].path)] = i, j
+	}
+}
+
+func (h *placedHeap) Push(x any) {
+	p := x.(placed)
+	if h.at != nil {
+		h.at[string(p.path)] = len(h.ps)
+	}
+	h.ps = append(h.ps, p)
+}
+
+func (h *placedHeap) Pop() any {
+	x := h.ps[len(h.ps)-1]
+	h.ps = h.ps[:len(h.ps)-1]
+	if h.at != nil {
+		delete(h.at, string(x.path))
+	}
+	return x
 }
 
 // close releases the segments.
@@ -227,6 +278,7 @@ type eval struct {
 	stats   map[string]artifact.FieldStats
 	chunks  uint64 // live chunks, N of the idf
 	notes   []string
+	budget
 }
 
 // note records something the user should know about how the query ran,
@@ -253,7 +305,7 @@ type termNode struct {
 }
 
 func (n termNode) match(ev *eval, _ bool) (*bitset.BitSet, error) {
-	out := bitset.New(uint(ev.e.maxDoc))
+	out := ev.bits()
 	term := []byte(n.term)
 	var it segment.PostingsIterator
 	for _, s := range ev.e.segs {
@@ -296,44 +348,104 @@ type expandNode struct {
 }
 
 func (n expandNode) match(ev *eval, scored bool) (*bitset.BitSet, error) {
+	if !n.text {
+		return n.matchKeyword(ev)
+	}
 	terms, err := n.expand(ev)
 	if err != nil {
 		return nil, err
 	}
 	kids := make([]node, len(terms))
 	for i, t := range terms {
-		if n.text {
-			kids[i] = newTextNode(t, n.fields, ev.ranking)
-		} else {
-			kids[i] = termNode{field: n.fields[0], term: t}
-		}
+		kids[i] = newTextNode(t, n.fields, ev.ranking)
 	}
 	return anyNode(kids).match(ev, scored)
 }
 
-func (n expandNode) expand(ev *eval) ([]string, error) {
-	if n.text {
-		return n.expandText(ev)
-	}
-	seen := make(map[string]bool)
-	var terms []string
-	add := func(t string) bool {
-		if !seen[t] {
-			seen[t] = true
-			terms = append(terms, t)
-		}
-		return len(terms) < maxExpansion
-	}
-	if err := n.expandKeyword(ev.e, add); err != nil {
+// matchKeyword matches every term of a keyword field that starts with the
+// prefix, into one set: a filter (path:, topic:, a scope and the scopes
+// below it) is never cut short, and costs the postings it matches.
+func (n expandNode) matchKeyword(ev *eval) (*bitset.BitSet, error) {
+	if err := ev.cancelled(); err != nil {
 		return nil, err
 	}
-	slices.Sort(terms)
+	out := ev.bits()
+	start := []byte(n.prefix)
+	end := afterPrefix(start)
+	var pl segment.PostingsList
+	var it segment.PostingsIterator
+	for _, field := range n.fields {
+		for _, s := range ev.e.segs {
+			dict, err := s.Dictionary(field)
+			if err != nil {
+				return nil, fmt.Errorf("read dictionary of %s: %w", field, err)
+			}
+			terms := dict.Iterator(nil, start, end)
+			for {
+				entry, err := terms.Next()
+				if err != nil && err != vellum.ErrIteratorDone {
+					terms.Close()
+					return nil, fmt.Errorf("read dictionary of %s: %w", field, err)
+				}
+				if entry == nil {
+					break
+				}
+				if pl, err = dict.PostingsList([]byte(entry.Term()), s.deleted, pl); err != nil {
+					terms.Close()
+					return nil, fmt.Errorf("read postings of %s:%s: %w", field, entry.Term(), err)
+				}
+				if it, err = pl.Iterator(false, false, false, it); err != nil {
+					terms.Close()
+					return nil, err
+				}
+				for {
+					p, err := it.Next()
+					if err != nil {
+						terms.Close()
+						return nil, fmt.Errorf("read postings of %s:%s: %w", field, entry.Term(), err)
+					}
+					if p == nil {
+						break
+					}
+					out.Set(uint(s.base + p.Number()))
+				}
+			}
+			terms.Close()
+		}
+	}
+	return out, nil
+}
+
+// expand returns the terms of the text fields a prefix or wildcard stands
+// for: the most frequent, within the query's budget.
+func (n expandNode) expand(ev *eval) ([]string, error) {
+	key := fmt.Sprint(n.fields, n.prefix, "\x00", n.wildcard)
+	if terms, ok := ev.memo[key]; ok {
+		return terms, nil
+	}
+	if err := ev.cancelled(); err != nil {
+		return nil, err
+	}
+	limit := min(maxExpansion, maxExpandedTerms-ev.expanded)
+	if limit <= 0 || ev.scanned >= maxScannedTotal {
+		ev.note(fmt.Sprintf("the query's prefixes and wildcards reached their limit (%d terms in all): %s and those after it were left out; make them longer", maxExpandedTerms, n.pattern()))
+		return nil, nil
+	}
+	terms, err := n.expandText(ev, limit)
+	if err != nil {
+		return nil, err
+	}
+	ev.expanded += len(terms)
+	if ev.memo == nil {
+		ev.memo = make(map[string][]string)
+	}
+	ev.memo[key] = terms
 	return terms, nil
 }
 
 // expandText expands over the text postings' dictionaries, keeping the
-// maxExpansion terms most chunks hold, and notes when there were more.
-func (n expandNode) expandText(ev *eval) ([]string, error) {
+// limit terms most chunks hold, and notes when there were more.
+func (n expandNode) expandText(ev *eval, limit int) ([]string, error) {
 	start := n.prefix
 	if n.wildcard != "" {
 		start = wildcardPrefix(n.wildcard)
@@ -346,22 +458,61 @@ func (n expandNode) expandText(ev *eval) ([]string, error) {
 		err := s.text.Range(from, to, func(term []byte, p postings.Postings) bool {
 			if n.wildcard == "" || matchWildcard(n.wildcard, term) {
 				df[string(term)] += p.DF
+				if len(df) > 16*limit {
+					pruneRare(df, 4*limit) // memory stays bounded; the most frequent stay
+				}
 			}
 			scanned++
-			return scanned < maxScanned
+			ev.scanned++
+			return scanned < maxScanned && ev.scanned < maxScannedTotal
 		})
 		if err != nil {
 			return nil, fmt.Errorf("read dictionary: %w", err)
 		}
 	}
 	terms := slices.Collect(maps.Keys(df))
-	if len(terms) > maxExpansion {
-		slices.SortFunc(terms, func(a, b string) int { return cmp.Or(cmp.Compare(df[b], df[a]), strings.Compare(a, b)) })
-		ev.note(fmt.Sprintf("%s matches %d terms or more: searched the %d most frequent; make it longer to narrow it", n.pattern(), len(terms), maxExpansion))
-		terms = terms[:maxExpansion]
+	slices.SortFunc(terms, func(a, b string) int { return cmp.Or(cmp.Compare(df[b], df[a]), strings.Compare(a, b)) })
+	// The most frequent terms first, as many as the limit and the query's
+	// budget of postings take: a term costs the chunks that hold it.
+	kept := terms[:0:0]
+	for _, t := range terms {
+		if len(kept) == limit {
+			break
+		}
+		if ev.expandedDF+df[t] > maxExpandedPostings {
+			continue
+		}
+		ev.expandedDF += df[t]
+		kept = append(kept, t)
 	}
-	slices.Sort(terms)
-	return terms, nil
+	if len(kept) < len(terms) {
+		ev.note(fmt.Sprintf("%s matches %d terms or more: searched %d of the most frequent; make it longer to narrow it", n.pattern(), len(terms), len(kept)))
+	}
+	slices.Sort(kept)
+	return kept, nil
+}
+
+// pruneRare keeps the keep terms of df that most chunks hold, ties going
+// to the first in order, so that the same query keeps the same terms.
+func pruneRare(df map[string]int, keep int) {
+	counts := slices.Collect(maps.Values(df))
+	slices.SortFunc(counts, func(a, b int) int { return cmp.Compare(b, a) })
+	floor := counts[keep-1]
+	var ties []string
+	for t, n := range df {
+		switch {
+		case n < floor:
+			delete(df, t)
+		case n == floor:
+			ties = append(ties, t)
+		}
+	}
+	if over := len(df) - keep; over > 0 {
+		slices.Sort(ties)
+		for _, t := range ties[len(ties)-over:] {
+			delete(df, t)
+		}
+	}
 }
 
 // pattern is the expansion as the query wrote it.
@@ -370,37 +521,6 @@ func (n expandNode) pattern() string {
 		return n.wildcard
 	}
 	return n.prefix + "*"
-}
-
-// expandKeyword expands a prefix over the ice dictionary of a keyword field.
-func (n expandNode) expandKeyword(e *engine, add func(string) bool) error {
-	start := []byte(n.prefix)
-	end := afterPrefix(start)
-	for _, field := range n.fields {
-		for _, s := range e.segs {
-			dict, err := s.Dictionary(field)
-			if err != nil {
-				return err
-			}
-			it := dict.Iterator(nil, start, end)
-			for {
-				entry, err := it.Next()
-				if err != nil && err != vellum.ErrIteratorDone {
-					it.Close()
-					return err
-				}
-				if entry == nil {
-					break
-				}
-				if !add(entry.Term()) {
-					it.Close()
-					return nil
-				}
-			}
-			it.Close()
-		}
-	}
-	return nil
 }
 
 // textNode matches a term in any of its text fields, scored with BM25F
@@ -434,7 +554,7 @@ func (n textNode) allFields() bool {
 func (n textNode) fieldsKey() string { return fmt.Sprint(n.in) }
 
 func (n textNode) match(ev *eval, scored bool) (*bitset.BitSet, error) {
-	out := bitset.New(uint(ev.e.maxDoc))
+	out := ev.bits()
 	if scored && ev.tf == nil {
 		ev.tf = make([]float64, ev.e.maxDoc)
 	}
@@ -497,13 +617,17 @@ func afterPrefix(prefix []byte) []byte {
 type anyNode []node
 
 func (n anyNode) match(ev *eval, scored bool) (*bitset.BitSet, error) {
-	out := bitset.New(uint(ev.e.maxDoc))
+	out := ev.bits()
 	for _, k := range n {
+		if err := ev.cancelled(); err != nil {
+			return nil, err
+		}
 		m, err := k.match(ev, scored)
 		if err != nil {
 			return nil, err
 		}
 		out.InPlaceUnion(m)
+		ev.recycle(m)
 	}
 	return out, nil
 }
@@ -518,6 +642,9 @@ type boolNode struct {
 func (n boolNode) match(ev *eval, scored bool) (*bitset.BitSet, error) {
 	var out *bitset.BitSet
 	for _, k := range n.must {
+		if err := ev.cancelled(); err != nil {
+			return nil, err
+		}
 		m, err := k.match(ev, scored)
 		if err != nil {
 			return nil, err
@@ -526,6 +653,7 @@ func (n boolNode) match(ev *eval, scored bool) (*bitset.BitSet, error) {
 			out = m
 		} else {
 			out.InPlaceIntersection(m)
+			ev.recycle(m)
 		}
 	}
 	if len(n.should) > 0 {
@@ -535,10 +663,12 @@ func (n boolNode) match(ev *eval, scored bool) (*bitset.BitSet, error) {
 		}
 		if out == nil {
 			out = any
+		} else {
+			ev.recycle(any) // matched for its scores only
 		}
 	}
 	if out == nil {
-		out = ev.e.live.Clone()
+		out = ev.liveSet()
 	}
 	for _, k := range n.mustNot {
 		m, err := k.match(ev, false)
@@ -546,6 +676,7 @@ func (n boolNode) match(ev *eval, scored bool) (*bitset.BitSet, error) {
 			return nil, err
 		}
 		out.InPlaceDifference(m)
+		ev.recycle(m)
 	}
 	return out, nil
 }
@@ -553,13 +684,13 @@ func (n boolNode) match(ev *eval, scored bool) (*bitset.BitSet, error) {
 // allNode matches every live chunk.
 type allNode struct{}
 
-func (allNode) match(ev *eval, _ bool) (*bitset.BitSet, error) { return ev.e.live.Clone(), nil }
+func (allNode) match(ev *eval, _ bool) (*bitset.BitSet, error) { return ev.liveSet(), nil }
 
 // noneNode matches nothing.
 type noneNode struct{}
 
 func (noneNode) match(ev *eval, _ bool) (*bitset.BitSet, error) {
-	return bitset.New(uint(ev.e.maxDoc)), nil
+	return ev.bits(), nil
 }
 
 // visitStored visits the stored fields of a chunk; visit may keep the

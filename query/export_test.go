@@ -1,6 +1,10 @@
 package query
 
-import "github.com/kbqdev/kbq/artifact"
+import (
+	"context"
+
+	"github.com/kbqdev/kbq/artifact"
+)
 
 // SetExhaustive makes ix score every match term at a time, the reference
 // top-k evaluation is compared with.
@@ -31,4 +35,48 @@ func SetSemanticCandidates(n int) func() {
 	old := semanticCandidates
 	semanticCandidates = n
 	return func() { semanticCandidates = old }
+}
+
+// Cost is what one lexical search spent of the query's limits.
+type Cost struct {
+	Clauses, Terms                 int
+	Expanded, ExpandedDF, Scanned  int
+	MaxClauses, MaxTerms           int
+	MaxExpanded, MaxDF, MaxScanned int
+	Notes                          []string
+}
+
+// SearchCost runs q as a lexical search does and reports its cost.
+func SearchCost(ix *Index, q string) (Cost, error) {
+	parsed := Parse(q)
+	pl := ix.plan(parsed, artifact.NewAnalyzer(ix.Manifest.Analysis))
+	c := Cost{Terms: len(pl.searched), MaxClauses: maxClauses, MaxTerms: maxTerms,
+		MaxExpanded: maxExpandedTerms, MaxDF: maxExpandedPostings, MaxScanned: maxScannedTotal}
+	bounded, _ := bound(parsed)
+	for _, cl := range bounded.Clauses {
+		if cl.Occur != Should || cl.Kind != Word {
+			c.Clauses += 1 + len(cl.Sub)
+		}
+	}
+	if pl.root == nil {
+		return c, nil
+	}
+	top, _, ev, err := ix.topK(context.Background(), pl.root, true)
+	if err != nil {
+		return c, err
+	}
+	if _, err := top(10); err != nil {
+		return c, err
+	}
+	c.Expanded, c.ExpandedDF, c.Scanned = ev.expanded, ev.expandedDF, ev.scanned
+	c.Notes = append(pl.notes, ev.notes...)
+	return c, nil
+}
+
+// SetScanLimit sets how many dictionary entries a query's expansions may
+// read, and returns a function that restores it.
+func SetScanLimit(n int) func() {
+	old := maxScannedTotal
+	maxScannedTotal = n
+	return func() { maxScannedTotal = old }
 }

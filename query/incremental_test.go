@@ -66,7 +66,7 @@ func answers(t *testing.T, dir string) string {
 		{Query: "deploy", Dir: "services/api", N: 10}, {Query: "token session", AllScopes: true, N: 15},
 		{Query: "incident", Kinds: []string{"memory"}}, {Query: "tag:deploy", N: 40}, {Query: "alert pager", MaxTokens: 200},
 		{Query: "schema migration index shard replica timeout latency", N: 25}, {Query: "topics", N: 5},
-		{Query: "NOT release", N: 50, Chunks: true}, {Query: "-kube*", N: 50, AllScopes: true, Chunks: true},
+		{Query: "* NOT release", N: 50, Chunks: true}, {Query: "* -kube*", N: 50, AllScopes: true, Chunks: true},
 	} {
 		resp, err := ix.Search(context.Background(), req)
 		if err != nil {

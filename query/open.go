@@ -19,6 +19,9 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrUnknownScope means a request names a scope the artifact lacks.
 	ErrUnknownScope = errors.New("unknown scope")
+	// ErrNothingToFind means a query only excludes: it names nothing to
+	// search for.
+	ErrNothingToFind = errors.New("the query only excludes")
 )
 
 // Ranking parameters. Chosen by measurement; docs/benchmarks.md has the

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -18,10 +19,43 @@ type plan struct {
 	phrases    [][]string      // every phrase must occur
 	notPhrases [][]string      // no phrase may occur
 	preferred  [][]string      // phrases that raise the score of chunks holding them
+	searched   map[string]bool // every distinct term searched for, within maxTerms
+	notes      []string        // what was left out to bound the query's cost
+}
+
+// admit returns the distinct terms of one clause that the query's budget
+// of maxTerms takes: those searched already, then new ones while there is
+// room. It notes the first term left out.
+func (pl *plan) admit(terms []string) []string {
+	if pl.searched == nil {
+		pl.searched = make(map[string]bool)
+	}
+	out := terms[:0:0]
+	for _, t := range terms {
+		if slices.Contains(out, t) {
+			continue
+		}
+		if !pl.searched[t] {
+			if len(pl.searched) >= maxTerms {
+				pl.note(fmt.Sprintf("the query has more than %d distinct words: %q and those after it were left out; shorten it", maxTerms, t))
+				continue
+			}
+			pl.searched[t] = true
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+func (pl *plan) note(s string) {
+	if !slices.Contains(pl.notes, s) && len(pl.notes) < 8 {
+		pl.notes = append(pl.notes, s)
+	}
 }
 
 func (ix *Index) plan(p Parsed, an *artifact.Analyzer) *plan {
 	pl := &plan{terms: make(map[string]bool)}
+	p, pl.notes = bound(p)
 	var b boolNode
 	var filters []node
 	for _, c := range p.Clauses {
@@ -66,6 +100,7 @@ type constraints struct {
 
 func (ix *Index) constraints(p Parsed, an *artifact.Analyzer) constraints {
 	c := constraints{pl: &plan{terms: make(map[string]bool)}}
+	p, _ = bound(p) // the lexical plan notes what it drops
 	for _, cl := range p.Clauses {
 		if cl.Occur == Should {
 			continue
@@ -168,9 +203,10 @@ func (ix *Index) clauseNode(c Clause, an *artifact.Analyzer, pl *plan) node {
 	case All:
 		return allNode{}
 	case Word, Phrase:
-		terms := analyze(c.Text, an)
-		if len(terms) == 0 {
-			return nil
+		all := analyze(c.Text, an)
+		terms := pl.admit(all)
+		if len(terms) == 0 || c.Kind == Phrase && len(terms) < len(slices.Compact(slices.Sorted(slices.Values(all)))) {
+			return nil // only stop words, or over the budget: a phrase is checked whole or not at all
 		}
 		if positive {
 			for _, t := range terms {

@@ -113,6 +113,9 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 		}
 	}
 	parsed := Parse(req.Query)
+	if onlyExcludes(parsed) {
+		return nil, fmt.Errorf("%w (%s): add a word, a filter such as kind:topic, or * to search for", ErrNothingToFind, shortQuery(req.Query))
+	}
 	selected, err := ix.selectedScopes(req.Scopes, parsed)
 	if err != nil {
 		return nil, err
@@ -150,6 +153,9 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 		}
 		an := artifact.NewAnalyzer(ix.Manifest.Analysis)
 		plan := ix.plan(parsed, an)
+		if mode == ModeSemantic { // hybrid has the lexical channel's notes
+			resp.Notes = append(plan.notes, resp.Notes...)
+		}
 		for i := range resp.Results {
 			r := &resp.Results[i]
 			r.Snippet, r.Highlights = snippet(r.Content, plan, an)
@@ -168,7 +174,7 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 	if must, mustNot := ix.filters(req, selected); len(must)+len(mustNot) > 0 {
 		root = boolNode{must: append([]node{root}, must...), mustNot: mustNot}
 	}
-	top, perDocument, ev, err := ix.topK(root, !req.Chunks)
+	top, perDocument, ev, err := ix.topK(ctx, root, !req.Chunks)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
@@ -208,7 +214,7 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 		}
 	}
 	total := resp.Total
-	resp.Notes = ev.notes
+	resp.Notes = append(plan.notes, ev.notes...)
 	if len(resp.Results) > req.N {
 		resp.Results = resp.Results[:req.N]
 	}
@@ -237,12 +243,33 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 	return resp, nil
 }
 
+// shortQuery is q for a message: its first 60 characters.
+func shortQuery(q string) string {
+	q = strings.TrimSpace(q)
+	if r := []rune(q); len(r) > 60 {
+		return string(r[:60]) + "…"
+	}
+	return q
+}
+
+// onlyExcludes reports whether every clause of p excludes: such a query
+// would match everything, all with a score of 0.
+func onlyExcludes(p Parsed) bool {
+	for _, c := range p.Clauses {
+		if c.Occur != MustNot {
+			return false
+		}
+	}
+	return len(p.Clauses) > 0
+}
+
 // topK prepares the evaluation of root and returns a function that finds
 // its k best chunks: top-k evaluation when the query has its shape, else
 // every match scored term at a time. With perDocument, top-k evaluation
 // keeps each document's best chunk only, and says so.
-func (ix *Index) topK(root node, perDocument bool) (func(k int) (topResult, error), bool, *eval, error) {
+func (ix *Index) topK(ctx context.Context, root node, perDocument bool) (func(k int) (topResult, error), bool, *eval, error) {
 	ev := ix.engine.newEval(ix.ranking, ix.Manifest.Fields, ix.Manifest.Counts.Chunks)
+	ev.ctx = ctx
 	if !ix.exhaustive {
 		q, ok, err := ev.compileTop(root)
 		if err != nil {

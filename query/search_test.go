@@ -2,6 +2,7 @@ package query_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -95,7 +96,7 @@ func TestQuerySyntax(t *testing.T) {
 		{`topic:title`, []string{".kb/title.md"}},
 		{`retry scope:project`, []string{".kb/a.md", ".kb/b.md", ".kb/memories/001-x.md", ".kb/title.md"}},
 		{`the and of`, nil},
-		{`-retry`, []string{".kb/c.md"}},
+		{`* -retry`, []string{".kb/c.md"}},
 		{`kind:topic -tag:ops`, []string{".kb/b.md", ".kb/c.md", ".kb/title.md"}},
 		{`retry tag:ops OR kind:memory`, []string{".kb/a.md", ".kb/memories/001-x.md"}},
 	}
@@ -351,5 +352,22 @@ func TestResultBlob(t *testing.T) {
 	}
 	if resp, _ := ix.Search(context.Background(), query.Request{Query: "zebra", N: 1}); resp.Results[0].Lines[0] == 1 {
 		t.Fatal("the zebra section is the document's first chunk: the test proves nothing")
+	}
+}
+
+// A query that only excludes names nothing to find: an error, not every
+// document with a score of 0.
+func TestOnlyExclusionsIsAnError(t *testing.T) {
+	ix := open(t, testkb.Files{".kb/a.md": "# A\n\nretry the deploy\n"})
+	for _, q := range []string{"-retry", "NOT retry", "-retry -deploy", `-"the deploy"`, "-kind:memory"} {
+		_, err := ix.Search(context.Background(), query.Request{Query: q})
+		if !errors.Is(err, query.ErrNothingToFind) {
+			t.Errorf("%q: %v, want ErrNothingToFind", q, err)
+		}
+	}
+	for _, q := range []string{"* -retry", "kind:topic -retry", "deploy -retry"} {
+		if _, err := ix.Search(context.Background(), query.Request{Query: q}); err != nil {
+			t.Errorf("%q: %v", q, err)
+		}
 	}
 }

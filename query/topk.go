@@ -184,6 +184,7 @@ func (c *topCompiler) unscored(n node, set **bitset.BitSet, op func(*bitset.BitS
 		return
 	}
 	op(*set, m)
+	c.ev.recycle(m)
 }
 
 // scored reports whether a node scores chunks.

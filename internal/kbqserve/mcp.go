@@ -216,7 +216,7 @@ func (t *tools) search(ctx context.Context, _ *mcp.CallToolRequest, in searchArg
 	if err := t.embedder.Vectorize(ctx, ix, &req); err != nil {
 		return nil, nil, err
 	}
-	resp, err := ix.Search(ctx, req)
+	resp, err := runSearch(ctx, ix, req)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -218,10 +218,13 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 // an unusable artifact 503.
 func fail(w http.ResponseWriter, err error) {
 	switch {
-	case errors.Is(err, errArgs), errors.Is(err, query.ErrUnknownScope):
+	case errors.Is(err, errArgs), errors.Is(err, query.ErrUnknownScope), errors.Is(err, query.ErrNothingToFind):
 		writeError(w, http.StatusBadRequest, err.Error())
 	case errors.Is(err, query.ErrNotFound):
 		writeError(w, http.StatusNotFound, err.Error())
+	case errors.Is(err, errBusy):
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, err.Error())
 	default:
 		writeError(w, http.StatusServiceUnavailable, err.Error())
 	}
@@ -289,7 +292,7 @@ func (a *httpAPI) search(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	resp, err := ix.Search(r.Context(), req)
+	resp, err := runSearch(r.Context(), ix, req)
 	if err != nil {
 		fail(w, err)
 		return

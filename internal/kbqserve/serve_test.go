@@ -370,3 +370,29 @@ func TestUsageRecorded(t *testing.T) {
 		t.Errorf("knowledge_context does not end with the memory first in its index:\n%s", out)
 	}
 }
+
+// Searches beyond the slots wait, then get a 503 that says to retry; a
+// search whose time runs out stops with the same answer.
+func TestHTTPSearchesAreBounded(t *testing.T) {
+	h := newHandler(newTools(t, testkb.Build(t, files)), &serveOptions{}, false)
+	defer func(q, s time.Duration) { queueTimeout, searchTimeout = q, s }(queueTimeout, searchTimeout)
+	queueTimeout = 20 * time.Millisecond
+	for range cap(searchSlots) {
+		searchSlots <- struct{}{}
+	}
+	status, body := get(t, h, "/search?q=deploy", nil)
+	for range cap(searchSlots) {
+		<-searchSlots
+	}
+	if status != http.StatusServiceUnavailable || !strings.Contains(body, "too many searches at once") {
+		t.Errorf("with every slot taken: %d %s", status, body)
+	}
+	searchTimeout = 0
+	if status, body := get(t, h, "/search?q=deploy", nil); status != http.StatusServiceUnavailable || !strings.Contains(body, "ran over") {
+		t.Errorf("with no time to search: %d %s", status, body)
+	}
+	searchTimeout = time.Minute
+	if status, _ := get(t, h, "/search?q=deploy", nil); status != 200 {
+		t.Errorf("once free: %d", status)
+	}
+}
