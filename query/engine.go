@@ -2,8 +2,8 @@ package query
 
 import (
 	"bytes"
-	"container/heap"
 	"cmp"
+	"container/heap"
 	"fmt"
 	"io"
 	"maps"
