@@ -121,11 +121,12 @@ func TestManifestErrors(t *testing.T) {
 		want error
 	}{
 		"not json":     {"hello", artifact.ErrCorrupt},
-		"truncated":    {`{"format": "kbq-index", "format_version": 3,` + "\n  \"documents\": [\n    {\"path\":", artifact.ErrCorrupt},
+		"truncated":    {`{"format": "kbq-index", "format_version": 4,` + "\n  \"documents\": [\n    {\"path\":", artifact.ErrCorrupt},
 		"other format": {`{"format": "zip", "format_version": 1}`, artifact.ErrCorrupt},
-		"newer":        {`{"format": "kbq-index", "format_version": 4}`, artifact.ErrIncompatible},
+		"newer":        {`{"format": "kbq-index", "format_version": 5}`, artifact.ErrIncompatible},
+		"no checksum":  {`{"format": "kbq-index", "format_version": 4, "analysis": {"stemmer": "porter", "stopwords": "lucene"},` + "\n  \"documents\": []}", artifact.ErrCorrupt},
 		"older":        {`{"format": "kbq-index", "format_version": 0}`, artifact.ErrIncompatible},
-		"bad analysis": {`{"format": "kbq-index", "format_version": 3, "analysis": {"stemmer": "x"}}`, artifact.ErrCorrupt},
+		"bad analysis": {`{"format": "kbq-index", "format_version": 4, "analysis": {"stemmer": "x"}}`, artifact.ErrCorrupt},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := artifact.Decode(strings.NewReader(tt.text), false)

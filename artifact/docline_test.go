@@ -116,11 +116,11 @@ func normalize(d *Document) {
 // Manifests the line decoder declines still read, through the general
 // decoder, with the same result.
 func TestDecodeFallsBack(t *testing.T) {
-	text := `{"format": "kbq-index", "format_version": 3, "analysis": {"stemmer": "porter", "stopwords": "lucene"},
-  "documents": [
+	text := seal(`"format": "kbq-index", "format_version": 4, "analysis": {"stemmer": "porter", "stopwords": "lucene"}`,
+		string(documentsKey)+`
     {"path": "a.md", "title": "a \"quoted\" title", "fields": [[1, 2], [3, 4]], "chunks": 2}
-  ], "attachments": ["x.png"]}`
-	m, err := decode([]byte(text), false)
+  ], "attachments": ["x.png"]}`)
+	m, err := decode(text, false)
 	if err != nil {
 		t.Fatal(err)
 	}

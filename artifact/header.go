@@ -21,6 +21,10 @@ func decodeHeader(data []byte, m *Manifest) bool {
 	ok := s.object(func(key string) bool {
 		var ok bool
 		switch key {
+		case "checksum":
+			m.Checksum, ok = s.str()
+		case "documents_sha256":
+			m.DocumentsSHA256, ok = s.str()
 		case "format":
 			m.Format, ok = s.str()
 		case "format_version":

@@ -3,6 +3,7 @@ package artifact
 import (
 	"bytes"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -68,7 +69,11 @@ func TestDecodeHeader(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("header %d:\n got %+v\nwant %+v", i, got, want)
 		}
+		if len(got.Checksum) != 64 || len(got.DocumentsSHA256) != 64 {
+			t.Errorf("header %d: checksums %q and %q", i, got.Checksum, got.DocumentsSHA256)
+		}
 		m.Documents = nil
+		m.Checksum, m.DocumentsSHA256 = got.Checksum, got.DocumentsSHA256
 		if !reflect.DeepEqual(got, m) {
 			t.Errorf("header %d does not round-trip:\n got %+v\nwant %+v", i, got, m)
 		}
@@ -98,8 +103,8 @@ func TestDecodeHeaderDeclines(t *testing.T) {
 			t.Errorf("%s: the header reader accepted %s", name, text)
 		}
 	}
-	m, err := decode([]byte(`{"format": "kbq-\u0069ndex", "format_version": 3, "future": {"a": [1]},
-  "analysis": {"stemmer": "porter", "stopwords": "lucene"}}`), true)
+	m, err := decode(seal(`"format": "kbq-\u0069ndex", "format_version": 4, "future": {"a": [1]},
+  "analysis": {"stemmer": "porter", "stopwords": "lucene"}`, string(documentsKey)+"]}"), true)
 	if err != nil || m.Format != Format || m.Analysis.Stopwords != "lucene" {
 		t.Errorf("fallback: %+v, %v", m, err)
 	}
@@ -124,4 +129,35 @@ func FuzzDecodeHeader(f *testing.F) {
 			t.Fatalf("%s\n got %+v\nwant %+v", data, got, want)
 		}
 	})
+}
+
+// Any one byte changed in a manifest is found by whoever reads that part:
+// the header by every reader, the documents by those that read them.
+func TestManifestDamageIsDetected(t *testing.T) {
+	m := headers()[0]
+	m.Documents = []Document{{Path: ".kb/deploy.md", Scope: "project", Kind: "topic", Topic: "deploy", Blob: "0123456789abcdef0123456789abcdef01234567", Chunks: 2}}
+	var buf bytes.Buffer
+	if err := Encode(&buf, &m); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	if _, err := decode(slices.Clone(data), false); err != nil {
+		t.Fatalf("intact manifest: %v", err)
+	}
+	header := bytes.Index(data, documentsKey)
+	for i := range data {
+		damaged := slices.Clone(data)
+		damaged[i] ^= 0x01
+		if damaged[i] == '\n' || data[i] == '\n' {
+			damaged[i] = data[i] ^ 0x02
+		}
+		if _, err := decode(damaged, false); err == nil {
+			t.Fatalf("byte %d (%q → %q) changed, and the manifest still reads", i, data[i], damaged[i])
+		}
+		if i < header {
+			if _, err := decode(damaged, true); err == nil {
+				t.Fatalf("header byte %d changed, and the header still reads", i)
+			}
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 
 	// A drop-in replacement for encoding/json that decodes manifests, which
 	// hold a line per document, two to three times faster.
+	"encoding/hex"
 	"encoding/json"
 )
 
@@ -24,7 +26,7 @@ const (
 	Format = "kbq-index"
 	// FormatVersion is the version this package reads and writes. Any change to
 	// the manifest's meaning, the index schema or the analysis chain bumps it.
-	FormatVersion = 3
+	FormatVersion = 4
 	// ManifestFile is the manifest's name inside the artifact directory.
 	ManifestFile = "manifest.json"
 	// DefaultDir is the artifact directory at the repository root.
@@ -43,6 +45,11 @@ var (
 // Manifest describes an artifact. Documents comes last in the encoding so that
 // ReadHeader can stop before it.
 type Manifest struct {
+	// Checksum is the SHA-256 of the header as encoded, from the line after
+	// its own to the document list: a reader of the header checks it, and
+	// the header holds DocumentsSHA256, so a damaged byte anywhere is found
+	// by whoever reads that part. Encode sets both.
+	Checksum        string `json:"checksum"`
 	Format          string `json:"format"`
 	FormatVersion   int    `json:"format_version"`
 	CompilerVersion string `json:"compiler_version"`
@@ -61,7 +68,10 @@ type Manifest struct {
 	// Embeddings, when set, says how the index's vectors (VectorsFile)
 	// were made.
 	Embeddings *Embeddings `json:"embeddings,omitempty"`
-	Documents  []Document  `json:"documents"`
+	// DocumentsSHA256 is the SHA-256 of the encoding from the document
+	// list to the end: what a reader of the documents checks.
+	DocumentsSHA256 string     `json:"documents_sha256"`
+	Documents       []Document `json:"documents"`
 	// Attachments lists the attachment files compiled against, so that an
 	// incremental build knows when they change.
 	Attachments []string `json:"attachments,omitempty"`
@@ -353,7 +363,18 @@ func decode(data []byte, headerOnly bool) (*Manifest, error) {
 	if err := m.checkFormat(); err != nil {
 		return nil, err
 	}
-	if !headerOnly && header >= 0 {
+	if header < 0 {
+		return nil, fmt.Errorf("%w: the manifest has no document list", ErrCorrupt)
+	}
+	if err := checkHeader(data[:header]); err != nil {
+		return nil, err
+	}
+	if !headerOnly {
+		if err := checkDocuments(data[:header], data[header:]); err != nil {
+			return nil, err
+		}
+	}
+	if !headerOnly {
 		// One document per line: room for all of them, in one allocation.
 		docs := make([]Document, 0, bytes.Count(data[header:], []byte("\n")))
 		docs, tail, ok := decodeDocumentLines(data[header+len(documentsKey):], docs)
@@ -386,6 +407,42 @@ func decode(data []byte, headerOnly bool) (*Manifest, error) {
 	return m, nil
 }
 
+// checksumLine starts every manifest Encode writes; the checksum's 64 hex
+// digits and `",` and a newline follow it.
+var checksumLine = []byte("{\n  \"checksum\": \"")
+
+// checksumLineLen is the length of the checksum's line: checksumLine, the
+// digits, `",` and a newline.
+var checksumLineLen = len(checksumLine) + 64 + 3
+
+// checkHeader checks the header's checksum: the SHA-256 of what follows
+// the checksum's line.
+func checkHeader(head []byte) error {
+	if len(head) < checksumLineLen || !bytes.HasPrefix(head, checksumLine) || !bytes.Equal(head[checksumLineLen-3:checksumLineLen], []byte("\",\n")) {
+		return fmt.Errorf("%w: the manifest has no checksum where kbc writes it", ErrCorrupt)
+	}
+	sum := sha256.Sum256(head[checksumLineLen:])
+	if hex.EncodeToString(sum[:]) != string(head[len(checksumLine):checksumLineLen-3]) {
+		return fmt.Errorf("%w: the manifest's header does not match its checksum (the file was changed or damaged)", ErrCorrupt)
+	}
+	return nil
+}
+
+// checkDocuments checks the document list against the checksum the
+// header records.
+func checkDocuments(head, docs []byte) error {
+	i := bytes.Index(head, []byte(`"documents_sha256": "`))
+	if i < 0 || len(head) < i+21+64 {
+		return fmt.Errorf("%w: the manifest records no checksum of its documents", ErrCorrupt)
+	}
+	want := head[i+21 : i+21+64]
+	sum := sha256.Sum256(docs)
+	if hex.EncodeToString(sum[:]) != string(want) {
+		return fmt.Errorf("%w: the manifest's documents do not match their checksum (the file was changed or damaged)", ErrCorrupt)
+	}
+	return nil
+}
+
 // brief shortens a decoding error, which may quote the input, to one line.
 func brief(err error) string {
 	msg, _, _ := strings.Cut(err.Error(), "\n")
@@ -410,22 +467,45 @@ func (m *Manifest) checkFormat() error {
 
 // Encode writes m as indented JSON with one document per line, so that
 // manifests stay readable and diff well.
+//
+// The documents are encoded twice, once for their checksum, which the
+// header holds, and once to write them: a manifest of 100,000 documents is
+// tens of megabytes, and holding it all costs page faults.
 func Encode(w io.Writer, m *Manifest) error {
+	sum := sha256.New()
+	if err := encodeDocuments(sum, m); err != nil {
+		return err
+	}
 	header := *m
 	header.Documents, header.Attachments = nil, nil
+	header.Checksum = strings.Repeat("0", 64)
+	header.DocumentsSHA256 = hex.EncodeToString(sum.Sum(nil))
 	head, err := json.MarshalIndent(header, "", "  ")
 	if err != nil {
 		return err
 	}
 	// Drop `"documents": null` and the closing brace; documents follow.
 	cut := bytes.LastIndex(head, []byte(`,`+"\n"+`  "documents"`))
-	if cut < 0 {
-		return fmt.Errorf("encode manifest: documents field missing")
+	if cut < 0 || !bytes.HasPrefix(head, checksumLine) {
+		return fmt.Errorf("encode manifest: unexpected layout")
 	}
-	// Documents are written as they are encoded: a manifest of 100,000
-	// documents is tens of megabytes, and holding it all costs page faults.
+	head = head[:cut]
+	headSum := sha256.Sum256(head[checksumLineLen:])
+	hex.Encode(head[len(checksumLine):], headSum[:])
 	bw := bufio.NewWriterSize(w, 64<<10)
-	bw.Write(head[:cut])
+	bw.Write(head)
+	if err := encodeDocuments(bw, m); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// encodeDocuments writes the manifest from its document list to the end.
+func encodeDocuments(w io.Writer, m *Manifest) error {
+	bw, ok := w.(*bufio.Writer)
+	if !ok {
+		bw = bufio.NewWriterSize(w, 64<<10)
+	}
 	bw.WriteString(",\n  \"documents\": [")
 	var scratch []byte
 	for i := range m.Documents {
@@ -449,5 +529,8 @@ func Encode(w io.Writer, m *Manifest) error {
 		bw.Write(att)
 	}
 	bw.WriteString("\n}\n")
-	return bw.Flush()
+	if !ok {
+		return bw.Flush()
+	}
+	return nil
 }

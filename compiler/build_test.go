@@ -243,8 +243,12 @@ func TestIncrementalBuildsMergeSegments(t *testing.T) {
 		if res := testkb.BuildInto(t, dir, files, nil); !res.Incremental {
 			t.Fatalf("build %d was not incremental: %s", i, res.FullReason)
 		}
+		m, err := artifact.ReadHeader(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
 		segments := 0
-		for name := range readTree(t, dir) {
+		for name := range readTree(t, filepath.Join(dir, m.Index)) {
 			if strings.HasSuffix(name, ".seg") {
 				segments++
 			}

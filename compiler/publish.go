@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -64,7 +65,7 @@ func publish(out, root string, locked func(), build func(dir string, prev *previ
 	}
 	defer unlock()
 	locked()
-	removeStale(out, "")
+	removeStale(out, "", time.Now())
 
 	tmp, err := os.MkdirTemp(out, "tmp-index-")
 	if err != nil {
@@ -97,12 +98,41 @@ func publish(out, root string, locked func(), build func(dir string, prev *previ
 		}
 		placed = true
 	}
+	keepReplaced(out, m.Index)
 	if err := writeManifest(out, m); err != nil {
 		return fmt.Errorf("%w: %w", ErrOutput, err)
 	}
-	removeStale(out, m.Index)
+	removeStale(out, m.Index, time.Now())
 	return nil
 }
+
+// keepReplaced links the manifest about to be replaced into the index
+// directory it names, unless that index is current's: a reader that
+// opened that index and reads its documents after the new manifest lands
+// finds them there, for as long as removeStale keeps the directory.
+func keepReplaced(out, current string) {
+	name := filepath.Join(out, artifact.ManifestFile)
+	old, err := artifact.ReadHeader(out)
+	if err != nil || old.Index == current {
+		return
+	}
+	dir, err := old.IndexDir(out)
+	if err != nil || safefs.NotLink(dir) != nil {
+		return
+	}
+	kept := filepath.Join(dir, artifact.ManifestFile)
+	if err := os.RemoveAll(kept); err != nil {
+		return
+	}
+	os.Link(name, kept) // without it, a slow reader is told to run again
+}
+
+// Replaced index directories stay for readers that opened them: for
+// keepFor after they were replaced, and the keepAtMost most recent.
+const (
+	keepFor    = 10 * time.Second
+	keepAtMost = 4
+)
 
 // replaceDir renames the directory from to to. When to exists (an index of
 // the same name that did not check out, or that --full rebuilt), the two
@@ -158,20 +188,39 @@ func replaceFile(name string, fill func(io.Writer) error) error {
 }
 
 // removeStale deletes what earlier builds left behind: unfinished
-// temporary directories, and index directories other than current. A
-// reader that opened an old index keeps its open files; deleting them is
-// harmless on POSIX systems and retried by the next build elsewhere.
-func removeStale(out, current string) {
+// temporary directories (when current is ""), and index directories other
+// than current, once replaced more than keepFor before now or beyond the
+// keepAtMost most recent. A directory's modification time is when it was
+// replaced: keepReplaced adds the manifest to it then. A reader that
+// opened an old index keeps its open files; deleting them is harmless on
+// POSIX systems and retried by the next build elsewhere.
+func removeStale(out, current string, now time.Time) {
 	entries, err := os.ReadDir(out)
 	if err != nil {
 		return
 	}
+	type replaced struct {
+		name string
+		at   time.Time
+	}
+	var old []replaced
 	for _, e := range entries {
 		name := e.Name()
-		stale := strings.HasPrefix(name, "tmp-index-") && current == ""
-		stale = stale || (current != "" && strings.HasPrefix(name, "index-") && name != current)
-		if stale {
+		switch {
+		case strings.HasPrefix(name, "tmp-index-") && current == "":
 			os.RemoveAll(filepath.Join(out, name))
+		case current != "" && strings.HasPrefix(name, "index-") && name != current:
+			var at time.Time
+			if fi, err := os.Lstat(filepath.Join(out, name)); err == nil && fi.IsDir() {
+				at = fi.ModTime()
+			}
+			old = append(old, replaced{name, at})
+		}
+	}
+	slices.SortFunc(old, func(a, b replaced) int { return b.at.Compare(a.at) })
+	for i, r := range old {
+		if i >= keepAtMost || now.Sub(r.at) > keepFor || r.at.After(now.Add(time.Minute)) {
+			os.RemoveAll(filepath.Join(out, r.name))
 		}
 	}
 }

@@ -19,6 +19,9 @@ var (
 	ErrNotFound = errors.New("not found")
 	// ErrUnknownScope means a request names a scope the artifact lacks.
 	ErrUnknownScope = errors.New("unknown scope")
+	// ErrReplaced means a build replaced the artifact while it was read,
+	// and removed what was read: the command can run again.
+	ErrReplaced = errors.New("artifact replaced")
 	// ErrNothingToFind means a query only excludes: it names nothing to
 	// search for.
 	ErrNothingToFind = errors.New("the query only excludes")
@@ -90,33 +93,56 @@ func Open(dir string) (*Index, error) {
 
 // OpenWith opens the artifact in dir with the given ranking parameters.
 func OpenWith(dir string, r Ranking) (*Index, error) {
+	// A build may replace the index between reading the manifest and
+	// opening the index it names (kbc keeps a replaced index for a while,
+	// but a reader can be slower still): when opening fails, and the
+	// manifest names another index by then, open that one. An index that
+	// fails while its manifest still names it is damaged.
 	var lastErr error
-	// A build may replace the index between reading the manifest and opening
-	// the index it names; read the manifest again then.
-	for range 3 {
+	for range 8 {
 		m, err := artifact.ReadHeader(dir)
 		if err != nil {
 			return nil, err
+		}
+		if lastErr != nil && m.Index == lastIndex(lastErr) {
+			return nil, lastErr
 		}
 		indexDir, err := m.IndexDir(dir)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := os.Stat(indexDir); errors.Is(err, os.ErrNotExist) {
-			lastErr = fmt.Errorf("%w: %s names index %s, which is missing", artifact.ErrCorrupt, filepath.Join(dir, artifact.ManifestFile), m.Index)
-			continue
+		ix, err := openNamed(dir, indexDir, m, r)
+		if err == nil {
+			return ix, nil
 		}
-		ix, err := openIndex(dir, indexDir, m, r)
-		if err != nil {
-			if _, serr := os.Stat(indexDir); errors.Is(serr, os.ErrNotExist) {
-				lastErr = err
-				continue
-			}
-			return nil, err
-		}
-		return ix, nil
+		lastErr = &openError{index: m.Index, err: err}
 	}
 	return nil, lastErr
+}
+
+// openNamed opens the index directory indexDir that manifest m names.
+func openNamed(dir, indexDir string, m *artifact.Manifest, r Ranking) (*Index, error) {
+	if _, err := os.Stat(indexDir); errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%w: %s names index %s, which is missing", artifact.ErrCorrupt, filepath.Join(dir, artifact.ManifestFile), m.Index)
+	}
+	return openIndex(dir, indexDir, m, r)
+}
+
+// openError is a failure to open the index a manifest named.
+type openError struct {
+	index string
+	err   error
+}
+
+func (e *openError) Error() string { return e.err.Error() }
+func (e *openError) Unwrap() error { return e.err }
+
+func lastIndex(err error) string {
+	var oe *openError
+	if errors.As(err, &oe) {
+		return oe.index
+	}
+	return ""
 }
 
 // openIndex opens the index directory of manifest m and checks that it
@@ -166,14 +192,9 @@ func (ix *Index) Close() error {
 // Documents returns every document of the manifest.
 func (ix *Index) Documents() ([]artifact.Document, error) {
 	ix.docsOnce.Do(func() {
-		m, err := artifact.Read(ix.Dir)
+		m, err := ix.ownManifest()
 		if err != nil {
 			ix.docsErr = err
-			return
-		}
-		if m.Index != ix.Manifest.Index {
-			// A build replaced the artifact since it was opened.
-			ix.docsErr = fmt.Errorf("%w: the artifact in %s was replaced while it was read: run the command again", artifact.ErrCorrupt, ix.Dir)
 			return
 		}
 		indexDir, err := m.IndexDir(ix.Dir)
@@ -201,6 +222,27 @@ func (ix *Index) Documents() ([]artifact.Document, error) {
 		ix.docs = m.Documents
 	})
 	return ix.docs, ix.docsErr
+}
+
+// ownManifest reads the whole manifest of the index ix opened: the
+// artifact's, while it still names that index, else the copy a later
+// build kept beside the index it replaced, for the readers that opened it.
+func (ix *Index) ownManifest() (*artifact.Manifest, error) {
+	m, err := artifact.Read(ix.Dir)
+	if err == nil && m.Index == ix.Manifest.Index {
+		return m, nil
+	}
+	kept, kerr := artifact.Read(filepath.Join(ix.Dir, ix.Manifest.Index))
+	if kerr == nil && kept.Index == ix.Manifest.Index {
+		return kept, nil
+	}
+	if errors.Is(err, artifact.ErrCorrupt) {
+		return nil, fmt.Errorf("%w: rebuild it with `kbc build`", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return nil, fmt.Errorf("%w: the artifact in %s was replaced while it was read, and the index read is gone: run the command again", ErrReplaced, ix.Dir)
 }
 
 // Locate finds the artifact directory: dir when set, else env (the value of

@@ -73,7 +73,8 @@ func exitCode(err error) (int, bool) {
 	case errors.Is(err, query.ErrNoResults), errors.Is(err, query.ErrNotFound):
 		return cli.ExitFailure, true
 	case errors.Is(err, artifact.ErrNoArtifact), errors.Is(err, artifact.ErrCorrupt),
-		errors.Is(err, artifact.ErrIncompatible), errors.Is(err, query.ErrUnknownScope), errors.Is(err, query.ErrNothingToFind):
+		errors.Is(err, artifact.ErrIncompatible), errors.Is(err, query.ErrUnknownScope), errors.Is(err, query.ErrNothingToFind),
+		errors.Is(err, query.ErrReplaced):
 		return cli.ExitError, true
 	}
 	return 0, false
