@@ -35,25 +35,59 @@ type chunk struct {
 // lists, code. Inline markup is not needed to find chunk boundaries and
 // parsing it would cost a third more.
 var blockParser = parser.NewParser(
-	parser.WithBlockParsers(blockParsers()...),
+	parser.WithBlockParsers(blockParsers(true)...),
 	parser.WithParagraphTransformers(util.Prioritized(parser.LinkReferenceParagraphTransformer, 100)),
 )
 
+// plainParser is blockParser without headings, for a document with more
+// than maxHeadings: its text is chunked by size alone.
+var plainParser = parser.NewParser(
+	parser.WithBlockParsers(blockParsers(false)...),
+)
+
+// maxHeadings bounds the headings of a document that become chunk
+// boundaries: a document with more (a generated or hostile file; the most
+// in the PowerShell and Hugo docs is 214) is chunked by size, with a
+// warning, so that its cost follows its size and not its markup.
+const maxHeadings = 2000
+
+// countHeadings counts the lines of md that may be ATX headings, up to
+// limit+1: a line starting with up to three spaces and a #.
+func countHeadings(md []byte, limit int) int {
+	n := 0
+	for len(md) > 0 && n <= limit {
+		line := md
+		if i := bytes.IndexByte(md, '\n'); i >= 0 {
+			line, md = md[:i], md[i+1:]
+		} else {
+			md = nil
+		}
+		trimmed := bytes.TrimLeft(line, " ")
+		if len(line)-len(trimmed) <= 3 && len(trimmed) > 0 && trimmed[0] == '#' {
+			n++
+		}
+	}
+	return n
+}
+
 // blockParsers are goldmark's defaults, with paragraphs that keep only
-// where they start.
-func blockParsers() []util.PrioritizedValue {
-	return []util.PrioritizedValue{
-		util.Prioritized(setextHeadings{parser.NewSetextHeadingParser()}, 100),
+// where they start; without headings when headings is false.
+func blockParsers(headings bool) []util.PrioritizedValue {
+	ps := []util.PrioritizedValue{
 		util.Prioritized(parser.NewThematicBreakParser(), 200),
 		util.Prioritized(parser.NewListParser(), 300),
 		util.Prioritized(parser.NewListItemParser(), 400),
 		util.Prioritized(parser.NewCodeBlockParser(), 500),
-		util.Prioritized(parser.NewATXHeadingParser(), 600),
 		util.Prioritized(parser.NewFencedCodeBlockParser(), 700),
 		util.Prioritized(parser.NewBlockquoteParser(), 800),
 		util.Prioritized(parser.NewHTMLBlockParser(), 900),
 		util.Prioritized(startOnlyParagraphs{parser.NewParagraphParser()}, 1000),
 	}
+	if headings {
+		ps = append(ps, util.Prioritized(setextHeadings{parser.NewSetextHeadingParser()}, 100),
+			util.Prioritized(parser.NewATXHeadingParser(), 600))
+	}
+	return ps
 }
 
 // startOnlyParagraphs closes a paragraph down to an empty segment where it
@@ -102,11 +136,16 @@ type block struct {
 // sections overlap slightly. It also returns the text of the first level-1
 // heading, if any.
 func chunkBody(src *source, body int) (chunks []chunk, h1 string) {
+	return chunkBodyWith(blockParser, src, body)
+}
+
+// chunkBodyWith is chunkBody with the block parser p.
+func chunkBodyWith(p parser.Parser, src *source, body int) (chunks []chunk, h1 string) {
 	text := src.text
 	if body >= len(text) {
 		return []chunk{{start: body, end: body}}, ""
 	}
-	blocks := topLevelBlocks(text, body)
+	blocks := topLevelBlocksWith(p, text, body)
 	type section struct {
 		trail      []string
 		start, end int

@@ -64,7 +64,12 @@ func parseDocument(in input) *document {
 	if !d.failed() {
 		// A document in error is never indexed: its markdown need not be
 		// parsed (a build that keeps going reads it on every build).
-		d.chunks, h1 = chunkBody(d.src, d.body)
+		if n := countHeadings(d.src.text[d.body:], maxHeadings); n > maxHeadings {
+			report(d.src.lineOf(d.body), 1, Warning, fmt.Sprintf("over %d headings: the document is chunked by size alone, its headings are not chunk boundaries; split it into smaller documents", maxHeadings))
+			d.chunks, h1 = chunkBodyWith(plainParser, d.src, d.body)
+		} else {
+			d.chunks, h1 = chunkBody(d.src, d.body)
+		}
 	}
 
 	switch {

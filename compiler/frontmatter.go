@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/kbqdev/kbq/internal/units"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -83,6 +84,24 @@ func fence(line []byte) bool {
 // splitFrontmatter finds the frontmatter of src and parses it. Problems are
 // reported through report; the returned frontmatter is usable either way
 // (fields is nil when the YAML is unusable).
+// maxFrontmatter bounds a document's YAML frontmatter: metadata is short
+// (the longest in the PowerShell and Hugo docs is 778 bytes), and a YAML
+// tree takes some hundred times the memory of its text.
+const maxFrontmatter = 64 << 10
+
+// maxTags bounds the tags a document keeps; past it, a warning.
+const maxTags = 100
+
+// capTags keeps the first maxTags of tags, warning at line and col when
+// there were more.
+func capTags(tags []string, line, col int, r reporter) []string {
+	if len(tags) <= maxTags {
+		return tags
+	}
+	r(line, col, Warning, fmt.Sprintf("over %d tags, the most a document may have: the first %d are kept", maxTags, maxTags))
+	return tags[:maxTags:maxTags]
+}
+
 func splitFrontmatter(src *source, allowTagsLine bool, report func(line, col int, msg string)) frontmatter {
 	text := src.text
 	first, _, _ := bytes.Cut(text, []byte("\n"))
@@ -103,6 +122,10 @@ func splitFrontmatter(src *source, allowTagsLine bool, report func(line, col int
 		}
 		if fence(text[off : off+end]) {
 			fm.body = min(off+end+1, len(text))
+			if size := off - yamlStart; size > maxFrontmatter {
+				report(fm.firstLine, 1, fmt.Sprintf("frontmatter is %s, over the %s it may hold: keep metadata short and move text into the body", units.Bytes(int64(size)), units.Bytes(maxFrontmatter)))
+				return fm
+			}
 			fm.fields = parseYAML(text[yamlStart:off], fm.firstLine, report)
 			return fm
 		}
@@ -125,9 +148,12 @@ func parseTagsLine(line []byte) ([]string, bool) {
 
 func splitTags(s string) []string {
 	var tags []string
-	for _, t := range strings.Split(s, ",") {
+	for t := range strings.SplitSeq(s, ",") {
 		if t = strings.TrimSpace(t); t != "" {
 			tags = append(tags, t)
+			if len(tags) > maxTags {
+				break // capTags says so
+			}
 		}
 	}
 	return tags

@@ -89,7 +89,7 @@ type reporter func(line, col int, sev Severity, msg string)
 // reported) or absent.
 func readMeta(kind string, fm frontmatter, r reporter) meta {
 	var m meta
-	m.tags = fm.tagsLine
+	m.tags = capTags(fm.tagsLine, 1, 1, r)
 	rules := kindRules[kind]
 	if fm.fields == nil {
 		if fm.present {
@@ -273,6 +273,7 @@ func checkTags(v *yaml.Node, m *meta, r reporter) {
 	default:
 		r(v.Line, v.Column, Error, "must be a list of strings or a comma-separated string, not "+describeNode(v))
 	}
+	m.tags = capTags(m.tags, v.Line, v.Column, r)
 }
 
 func checkSourceString(v *yaml.Node, m *meta, r reporter) {

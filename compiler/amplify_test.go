@@ -1,0 +1,75 @@
+package compiler
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/kbqdev/kbq/artifact"
+)
+
+func parseTopic(text string) *document {
+	return parseDocument(input{path: ".kb/x.md", display: ".kb/x.md", data: []byte(text),
+		loc: location{kind: artifact.KindTopic, scope: artifact.ScopeProject, topic: "x"}})
+}
+
+func diagnosticsOf(d *document) string {
+	var out []string
+	for _, g := range d.diags {
+		out = append(out, fmt.Sprintf("%d:%d %s: %s", g.Line, g.Col, g.Severity, g.Message))
+	}
+	return strings.Join(out, "\n")
+}
+
+// Markup that multiplies the work of a build is capped, with a diagnostic
+// that says so: tags, the size of the frontmatter, and headings.
+func TestAmplificationIsCapped(t *testing.T) {
+	many := func(n int, f func(int) string) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = f(i)
+		}
+		return out
+	}
+	tags := many(150, func(i int) string { return fmt.Sprintf("t%d", i) })
+
+	d := parseTopic("---\ntitle: X\ntags: [" + strings.Join(tags, ", ") + "]\n---\nbody\n")
+	if len(d.Tags) != maxTags || d.Tags[99] != "t99" {
+		t.Errorf("a list of 150 tags kept %d", len(d.Tags))
+	}
+	if want := "3:7 warning: tags: over 100 tags, the most a document may have: the first 100 are kept"; diagnosticsOf(d) != want {
+		t.Errorf("diagnostics %q, want %q", diagnosticsOf(d), want)
+	}
+
+	d = parseTopic("tags: " + strings.Join(tags, ",") + "\n\nbody\n")
+	if len(d.Tags) != maxTags || !strings.Contains(diagnosticsOf(d), "1:1 warning: over 100 tags") {
+		t.Errorf("a tags line of 150 kept %d: %s", len(d.Tags), diagnosticsOf(d))
+	}
+
+	d = parseTopic("---\ntags: [" + strings.Join(many(20000, func(i int) string { return fmt.Sprintf("tag%d", i) }), ", ") + "]\n---\nbody\n")
+	if !strings.Contains(diagnosticsOf(d), "2:1 error: frontmatter is 1") || !strings.Contains(diagnosticsOf(d), "over the 64 KiB it may hold") {
+		t.Errorf("a frontmatter of 170 KB: %s", diagnosticsOf(d))
+	}
+
+	heads := strings.Join(many(maxHeadings+1, func(i int) string { return fmt.Sprintf("# h%d\n\ntext %d\n", i, i) }), "\n")
+	d = parseTopic(heads)
+	if !strings.Contains(diagnosticsOf(d), "1:1 warning: over 2000 headings: the document is chunked by size alone") {
+		t.Errorf("%d headings: %s", maxHeadings+1, diagnosticsOf(d))
+	}
+	for _, c := range d.chunks {
+		if c.heading != "" {
+			t.Fatalf("a chunk kept the heading %q", c.heading)
+		}
+	}
+	covered := 0
+	for _, c := range d.chunks {
+		covered = max(covered, c.end)
+	}
+	if covered != len(heads) {
+		t.Errorf("the chunks cover %d of %d bytes", covered, len(heads))
+	}
+	d = parseTopic(strings.Join(many(maxHeadings, func(i int) string { return fmt.Sprintf("# h%d\n\ntext %d\n", i, i) }), "\n"))
+	if diagnosticsOf(d) != "" {
+		t.Errorf("%d headings: %s", maxHeadings, diagnosticsOf(d))
+	}
+}
