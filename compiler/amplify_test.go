@@ -73,3 +73,42 @@ func TestAmplificationIsCapped(t *testing.T) {
 		t.Errorf("%d headings: %s", maxHeadings, diagnosticsOf(d))
 	}
 }
+
+// A document of more distinct words than maxDocumentWords says so, and
+// indexes its first ones only, the same in every build.
+func TestDocumentVocabularyIsCapped(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("# Words\n\n")
+	for i := range maxDocumentWords + 10 {
+		fmt.Fprintf(&b, "word%d ", i)
+		if i%20 == 19 {
+			b.WriteString("\n")
+		}
+	}
+	d := parseTopic(b.String())
+	if !d.tooManyWords || !strings.Contains(diagnosticsOf(d), "warning: over 100000 distinct words") {
+		t.Fatalf("diagnostics %q", diagnosticsOf(d))
+	}
+	if parseTopic("# Short\n\n" + strings.Repeat("the same words again ", 30000)).tooManyWords {
+		t.Error("a long text of few words is flagged")
+	}
+
+	// The first three distinct terms, whatever the builder learned before.
+	termsOf := func(fb *fieldBuilder) string {
+		fb.startDocument(3)
+		var terms []string
+		for _, ft := range fb.analyze([]byte("alpha bravo charlie known delta alpha echo"), nil).terms {
+			terms = append(terms, string(ft.term))
+		}
+		return strings.Join(terms, " ")
+	}
+	fresh, fb := newFieldBuilder(artifact.DefaultAnalysis), newFieldBuilder(artifact.DefaultAnalysis)
+	fb.analyze([]byte("known delta"), nil)
+	if got, other := termsOf(fb), termsOf(fresh); got != "alpha bravo charli" || got != other {
+		t.Errorf("with room for 3 terms: %q, and from a fresh builder %q", got, other)
+	}
+	fb.startDocument(0)
+	if got := fb.analyze([]byte("delta echo"), nil); len(got.terms) != 2 {
+		t.Errorf("the next document, without a limit, indexed %d of 2 terms", len(got.terms))
+	}
+}

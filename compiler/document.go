@@ -22,6 +22,44 @@ type document struct {
 	body   int // byte offset of the body in src.text
 	chunks []chunk
 	diags  Diagnostics
+	// tooManyWords is set when the document has over maxDocumentWords
+	// distinct words: indexing it adds no more than that to a segment's
+	// vocabulary.
+	tooManyWords bool
+}
+
+// maxDocumentWords bounds the distinct words one document adds to the
+// index's vocabulary, which a build holds in memory: a file of generated
+// identifiers or a log dump would otherwise cost memory by its variety.
+// (A long book has some 50,000.)
+const maxDocumentWords = 100_000
+
+// manyWords reports whether text has over maxDocumentWords distinct
+// words, counted as written, case aside. Shorter texts cannot: it only
+// looks at those of over 4 bytes a word.
+func manyWords(text []byte) bool {
+	if len(text) <= 4*maxDocumentWords {
+		return false
+	}
+	seen := make(map[string]struct{}, 1<<14)
+	var lower []byte
+	over := false
+	artifact.Words(text, func(start, end int) {
+		if over {
+			return
+		}
+		lower = append(lower[:0], text[start:end]...)
+		for i, c := range lower {
+			if 'A' <= c && c <= 'Z' {
+				lower[i] = c + 'a' - 'A'
+			}
+		}
+		if _, ok := seen[string(lower)]; !ok {
+			seen[string(lower)] = struct{}{}
+			over = len(seen) > maxDocumentWords
+		}
+	})
+	return over
 }
 
 // failed reports whether the document has errors and must not be indexed.
@@ -69,6 +107,10 @@ func parseDocument(in input) *document {
 			d.chunks, h1 = chunkBodyWith(plainParser, d.src, d.body)
 		} else {
 			d.chunks, h1 = chunkBody(d.src, d.body)
+		}
+		if manyWords(d.src.text[d.body:]) {
+			d.tooManyWords = true
+			report(d.src.lineOf(d.body), 1, Warning, fmt.Sprintf("over %d distinct words: words first met past them are not indexed; split the document", maxDocumentWords))
 		}
 	}
 

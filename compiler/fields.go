@@ -77,7 +77,29 @@ type fieldBuilder struct {
 	// heading and body are the terms of the chunk being indexed, reused
 	// from chunk to chunk.
 	heading, body []fieldTerm
+	// A document with a limit indexes its first limit distinct terms, in
+	// the order it is analyzed, and none after: docTerms counts them,
+	// inDoc (by term id) marks them with the document's number doc.
+	limit, docTerms int
+	inDoc           []uint32
+	doc             uint32
 }
+
+// startDocument starts a document; limit, when above 0, is the most
+// distinct terms it indexes. Which ones depends on the document alone, not
+// on what the builder learned before, so that every build indexes it alike.
+func (b *fieldBuilder) startDocument(limit int) {
+	b.limit, b.docTerms = limit, 0
+	if b.doc == math.MaxUint32 {
+		clear(b.inDoc)
+		b.doc = 0
+	}
+	b.doc++
+}
+
+// full reports whether the document being indexed has all the terms its
+// limit allows.
+func (b *fieldBuilder) full() bool { return b.limit > 0 && b.docTerms >= b.limit }
 
 // vocabularyLimit bounds the words a fieldBuilder remembers from one
 // segment to the next (within one, its term ids stand for the same terms).
@@ -102,7 +124,7 @@ func (b *fieldBuilder) nextSegment() {
 func (b *fieldBuilder) reset() {
 	b.words = make(map[string]int32)
 	b.ids = make(map[string]int32)
-	b.terms, b.stamp, b.slot = b.terms[:0], b.stamp[:0], b.slot[:0]
+	b.terms, b.stamp, b.slot, b.inDoc = b.terms[:0], b.stamp[:0], b.slot[:0], b.inDoc[:0]
 	b.field = 0
 }
 
@@ -140,6 +162,13 @@ func (b *fieldBuilder) analyze(value []byte, into []fieldTerm) analyzed {
 		if id < 0 {
 			return
 		}
+		if b.limit > 0 && b.inDoc[id] != b.doc {
+			if b.full() {
+				return
+			}
+			b.inDoc[id] = b.doc
+			b.docTerms++
+		}
 		f.length++
 		if b.stamp[id] == b.field {
 			f.terms[b.slot[id]].freq++
@@ -158,6 +187,9 @@ func (b *fieldBuilder) learn(word []byte) int32 {
 	if term := b.an.Term(word); term != nil {
 		var ok bool
 		if id, ok = b.ids[string(term)]; !ok {
+			if b.full() {
+				return -1 // not indexed here, and not remembered: memory stays bounded
+			}
 			b.grow(len(term))
 			b.arena = append(b.arena, term...)
 			t := b.arena[len(b.arena)-len(term):]
@@ -166,6 +198,7 @@ func (b *fieldBuilder) learn(word []byte) int32 {
 			b.terms = append(b.terms, t)
 			b.stamp = append(b.stamp, 0)
 			b.slot = append(b.slot, 0)
+			b.inDoc = append(b.inDoc, 0)
 		}
 	}
 	b.words[string(word)] = id

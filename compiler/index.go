@@ -36,6 +36,11 @@ func indexDocument(d *document, fb *fieldBuilder, out []segment.Document, pw *po
 	if d.Source != "" {
 		shared = append(shared, stored(artifact.FieldSource, []byte(d.Source)))
 	}
+	limit := 0
+	if d.tooManyWords {
+		limit = maxDocumentWords
+	}
+	fb.startDocument(limit)
 	// Every chunk has the document's title and tags: analyzed once.
 	title := fb.analyze(titleText, nil)
 	tagTerms := fb.analyze(tags, nil)

@@ -50,7 +50,7 @@ func (c *cli) run(q string) measure {
 	err := cmd.Run()
 	m := measure{time: time.Since(start)}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		m.mem = ru.Maxrss << 10
+		m.mem = int64(ru.Maxrss) << 10
 	}
 	var exit *exec.ExitError
 	if err != nil && !(errors.As(err, &exit) && exit.ExitCode() == 1) { // 1: no results
