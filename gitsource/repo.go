@@ -173,3 +173,29 @@ func (r *Repo) CommitTime(hash string) (time.Time, error) {
 	}
 	return c.Committer.When, nil
 }
+
+// DefaultBranch returns the branch a repository's main line lives on, and
+// where that came from: the remote origin's default branch (origin/HEAD,
+// which git clone sets), else git's init.defaultBranch, else "main".
+func (r *Repo) DefaultBranch() (branch, from string) {
+	ref, err := r.git.Storer.Reference(plumbing.NewRemoteHEADReferenceName("origin"))
+	if err == nil && ref.Type() == plumbing.SymbolicReference {
+		if name, ok := strings.CutPrefix(ref.Target().String(), "refs/remotes/origin/"); ok && name != "" {
+			return name, "the default branch of origin"
+		}
+	}
+	// The repository's configuration, then the user's, then the system's.
+	configs := []func() (*config.Config, error){
+		r.git.Config,
+		func() (*config.Config, error) { return config.LoadConfig(config.GlobalScope) },
+		func() (*config.Config, error) { return config.LoadConfig(config.SystemScope) },
+	}
+	for _, load := range configs {
+		if cfg, err := load(); err == nil && cfg.Raw != nil {
+			if name := cfg.Raw.Section("init").Option("defaultBranch"); name != "" {
+				return name, "git's init.defaultBranch"
+			}
+		}
+	}
+	return "main", "neither origin/HEAD nor init.defaultBranch is set"
+}

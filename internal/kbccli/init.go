@@ -2,7 +2,6 @@ package kbccli
 
 import (
 	"bytes"
-	"cmp"
 	"embed"
 	"errors"
 	"fmt"
@@ -86,8 +85,9 @@ func runInit(s *cli.Streams, g *globalOptions, o *initOptions) error {
 	if !o.noCI {
 		files = append(files, struct{ path, template string }{workflowPath, "knowledge.yml"})
 	}
+	branch, from := repo.DefaultBranch()
 	replace := strings.NewReplacer("__NAME__", filepath.Base(root), "__VERSION__", version.Version,
-		"__BRANCH__", cmp.Or(repo.Branch(), "main"))
+		"__BRANCH__", branch)
 	for _, f := range files {
 		data, err := fs.ReadFile(scaffold, "scaffold/"+f.template)
 		if err != nil {
@@ -97,9 +97,12 @@ func runInit(s *cli.Streams, g *globalOptions, o *initOptions) error {
 		if err != nil {
 			return err
 		}
-		if created {
+		switch {
+		case created && f.path == workflowPath:
+			say("created %s: it checks pull requests and builds pushes to %s (%s)", f.path, branch, from)
+		case created:
 			say("created %s", f.path)
-		} else {
+		default:
 			say("kept %s, which exists", f.path)
 		}
 	}
