@@ -213,7 +213,18 @@ func maxMemoryID(dir string) (int, error) {
 func Slug(text string) string {
 	runes := []rune(text)
 	if len(runes) > 50 {
-		runes = runes[:50]
+		// The first 50 characters, cut between words: a word that would
+		// be cut is left out, unless it is the only one.
+		cut := 50
+		if isWordRune(runes[50]) {
+			for cut > 0 && isWordRune(runes[cut-1]) {
+				cut--
+			}
+			if cut == 0 {
+				cut = 50
+			}
+		}
+		runes = runes[:cut]
 	}
 	var b strings.Builder
 	sep := false
@@ -236,6 +247,8 @@ func Slug(text string) string {
 	}
 	return b.String()
 }
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) }
 
 // latinFold spells out Latin letters that Unicode does not decompose into
 // an ASCII letter and a mark.

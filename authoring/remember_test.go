@@ -85,6 +85,10 @@ func TestSlug(t *testing.T) {
 		"---":                           "memory",
 		strings.Repeat("abcdefghij", 8): "abcdefghijabcdefghijabcdefghijabcdefghijabcdefghij",
 		"Rate-limit: 100 req/s":         "rate-limit-100-req-s",
+		// Cut between words, never inside one.
+		"The billing API rate-limits at 100 requests a second, per key": "the-billing-api-rate-limits-at-100-requests-a",
+		"Deploys go through the staging cluster before production":      "deploys-go-through-the-staging-cluster-before",
+		"Exactly fifty characters long text goes here ok!! next":        "exactly-fifty-characters-long-text-goes-here-ok",
 	} {
 		if got := Slug(text); got != want {
 			t.Errorf("Slug(%q) = %q, want %q", text, got, want)

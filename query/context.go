@@ -82,7 +82,7 @@ func (ix *Index) Context(ctx context.Context, dir string, opts ContextOptions) (
 			if err != nil {
 				return nil, err
 			}
-			body := shiftHeadings(strings.TrimSpace(doc.Body), 3)
+			body := shiftHeadings(strings.TrimSpace(stripComments(doc.Body)), 3)
 			if body == "" || slices.Contains(bodies, body) {
 				continue // AGENTS.md and CLAUDE.md are often copies
 			}
@@ -190,6 +190,66 @@ func oneLine(s string) string {
 // heading of its scope rather than above it. Setext headings (a line
 // underlined with === or ---) become ATX headings; fenced code is left as
 // it is.
+// stripComments removes HTML comments (<!-- ... -->) from markdown outside
+// fenced code: notes to the file's authors, such as kbc init's template
+// writes, that an agent should not read as context. A line the comments
+// took whole goes too, and runs of blank lines they leave become one.
+func stripComments(text string) string {
+	if !strings.Contains(text, "<!--") {
+		return text
+	}
+	lines := strings.Split(text, "\n")
+	out := make([]string, 0, len(lines))
+	fence, inComment := "", false
+	blank := false
+	emit := func(line string, wasText bool) {
+		if strings.TrimSpace(line) == "" {
+			if !wasText || blank {
+				return
+			}
+			blank = true
+		} else {
+			blank = false
+		}
+		out = append(out, line)
+	}
+	for _, line := range lines {
+		trimmed := strings.TrimLeft(line, " ")
+		if fence != "" || !inComment && len(line)-len(trimmed) < 4 && (strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~")) {
+			switch {
+			case fence == "":
+				fence = trimmed[:3]
+			case strings.HasPrefix(trimmed, fence) && strings.Trim(trimmed, fence[:1]) == "":
+				fence = ""
+			}
+			emit(line, true)
+			continue
+		}
+		var kept strings.Builder
+		rest := line
+		for rest != "" {
+			if inComment {
+				end := strings.Index(rest, "-->")
+				if end < 0 {
+					rest = ""
+					break
+				}
+				rest, inComment = rest[end+3:], false
+				continue
+			}
+			start := strings.Index(rest, "<!--")
+			if start < 0 {
+				kept.WriteString(rest)
+				break
+			}
+			kept.WriteString(rest[:start])
+			rest, inComment = rest[start+4:], true
+		}
+		emit(strings.TrimRight(kept.String(), " "), kept.Len() > 0 || strings.TrimSpace(line) == "")
+	}
+	return strings.Join(out, "\n")
+}
+
 func shiftHeadings(text string, levels int) string {
 	lines := strings.Split(text, "\n")
 	out := make([]string, 0, len(lines))

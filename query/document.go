@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/internal/suggest"
 )
 
 // Document is a whole document of the artifact.
@@ -77,6 +78,13 @@ func resolve(docs []artifact.Document, ref, dir string) (artifact.Document, erro
 	}
 	switch {
 	case len(candidates) == 0:
+		names := make([]string, 0, 2*len(docs))
+		for _, d := range docs {
+			names = append(names, d.Topic, d.Path)
+		}
+		if near := suggest.Closest(strings.TrimPrefix(ref, "./"), names); !memory && near != "" {
+			return artifact.Document{}, fmt.Errorf("%w: no document is %q; did you mean %s? (kbq list shows them)", ErrNotFound, ref, near)
+		}
 		return artifact.Document{}, fmt.Errorf("%w: no document is %q (kbq list shows them)", ErrNotFound, ref)
 	case len(candidates) == 1 && !memory:
 		return candidates[0], nil

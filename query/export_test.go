@@ -80,3 +80,4 @@ func SetScanLimit(n int) func() {
 	maxScannedTotal = n
 	return func() { maxScannedTotal = old }
 }
+func StripComments(s string) string { return stripComments(s) }

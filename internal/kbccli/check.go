@@ -97,6 +97,7 @@ func runCheck(c *cli.Context, s *cli.Streams, g *globalOptions, o *checkOptions)
 			}
 			paths = changed
 			if len(paths) == 0 {
+				fmt.Fprintln(s.Err, "kbc: no staged knowledge differs from HEAD: nothing to check (--all checks every staged file)")
 				return writeDiagnostics(s.Out, o.format, nil)
 			}
 		}
