@@ -248,7 +248,9 @@ func Slug(text string) string {
 	return b.String()
 }
 
-func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) }
+func isWordRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
+}
 
 // latinFold spells out Latin letters that Unicode does not decompose into
 // an ASCII letter and a mark.
