@@ -70,7 +70,7 @@ EXAMPLES:
 		Flags: append(sourceFlags(&o.source, "default, unless CI=true"),
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "write the artifact to `DIR` (default: .kbq at the repository root)", Destination: &o.out},
 			&cli.BoolFlag{Name: "keep-going", Aliases: []string{"k"}, Usage: "leave out files with errors instead of failing", Destination: &o.keepGoing},
-			&cli.BoolFlag{Name: "full", Usage: "build from nothing, whatever the previous artifact holds", Destination: &o.full},
+			&cli.BoolFlag{Name: "full", Usage: "compile and index every document anew (vectors of chunk texts the same model embedded before are kept: remove .kbq/ to embed again)", Destination: &o.full},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "say why a build is full rather than incremental", Destination: &o.verbose},
 			&cli.StringFlag{Name: "stemmer", Usage: "stem English words with `NAME`: porter, porter2 or none", Value: artifact.DefaultAnalysis.Stemmer, Destination: &o.stemmer},
 			&cli.StringFlag{Name: "stopwords", Usage: "drop the stop words of `LIST`: lucene, snowball or none", Value: artifact.DefaultAnalysis.Stopwords, Destination: &o.stopwords},
