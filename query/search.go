@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -112,7 +113,7 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 			return nil, fmt.Errorf("unknown kind %q (want one of %s)", k, strings.Join(artifact.Kinds, ", "))
 		}
 	}
-	parsed := Parse(req.Query)
+	parsed := pathsFrom(Parse(req.Query), req.Dir)
 	if onlyExcludes(parsed) {
 		return nil, fmt.Errorf("%w (%s): add a word, a filter such as kind:topic, or * to search for", ErrNothingToFind, shortQuery(req.Query))
 	}
@@ -241,6 +242,55 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 		}
 	}
 	return resp, nil
+}
+
+// pathsFrom lets each path: filter name, besides a path from the
+// repository root, a path relative to dir (where the query is made from,
+// as the user's other paths are) and a topic key: path:notes/x.md from
+// services/api matches services/api/notes/x.md, and path:deploy the topic
+// deploy and those below it.
+func pathsFrom(p Parsed, dir string) Parsed {
+	for i, c := range p.Clauses {
+		if c.Kind != Filter || c.Field != "path" {
+			continue
+		}
+		alts := []Clause{c}
+		add := func(field, text string) {
+			for _, a := range alts {
+				if a.Field == field && a.Text == text {
+					return
+				}
+			}
+			alts = append(alts, Clause{Occur: c.Occur, Kind: Filter, Field: field, Text: text})
+		}
+		v := strings.TrimPrefix(c.Text, "./")
+		if dir != "" && !strings.HasPrefix(v, "/") {
+			joined := path.Join(dir, v)
+			if strings.HasSuffix(v, "/") {
+				joined += "/"
+			}
+			if !strings.HasPrefix(joined, "../") && joined != ".." {
+				add("path", joined)
+			}
+		}
+		if topic := strings.TrimSuffix(strings.Trim(v, "/"), ".md"); topic != "" && !strings.Contains(topic, "/.kb/") && !strings.HasPrefix(topic, ".kb/") {
+			add("topic", topic)
+		}
+		alts[0].Text = strings.TrimPrefix(v, "/")
+		if len(alts) > 1 {
+			for j := range alts {
+				alts[j].Occur = Should
+			}
+			occur := c.Occur
+			if occur == Should {
+				occur = Must
+			}
+			p.Clauses[i] = Clause{Occur: occur, Kind: Any, Sub: alts}
+		} else {
+			p.Clauses[i] = alts[0]
+		}
+	}
+	return p
 }
 
 // shortQuery is q for a message: its first 60 characters.

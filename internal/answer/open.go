@@ -138,3 +138,33 @@ func InRepo(root, abs string) (string, bool) {
 	}
 	return filepath.ToSlash(rel), true
 }
+
+// HereRelative turns the artifact's paths, relative to the repository
+// root, into paths relative to the current directory, as git grep and rg
+// print them, so that they open where the user stands. Paths stay as they
+// are outside a repository, when the current directory is outside it, and
+// for global knowledge.
+func HereRelative(root string, paths []string) []string {
+	if root == "" {
+		return paths
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return paths
+	}
+	here, ok := InRepo(root, wd)
+	if !ok || here == "" {
+		return paths
+	}
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = p
+		if strings.HasPrefix(p, artifact.GlobalPathPrefix) {
+			continue
+		}
+		if rel, err := filepath.Rel(filepath.FromSlash(here), filepath.FromSlash(p)); err == nil {
+			out[i] = filepath.ToSlash(rel)
+		}
+	}
+	return out
+}

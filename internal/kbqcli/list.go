@@ -75,7 +75,7 @@ func runList(o *listOptions) error {
 		for i, d := range docs {
 			paths[i] = d.Path
 		}
-		err = writePaths(s.Out, paths)
+		err = writePaths(s.Out, answer.HereRelative(ix.RepoRoot, paths))
 	default:
 		err = writeList(s.Out, docs, s.Width())
 	}

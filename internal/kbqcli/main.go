@@ -7,6 +7,7 @@ import (
 	"io"
 	"log"
 	"os"
+	"path/filepath"
 	"strconv"
 
 	"github.com/kbqdev/kbq/artifact"
@@ -46,16 +47,25 @@ root of the git repository holding the current directory.
    kbq context --dir services/api --wrap
 
 ` + answer.ExitCodesHelp
-	var dir string
+	var dir, index string
 	app.Flags = []cli.Flag{
 		&cli.StringFlag{Name: "C", Usage: "run as if kbq was started in `DIR`", Destination: &dir},
+		&cli.StringFlag{Name: "index", Usage: "read the artifact in `DIR`, for every command (relative to -C)", Destination: &index},
 	}
 	app.Before = func(*cli.Context) error {
-		if dir == "" {
-			return nil
+		if dir != "" {
+			if err := os.Chdir(dir); err != nil {
+				return cli.Usagef("-C %s: %v", dir, errors.Unwrap(err))
+			}
 		}
-		if err := os.Chdir(dir); err != nil {
-			return cli.Usagef("-C %s: %v", dir, errors.Unwrap(err))
+		if index != "" {
+			// As $KBQ_INDEX, which a command's own --index overrides and
+			// the servers inherit.
+			abs, err := filepath.Abs(index)
+			if err != nil {
+				return err
+			}
+			os.Setenv("KBQ_INDEX", abs)
 		}
 		return nil
 	}

@@ -3,6 +3,7 @@ package kbqcli
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 
@@ -105,8 +106,12 @@ func runSearch(c *cli.Context, s *cli.Streams, o *searchOptions) error {
 	if o.mode != "" && !slices.Contains(query.Modes, o.mode) {
 		return cli.Usagef("--mode %q: want %s", o.mode, strings.Join(query.Modes, ", "))
 	}
+	maxTokens := o.maxTokens
+	if format == "paths" && !c.IsSet("max-tokens") {
+		maxTokens = math.MaxInt32 // the paths are what is printed, not the text
+	}
 	req := query.Request{
-		Query: q, N: o.n, MaxTokens: o.maxTokens, Dir: dir, AllScopes: o.allScopes, Chunks: o.chunks,
+		Query: q, N: o.n, MaxTokens: maxTokens, Dir: dir, AllScopes: o.allScopes, Chunks: o.chunks,
 		Kinds: c.StringSlice("kind"), Tags: c.StringSlice("tag"), Scopes: c.StringSlice("scope"), Mode: o.mode,
 	}
 	if err := queryEmbedder(s).Vectorize(c.Context, ix.Index, &req); err != nil {
@@ -130,7 +135,7 @@ func runSearch(c *cli.Context, s *cli.Streams, o *searchOptions) error {
 		for i, r := range resp.Results {
 			paths[i] = r.Path
 		}
-		err = writePaths(s.Out, paths)
+		err = writePaths(s.Out, answer.HereRelative(ix.RepoRoot, paths))
 	default:
 		err = writeSearchText(s.Out, resp, s.Color())
 	}
