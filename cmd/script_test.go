@@ -88,6 +88,7 @@ func TestScripts(t *testing.T) {
 			"embedserver": embedServer,
 			"validutf8":   validUTF8,
 			"maxbytes":    maxBytes,
+			"maxlines":    maxLines,
 			"exits":       exits,
 		},
 	})
@@ -158,6 +159,19 @@ func maxBytes(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	if (fi.Size() <= n) == neg {
 		ts.Fatalf("%s is %d bytes; limit %d (negated: %v)", args[0], fi.Size(), n, neg)
+	}
+}
+
+// maxLines checks that a file has at most n lines: maxlines file n.
+func maxLines(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: maxlines file n")
+	}
+	data := ts.ReadFile(args[0])
+	n, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	if lines := strings.Count(data, "\n"); (lines <= n) == neg {
+		ts.Fatalf("%s has %d lines; limit %d (negated: %v)", args[0], lines, n, neg)
 	}
 }
 

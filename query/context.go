@@ -23,6 +23,9 @@ type ContextOptions struct {
 	// the most used documents in force, or, when none of them was used,
 	// those of highest importance.
 	Uses map[string]int
+	// MaxBytes, when above 0, replaces the total budget: the most the
+	// context may hold. MaxLines, when above 0, caps its lines too.
+	MaxBytes, MaxLines int
 }
 
 // ContextResult is the always-loaded context for a directory.
@@ -33,10 +36,13 @@ type ContextResult struct {
 	Index   []string
 	IndexBy string
 	// Warnings say which budgets were exceeded; Truncated is set when the
-	// text was cut at MaxBytes, the total budget.
+	// text was cut to fit MaxBytes (the total budget, or the options') and
+	// MaxLines, at a block boundary, and Dropped lists the documents cut.
 	Warnings  []string
 	Truncated bool
 	MaxBytes  int
+	MaxLines  int
+	Dropped   []string
 	Sections  []ContextSection
 }
 
@@ -71,7 +77,8 @@ func (ix *Index) Context(ctx context.Context, dir string, opts ContextOptions) (
 		return cmp.Or(cmp.Compare(artifact.ScopeDepth(a), artifact.ScopeDepth(b)), cmp.Compare(a, b))
 	})
 	budgets := ix.Manifest.Config.Budgets.Or(artifact.DefaultBudgets)
-	res := &ContextResult{MaxBytes: budgets.Total}
+	res := &ContextResult{MaxBytes: cmp.Or(opts.MaxBytes, budgets.Total), MaxLines: opts.MaxLines}
+	var spans []span
 	var b strings.Builder
 	b.WriteString("## Internal Knowledge\n")
 	for _, s := range scopes {
@@ -98,11 +105,13 @@ func (ix *Index) Context(ctx context.Context, dir string, opts ContextOptions) (
 			res.Warnings = append(res.Warnings, fmt.Sprintf("%s is %.1f KiB, over its %s budget (%s)",
 				contextName(s), kib(sec.Bytes), units.Bytes(int64(budget)), strings.Join(sec.Paths, ", ")))
 		}
+		spans = append(spans, span{start: b.Len(), paths: sec.Paths})
 		fmt.Fprintf(&b, "\n### %s\n\n%s\n", sec.Heading, text)
 		res.Sections = append(res.Sections, sec)
 	}
 	if index := knowledgeIndex(docs, dir, opts); len(index) > 0 && len(res.Sections) > 0 {
 		// The index counts in the budgets: past the limit it is cut first.
+		spans = append(spans, span{start: b.Len()})
 		b.WriteString("\n### Knowledge index\n\n")
 		res.IndexBy = "use"
 		if opts.Uses == nil || opts.Uses[index[0].Path] == 0 {
@@ -132,9 +141,8 @@ func (ix *Index) Context(ctx context.Context, dir string, opts ContextOptions) (
 	if warn := budgets.Total / 2; len(text) > warn {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("context is %.1f KiB, over the %s that agents load comfortably", kib(len(text)), units.Bytes(int64(warn))))
 	}
-	if len(text) > budgets.Total {
-		text = truncateUTF8(text, budgets.Total)
-		res.Truncated = true
+	if cut, dropped := cutContext(text, spans, res.MaxBytes, res.MaxLines); len(cut) != len(text) || dropped != nil {
+		text, res.Dropped, res.Truncated = cut, dropped, true
 	}
 	if opts.Wrap && text != "" {
 		text = "<system-reminder>\n" + neutralizeReminders(text) + "\n</system-reminder>\n"

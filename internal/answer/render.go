@@ -79,12 +79,14 @@ type ContextJSON struct {
 	IndexBy   string   `json:"index_by,omitempty"`
 	Warnings  []string `json:"warnings"`
 	Truncated bool     `json:"truncated"`
+	// Dropped lists the documents the cut left out in part or whole.
+	Dropped []string `json:"dropped,omitempty"`
 }
 
 // NewContextJSON is the JSON of res, assembled for dir.
 func NewContextJSON(dir string, res *query.ContextResult) ContextJSON {
 	out := ContextJSON{Dir: dir, Text: res.Text, Sources: []string{}, Index: []string{}, IndexBy: res.IndexBy,
-		Warnings: []string{}, Truncated: res.Truncated}
+		Warnings: []string{}, Truncated: res.Truncated, Dropped: res.Dropped}
 	for _, sec := range res.Sections {
 		out.Sources = append(out.Sources, sec.Paths...)
 	}

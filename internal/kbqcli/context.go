@@ -5,6 +5,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
@@ -18,6 +21,7 @@ type contextOptions struct {
 	index, dir   string
 	wrap, asJSON bool
 	hot          int
+	agent, out   string
 }
 
 func newContextCommand(s *cli.Streams) *cli.Command {
@@ -25,17 +29,25 @@ func newContextCommand(s *cli.Streams) *cli.Command {
 	return &cli.Command{
 		Name:      "context",
 		Usage:     "print the always-loaded context for a directory",
-		UsageText: "kbq context [--dir D] [--wrap] [--hot N]",
+		UsageText: "kbq context [--dir D] [--wrap] [--hot N] [--for claude|codex|gemini] [-o FILE]",
 		Description: `Assembles the context documents (.kb/context.md, AGENTS.md, CLAUDE.md,
 GEMINI.md) in force for --dir (default: the current directory): global,
 project, then each directory scope on the way down, each under its own
 heading, frontmatter stripped.
 
 Budgets: global 3 KiB, project and each directory 7 KiB; past 10 KiB in
-total kbq warns on stderr, past 20 KiB it truncates (never inside a
-character) and says so on stderr. A project sets its own under budgets in
-.kb/config.yaml. --wrap wraps the text in
+total kbq warns on stderr, past 20 KiB it cuts the context before a
+heading, list item or paragraph (never inside one), says in the text what
+it left out and how to read it (kbq get), and warns on stderr. A project
+sets its own under budgets in .kb/config.yaml. --wrap wraps the text in
 <system-reminder> tags and escapes such tags inside the knowledge.
+
+--for sizes the context for the agent that reads it: codex (AGENTS.md, 32
+KiB, project_doc_max_bytes), claude (Claude Code's MEMORY.md: 200 lines and
+25 KB) or gemini (GEMINI.md, no documented limit: the total budget). -o
+writes the context to FILE instead of stdout:
+
+   kbq context --for codex -o AGENTS.md
 
 KNOWLEDGE INDEX: the context ends with the --hot documents (default 5) in
 force here that search and get handed out most in the last 30 days, one
@@ -50,6 +62,8 @@ budgets.
 			&cli.BoolFlag{Name: "wrap", Usage: "wrap in <system-reminder> tags", Destination: &o.wrap},
 			&cli.IntFlag{Name: "hot", Value: answer.HotDefault, Usage: "list `N` documents in the closing knowledge index (0: none)", Destination: &o.hot},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON: dir, text, sources, index, warnings, truncated", Destination: &o.asJSON},
+			&cli.StringFlag{Name: "for", Usage: "size the context for `AGENT`: claude, codex or gemini", Destination: &o.agent},
+			&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Usage: "write the context to `FILE`", Destination: &o.out},
 		},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
@@ -75,6 +89,13 @@ func runContext(ctx context.Context, o *contextOptions) error {
 		return cli.Usagef("--hot must be 0 or more")
 	}
 	opts := query.ContextOptions{Wrap: o.wrap, IndexSize: hot}
+	if o.agent != "" {
+		agent, ok := query.Agents[o.agent]
+		if !ok {
+			return cli.Usagef("--for %q: want claude, codex or gemini", o.agent)
+		}
+		opts.MaxBytes, opts.MaxLines = agent.MaxBytes, agent.MaxLines
+	}
 	if hot > 0 {
 		opts.Uses = answer.NewUsage(s).Recent(ix.Dir)
 	}
@@ -89,11 +110,46 @@ func runContext(ctx context.Context, o *contextOptions) error {
 		fmt.Fprintf(s.Err, "kbq: warning: %s\n", w)
 	}
 	if res.Truncated {
-		fmt.Fprintf(s.Err, "kbq: error: context is over %s; truncated to fit (shorten the context files, or raise budgets.total in .kb/config.yaml)\n", units.Bytes(int64(res.MaxBytes)))
+		limit := units.Bytes(int64(res.MaxBytes))
+		if res.MaxLines > 0 {
+			limit = fmt.Sprintf("%s or %d lines", limit, res.MaxLines)
+		}
+		fmt.Fprintf(s.Err, "kbq: warning: context is over %s; cut before a block, leaving out the rest of %s (the text says how to read it; shorten the context files, or raise budgets.total in .kb/config.yaml)\n",
+			limit, strings.Join(res.Dropped, ", "))
 	}
 	if len(res.Sections) == 0 {
 		fmt.Fprintf(s.Err, "kbq: no context applies to %s: add .kb/context.md (or AGENTS.md, CLAUDE.md, GEMINI.md) there or in a directory above it\n", cmp.Or(d, "the repository root"))
 	}
+	if o.out != "" {
+		return writeOutput(o.out, []byte(res.Text))
+	}
 	_, err = io.WriteString(s.Out, visible.Text(res.Text))
 	return err
+}
+
+// writeOutput replaces the file name with data: through a temporary file
+// beside it, renamed over it, so that a reader never sees half of it; a
+// symbolic link at name is replaced, not written through.
+func writeOutput(name string, data []byte) error {
+	dir := filepath.Dir(name)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(name)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err := os.Rename(tmp.Name(), name); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	return nil
 }
