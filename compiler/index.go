@@ -15,7 +15,9 @@ import (
 // them to out, adds their text fields to pw, and fills d.Chunks and
 // d.Fields with the counts the manifest keeps.
 func indexDocument(d *document, fb *fieldBuilder, out []segment.Document, pw *postings.Writer) []segment.Document {
-	titleText := []byte(d.Title + "\n" + topicWords(d.Topic))
+	// The description says what the document is for: searched with every
+	// chunk, as the title is.
+	titleText := []byte(d.Title + "\n" + topicWords(d.Topic) + "\n" + d.meta.description)
 	tags := []byte(strings.Join(d.Tags, artifact.TagSeparator))
 	path := []byte(d.Path)
 	facets := facetTerms(d)

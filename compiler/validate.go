@@ -18,6 +18,7 @@ import (
 // meta is what the compiler takes from a document's frontmatter.
 type meta struct {
 	title         string
+	description   string // searched with the title
 	tags          []string
 	source        string
 	importance    float64
@@ -42,35 +43,39 @@ type fieldRule struct {
 // allowed and ignored.
 var kindRules = map[string]map[string]fieldRule{
 	artifact.KindContext: {
-		"version": {required: true, check: checkVersion},
-		"updated": {required: true, check: checkISOTime},
-		"title":   {check: checkTitle},
-		"tags":    {check: checkTags},
+		"version":     {required: true, check: checkVersion},
+		"updated":     {required: true, check: checkISOTime},
+		"title":       {check: checkTitle},
+		"description": {check: checkDescription},
+		"tags":        {check: checkTags},
 	},
 	artifact.KindMemory: {
-		"id":         {required: true, check: checkID},
-		"created":    {required: true, check: checkCreated},
-		"expires":    {check: checkExpires},
-		"tags":       {check: checkTags},
-		"source":     {check: checkSourceString},
-		"importance": {check: checkImportance},
-		"title":      {check: checkTitle},
+		"id":          {required: true, check: checkID},
+		"created":     {required: true, check: checkCreated},
+		"expires":     {check: checkExpires},
+		"tags":        {check: checkTags},
+		"source":      {check: checkSourceString},
+		"importance":  {check: checkImportance},
+		"title":       {check: checkTitle},
+		"description": {check: checkDescription},
 	},
 	artifact.KindArticle: {
-		"source":     {required: true, check: checkURL},
-		"fetched":    {required: true, check: checkFetched},
-		"expires":    {check: checkExpires},
-		"title":      {check: checkTitle},
-		"tags":       {check: checkTags},
-		"attachment": {check: checkAttachment},
-		"importance": {check: checkImportance},
+		"source":      {required: true, check: checkURL},
+		"fetched":     {required: true, check: checkFetched},
+		"expires":     {check: checkExpires},
+		"title":       {check: checkTitle},
+		"description": {check: checkDescription},
+		"tags":        {check: checkTags},
+		"attachment":  {check: checkAttachment},
+		"importance":  {check: checkImportance},
 	},
 	artifact.KindTopic: {
-		"expires":    {check: checkExpires},
-		"title":      {check: checkTitle},
-		"tags":       {check: checkTags},
-		"source":     {check: checkSourceString},
-		"importance": {check: checkImportance},
+		"expires":     {check: checkExpires},
+		"title":       {check: checkTitle},
+		"description": {check: checkDescription},
+		"tags":        {check: checkTags},
+		"source":      {check: checkSourceString},
+		"importance":  {check: checkImportance},
 	},
 }
 
@@ -250,6 +255,22 @@ func checkTitle(v *yaml.Node, m *meta, r reporter) {
 		return
 	}
 	m.title = strings.TrimSpace(v.Value)
+}
+
+// maxDescription bounds the description indexed with every chunk of a
+// document.
+const maxDescription = 1 << 10
+
+func checkDescription(v *yaml.Node, m *meta, r reporter) {
+	if !isScalar(v) || isNull(v) {
+		r(v.Line, v.Column, Error, "must be text, not "+describeNode(v))
+		return
+	}
+	m.description = strings.TrimSpace(v.Value)
+	if len(m.description) > maxDescription {
+		r(v.Line, v.Column, Warning, fmt.Sprintf("is %d bytes: the first %d are searched (it is searched with every chunk; put long text in the body)", len(m.description), maxDescription))
+		m.description = strings.ToValidUTF8(m.description[:maxDescription], "")
+	}
 }
 
 func checkTags(v *yaml.Node, m *meta, r reporter) {

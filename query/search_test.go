@@ -371,3 +371,20 @@ func TestOnlyExclusionsIsAnError(t *testing.T) {
 		}
 	}
 }
+
+// description: in frontmatter says what a page is for (Hugo, mkdocs,
+// SKILL.md files): its words are searched, and weigh more than the body's.
+func TestDescriptionIsSearched(t *testing.T) {
+	ix := open(t, testkb.Files{
+		".kb/skills/pdf.md":  "---\ntitle: PDF skill\ndescription: Extract tables from invoices and receipts\n---\n# Usage\n\nRun the script on a file.\n",
+		".kb/notes/other.md": "---\ntitle: Other\n---\n# Notes\n\nWe once talked about invoices in passing, among many other words here.\n",
+	})
+	got := search(t, ix, query.Request{Query: "receipts"})
+	if len(got) != 1 || got[0] != ".kb/skills/pdf.md" {
+		t.Errorf("a word only in the description: %v", got)
+	}
+	got = search(t, ix, query.Request{Query: "invoices", N: 2})
+	if len(got) != 2 || got[0] != ".kb/skills/pdf.md" {
+		t.Errorf("the description should outrank a passing mention in a body: %v", got)
+	}
+}
