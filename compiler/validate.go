@@ -129,10 +129,28 @@ func readMeta(kind string, fm frontmatter, r reporter) meta {
 		}
 	}
 	if len(missing) > 0 {
+		hint := requiredHint[kind]
+		if kind == artifact.KindContext {
+			if keys := docSiteKeys(seen); len(keys) > 0 {
+				hint += "; its frontmatter (" + strings.Join(keys, ", ") + ") looks like a documentation page's: a context file is loaded into every agent session, so move a page elsewhere in .kb/, where it is a topic"
+			}
+		}
 		r(fm.fields.Line, fm.fields.Column, Error, fmt.Sprintf("missing required %s %s: %s",
-			plural(len(missing), "field", "fields"), strings.Join(missing, ", "), requiredHint[kind]))
+			plural(len(missing), "field", "fields"), strings.Join(missing, ", "), hint))
 	}
 	return m
+}
+
+// docSiteKeys lists the keys of seen that documentation site generators
+// (Hugo, Jekyll, Docusaurus, mkdocs) put in a page's frontmatter.
+func docSiteKeys(seen map[string]*yaml.Node) []string {
+	var keys []string
+	for _, k := range []string{"weight", "slug", "linkTitle", "description", "sidebar_position", "sidebar_label", "layout", "menu", "nav_order", "permalink", "aliases", "draft", "date", "keywords", "toc"} {
+		if seen[k] != nil {
+			keys = append(keys, k)
+		}
+	}
+	return keys
 }
 
 func resolveAlias(v *yaml.Node) *yaml.Node {

@@ -137,6 +137,12 @@ func runInit(s *cli.Streams, g *globalOptions, o *initOptions) error {
 	fmt.Fprintf(s.Err, `
 Next: write what every agent should know in .kb/context.md, then
    kbc build && kbq context        compile it and see what agents get
+
+.kb/context.md, and AGENTS.md, CLAUDE.md and GEMINI.md anywhere, are loaded
+into every agent session: keep them short (7 KiB for the project). Any other
+markdown in .kb/ is a topic, found by kbq search when it is needed: put
+documentation pages there, not in a context file.
+
    git add %s && git commit -m "Add kbq knowledge"
 `, add)
 	return nil
