@@ -347,7 +347,7 @@ func (w *Worktree) KnowledgeOf(rel string, des []fs.DirEntry) []Entry {
 		case inKB && strings.HasPrefix(name, "."):
 		case inKB && e.IsDir():
 			out = append(out, Entry{name, true})
-		case inKB && e.Type().IsRegular() && (isMarkdown(name) || rel == ".kb" && name == "config.yaml"):
+		case inKB && e.Type().IsRegular() && (isKnowledgeText(name) || rel == ".kb" && name == "config.yaml"):
 			out = append(out, Entry{name, false})
 		case !inKB && name == ".kb" && e.IsDir():
 			out = append(out, Entry{name, true})
@@ -385,7 +385,7 @@ func holdsMarkdown(dir string, depth int) bool {
 	for _, e := range entries {
 		switch {
 		case strings.HasPrefix(e.Name(), "."):
-		case e.Type().IsRegular() && isMarkdown(e.Name()):
+		case e.Type().IsRegular() && isKnowledgeText(e.Name()):
 			return true
 		case e.IsDir() && depth > 0 && holdsMarkdown(filepath.Join(dir, e.Name()), depth-1):
 			return true
@@ -394,8 +394,14 @@ func holdsMarkdown(dir string, depth int) bool {
 	return false
 }
 
-func isMarkdown(name string) bool {
-	return strings.EqualFold(path.Ext(name), ".md")
+// isKnowledgeText reports whether a file of a .kb/ directory is knowledge
+// by its name: markdown, plain text or HTML.
+func isKnowledgeText(name string) bool {
+	switch strings.ToLower(path.Ext(name)) {
+	case ".md", ".txt", ".html", ".htm":
+		return true
+	}
+	return false
 }
 
 // BlobHash is the git blob hash of data in hex, as git hash-object computes

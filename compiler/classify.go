@@ -75,11 +75,18 @@ func classifyInner(inner string) (location, bool) {
 	if parts[0] == "attachments" && len(parts) > 1 {
 		return location{kind: artifact.KindAttachment, topic: inner}, true
 	}
-	if !isMarkdown(inner) {
+	if !isKnowledgeText(inner) {
 		return location{}, false
 	}
 	topic := strings.TrimSuffix(inner, path.Ext(inner))
 	loc := location{kind: artifact.KindTopic, topic: topic}
+	if !isMarkdown(inner) {
+		// Plain text and HTML are topics, wherever they are.
+		if len(parts) == 2 && (parts[0] == "memories" || parts[0] == "articles") || inner == "context"+path.Ext(inner) {
+			loc.warning = inner + " is not markdown: memories, articles and context are .md files, so this file is indexed as a topic"
+		}
+		return loc, true
+	}
 	switch {
 	case inner == "context.md":
 		loc.kind = artifact.KindContext
@@ -97,4 +104,25 @@ func classifyInner(inner string) (location, bool) {
 
 func isMarkdown(p string) bool {
 	return strings.EqualFold(path.Ext(p), ".md")
+}
+
+// isKnowledgeText reports whether a file inside .kb/ is knowledge: markdown,
+// plain text (.txt) or HTML (.html, .htm).
+func isKnowledgeText(p string) bool {
+	switch strings.ToLower(path.Ext(p)) {
+	case ".md", ".txt", ".html", ".htm":
+		return true
+	}
+	return false
+}
+
+// textFormat is how a knowledge file is read: "md", "txt" or "html".
+func textFormat(p string) string {
+	switch strings.ToLower(path.Ext(p)) {
+	case ".txt":
+		return "txt"
+	case ".html", ".htm":
+		return "html"
+	}
+	return "md"
 }

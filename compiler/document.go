@@ -22,6 +22,9 @@ type document struct {
 	body   int // byte offset of the body in src.text
 	chunks []chunk
 	diags  Diagnostics
+	// lines, for a document searched as a conversion (HTML), maps each line
+	// of src, from 0, to the lines of the file it came from.
+	lines [][2]int
 	// tooManyWords is set when the document has over maxDocumentWords
 	// distinct words: indexing it adds no more than that to a segment's
 	// vocabulary.
@@ -62,6 +65,19 @@ func manyWords(text []byte) bool {
 	return over
 }
 
+// fileLine is the line of the file that byte off of d.src comes from: the
+// first of them, or with last the last.
+func (d *document) fileLine(off int, last bool) int {
+	line := d.src.lineOf(off)
+	if d.lines != nil && line >= 1 && line <= len(d.lines) {
+		if last {
+			return d.lines[line-1][1]
+		}
+		return d.lines[line-1][0]
+	}
+	return line
+}
+
 // failed reports whether the document has errors and must not be indexed.
 func (d *document) failed() bool { return d.diags.Errors() > 0 }
 
@@ -94,15 +110,30 @@ func parseDocument(in input) *document {
 	checkControls(in.path, in.data, report)
 	d.src = newSource(in.data)
 	findSecrets(d.src, in.secrets, report)
-	allowTagsLine := d.Kind == artifact.KindTopic
-	fm := splitFrontmatter(d.src, allowTagsLine, func(line, col int, msg string) { report(line, col, Error, msg) })
+	format := textFormat(in.path)
+	var fm frontmatter
+	switch format {
+	case "md":
+		allowTagsLine := d.Kind == artifact.KindTopic
+		fm = splitFrontmatter(d.src, allowTagsLine, func(line, col int, msg string) { report(line, col, Error, msg) })
+	case "html":
+		// Searched as the text a reader sees, its lines mapped back to
+		// the file's; the <title> is the title.
+		page := convertHTML(in.data)
+		d.src, d.lines = newSource(page.text), page.lines
+		d.meta.title = page.title
+	}
+	title := d.meta.title
 	d.meta = readMeta(d.Kind, fm, report)
+	d.meta.title = cmp.Or(d.meta.title, title)
 	d.body = fm.body
 	var h1 string
 	if !d.failed() {
 		// A document in error is never indexed: its markdown need not be
 		// parsed (a build that keeps going reads it on every build).
-		if n := countHeadings(d.src.text[d.body:], maxHeadings); n > maxHeadings {
+		if format == "txt" {
+			d.chunks, h1 = chunkBodyWith(plainParser, d.src, d.body) // plain text: no markup
+		} else if n := countHeadings(d.src.text[d.body:], maxHeadings); n > maxHeadings {
 			report(d.src.lineOf(d.body), 1, Warning, fmt.Sprintf("over %d headings: the document is chunked by size alone, its headings are not chunk boundaries; split it into smaller documents", maxHeadings))
 			d.chunks, h1 = chunkBodyWith(plainParser, d.src, d.body)
 		} else {
@@ -117,6 +148,8 @@ func parseDocument(in input) *document {
 	switch {
 	case len(bytes.TrimSpace(in.data)) == 0:
 		report(1, 1, Warning, "empty file")
+	case format == "html" && len(bytes.TrimSpace(d.src.text)) == 0:
+		report(1, 1, Warning, "no text to search: the page holds none outside scripts, styles, navigation and forms")
 	case !fm.unclosed && len(bytes.TrimSpace(d.src.text[d.body:])) == 0:
 		report(d.src.lineOf(max(d.body-1, 0)), 1, Warning, "empty body: the document has frontmatter but no text to search")
 	}

@@ -49,7 +49,7 @@ func indexDocument(d *document, fb *fieldBuilder, out []segment.Document, pw *po
 	text := d.src.text
 	pw.StartDocument(artifact.ScopeDepth(d.Scope), path)
 	for i, c := range d.chunks {
-		startLine, endLine := d.src.lineOf(c.start), d.src.lineOf(max(c.end-1, c.start))
+		startLine, endLine := d.fileLine(c.start, false), d.fileLine(max(c.end-1, c.start), true)
 		heading, body := []byte(c.heading), text[c.start:c.end]
 		headingTerms := fb.analyze(heading, fb.heading[:0])
 		bodyTerms := fb.analyze(body, fb.body[:0])
