@@ -76,7 +76,8 @@ func Check(ctx context.Context, src Source, opts CheckOptions) (*CheckResult, er
 		facts = append(facts, factsOf(p.doc, p.display))
 		if d := p.doc; opts.DuplicateThreshold > 0 && dupKind(d.Kind) && d.src != nil && !d.failed() {
 			body := string(d.src.text[d.body:])
-			dd := dupDoc{path: d.Path, display: p.display, scope: d.Scope, line: d.src.lineOf(d.body), set: shingles(body), checked: selected(p.display)}
+			set, short := textSet(body)
+			dd := dupDoc{path: d.Path, display: p.display, scope: d.Scope, line: d.src.lineOf(d.body), set: set, short: short, checked: selected(p.display)}
 			if dd.checked {
 				dd.body = body
 			}
@@ -129,7 +130,8 @@ func addSimilar(dups []dupDoc, similar func(scope, path, body string) ([]Similar
 		for _, s := range found {
 			if !have[s.Path] {
 				have[s.Path] = true
-				dups = append(dups, dupDoc{path: s.Path, display: s.Path, scope: d.scope, line: s.Line, set: shingles(s.Body)})
+				set, short := textSet(s.Body)
+				dups = append(dups, dupDoc{path: s.Path, display: s.Path, scope: d.scope, line: s.Line, set: set, short: short})
 			}
 		}
 	}

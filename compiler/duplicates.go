@@ -50,6 +50,27 @@ func shingles(text string) shingleSet {
 	return slices.Compact(set)
 }
 
+// textSet is what a text is compared by: its word triples or, for a text
+// too short to have minShingles of them (a one-line memory), its words:
+// short texts are compared with short texts only.
+func textSet(text string) (set shingleSet, short bool) {
+	if set = shingles(text); len(set) >= minShingles {
+		return set, false
+	}
+	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
+	set = make(shingleSet, 0, len(words))
+	for _, w := range words {
+		set = append(set, maphash.String(shingleSeed, w))
+	}
+	slices.Sort(set)
+	return slices.Compact(set), true
+}
+
+// minWords is the fewest distinct words a short text needs to be compared.
+const minWords = 2
+
 // jaccard is |a ∩ b| / |a ∪ b| of two sorted sets.
 func jaccard(a, b shingleSet) float64 {
 	if len(a) == 0 || len(b) == 0 {
@@ -114,6 +135,7 @@ type dupDoc struct {
 	path, display, scope string
 	line                 int // where its body starts
 	set                  shingleSet
+	short                bool   // set holds words, not word triples
 	checked              bool   // reported on; others are only compared with
 	body                 string // of a checked document, to find similar ones
 }
@@ -126,10 +148,15 @@ func dupKind(kind string) bool { return kind == artifact.KindMemory || kind == a
 // similar first, three at most. Of a pair both checked, the later path is
 // reported.
 func duplicates(docs []dupDoc, threshold float64) Diagnostics {
+	// Long texts are compared by word triples, short ones by words, each
+	// with its own kind in its scope.
 	byScope := make(map[string][]int)
 	for i, d := range docs {
-		if len(d.set) >= minShingles {
+		switch {
+		case !d.short && len(d.set) >= minShingles:
 			byScope[d.scope] = append(byScope[d.scope], i)
+		case d.short && len(d.set) >= minWords:
+			byScope[d.scope+"\x00short"] = append(byScope[d.scope+"\x00short"], i)
 		}
 	}
 	type match struct {
@@ -195,11 +222,15 @@ func duplicates(docs []dupDoc, threshold float64) Diagnostics {
 			return cmp.Or(cmp.Compare(b.sim, a.sim), cmp.Compare(docs[a.other].path, docs[b.other].path))
 		})
 		d := docs[i]
+		unit := "word triples"
+		if d.short {
+			unit = "words"
+		}
 		for _, m := range ms[:min(len(ms), 3)] {
 			o := docs[m.other]
 			diags = append(diags, Diagnostic{Path: d.display, Line: d.line, Col: 1, Severity: Warning,
-				Message: fmt.Sprintf("nearly duplicates %s:%d (%.0f%% of their word triples in common): merge them, or remove one",
-					o.display, o.line, 100*m.sim)})
+				Message: fmt.Sprintf("nearly duplicates %s:%d (%.0f%% of their %s in common): merge them, or remove one",
+					o.display, o.line, 100*m.sim, unit)})
 		}
 	}
 	return diags
