@@ -113,6 +113,9 @@ func (b *indexBuild) writeVectors(ctx context.Context, m *artifact.Manifest) err
 		sources[blob] = src
 	}
 	vecs := make([][]float32, 0, len(texts))
+	if b.opts.EmbedProgress != nil && len(texts) > 0 {
+		b.opts.EmbedProgress(0, len(texts)) // the first batch may take a while
+	}
 	for start := 0; start < len(texts); start += embedBatch {
 		batch, err := b.opts.Embedder.Embed(ctx, texts[start:min(start+embedBatch, len(texts))])
 		if err != nil {

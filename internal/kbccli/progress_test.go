@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kbqdev/kbq/embedding/embeddingtest"
 	"github.com/kbqdev/kbq/internal/cli"
 )
 
@@ -37,8 +38,11 @@ func run(t *testing.T, errTTY bool, args ...string) (stdout, stderr string, code
 	var out, errb bytes.Buffer
 	s := &cli.Streams{In: strings.NewReader(""), Out: &out, Err: &errb, ErrTTY: errTTY,
 		Getenv: func(k string) string {
-			if k == "CI" {
+			switch k {
+			case "CI":
 				return "true"
+			case "KBQ_MODELS":
+				return os.Getenv(k) // a test's own, never the user's cache
 			}
 			return ""
 		}}
@@ -55,5 +59,21 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 	_, stderr, code = run(t, false, "-C", dir, "build")
 	if code != 0 || strings.Contains(stderr, "\r") {
 		t.Errorf("not a terminal: exit %d, stderr %q", code, stderr)
+	}
+
+	// Embedding shows its progress from its first chunk on (the 30 chunks
+	// have one text between them).
+	model := filepath.Join(t.TempDir(), "tiny")
+	if err := embeddingtest.Default.Write(model); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KBQ_MODELS", t.TempDir())
+	_, stderr, code = run(t, true, "-C", dir, "build", "--full", "--embed", model)
+	if code != 0 || !strings.Contains(stderr, "\r\x1b[Kembedding 0/") || !strings.Contains(stderr, "embedding 1/1") {
+		t.Errorf("embedding on a terminal: exit %d, stderr %q", code, stderr)
+	}
+	_, stderr, _ = run(t, false, "-C", dir, "build", "--full", "--embed", model)
+	if strings.Contains(stderr, "\r") {
+		t.Errorf("embedding, not a terminal: stderr %q", stderr)
 	}
 }
