@@ -25,7 +25,7 @@ const ExitCodesHelp = `EXIT CODES:
 
 // IndexFlag is --index, which every command takes.
 func IndexFlag(dst *string) cli.Flag {
-	return &cli.StringFlag{Name: "index", Usage: "read the artifact in `DIR` (default: $KBQ_INDEX, else .kbq/ at the repository root)", Destination: dst}
+	return &cli.StringFlag{Name: "index", Complete: cli.Dirs, Usage: "read the artifact in `DIR` (default: $KBQ_INDEX, else .kbq/ at the repository root)", Destination: dst}
 }
 
 // Opened is an open artifact and the root of the repository it was found

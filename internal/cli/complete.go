@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -15,19 +17,22 @@ func Completion(root *Command, s *Streams) {
 	name := root.Name
 	root.Commands = append(root.Commands, &Command{
 		Name:      "completion",
-		Usage:     "print a shell completion script (bash, zsh or fish)",
-		UsageText: name + " completion bash|zsh|fish",
+		Usage:     "print a shell completion script (bash, zsh, fish or powershell)",
+		UsageText: name + " completion bash|zsh|fish|powershell",
 		Description: "Prints a script that completes " + name + "'s commands, flags and arguments.\n\n" +
 			"   bash:  source <(" + name + " completion bash)      (in ~/.bashrc)\n" +
 			"   zsh:   source <(" + name + " completion zsh)       (in ~/.zshrc, after compinit)\n" +
-			"   fish:  " + name + " completion fish | source    (in ~/.config/fish/config.fish)",
+			"   fish:  " + name + " completion fish | source    (in ~/.config/fish/config.fish)\n" +
+			"   PowerShell:  " + name + " completion powershell | Out-String | Invoke-Expression    (in $PROFILE)\n\n" +
+			"Flag values complete too: formats, kinds, modes, the artifact's tags and\n" +
+			"scopes, and directories for -C, --dir and --index.",
 		Action: func(c *Context) error {
 			if c.NArg() != 1 {
-				return Usagef("%s completion takes one shell: bash, zsh or fish", name)
+				return Usagef("%s completion takes one shell: bash, zsh, fish or powershell", name)
 			}
 			script, ok := completionScripts(name)[c.Args().First()]
 			if !ok {
-				return Usagef("%s completion: no script for %q; choose bash, zsh or fish", name, c.Args().First())
+				return Usagef("%s completion: no script for %q; choose bash, zsh, fish or powershell", name, c.Args().First())
 			}
 			_, err := io.WriteString(s.Out, script)
 			return err
@@ -54,7 +59,9 @@ func complete(root *Command, words []string) []string {
 	partial, before := words[len(words)-1], words[:len(words)-1]
 	cmd := root
 	var args []string
+	var valueOf Flag // the flag the partial word is the value of
 	for i := 0; i < len(before); i++ {
+		valueOf = nil
 		w := before[i]
 		switch {
 		case w == "--":
@@ -63,6 +70,9 @@ func complete(root *Command, words []string) []string {
 		case strings.HasPrefix(w, "-") && w != "-":
 			name, _, hasValue := strings.Cut(strings.TrimLeft(w, "-"), "=")
 			if f := cmd.flag(name); f != nil && f.TakesValue() && !hasValue {
+				if i+1 == len(before) {
+					valueOf = f
+				}
 				i++ // its value
 			}
 		default:
@@ -74,7 +84,19 @@ func complete(root *Command, words []string) []string {
 		}
 	}
 	var cands []string
+	// --flag=partial completes like --flag partial.
+	if name, value, ok := strings.Cut(partial, "="); ok && strings.HasPrefix(name, "-") && valueOf == nil {
+		if f := cmd.flag(strings.TrimLeft(name, "-")); f != nil && f.TakesValue() {
+			var out []string
+			for _, v := range flagValues(f, value) {
+				out = append(out, name+"="+v)
+			}
+			return out
+		}
+	}
 	switch {
+	case valueOf != nil:
+		return flagValues(valueOf, partial)
 	case strings.HasPrefix(partial, "-"):
 		for c := cmd; c != nil; c = c.parent {
 			for _, f := range c.Flags {
@@ -100,6 +122,40 @@ func complete(root *Command, words []string) []string {
 	cands = slices.DeleteFunc(cands, func(c string) bool { return !strings.HasPrefix(c, partial) })
 	slices.Sort(cands)
 	return slices.Compact(cands)
+}
+
+// flagValues lists the values of f that complete partial.
+func flagValues(f Flag, partial string) []string {
+	vc, ok := f.(valueCompleter)
+	if !ok || vc.values() == nil {
+		return nil
+	}
+	cands := slices.DeleteFunc(vc.values()(partial), func(c string) bool { return !strings.HasPrefix(c, partial) })
+	slices.Sort(cands)
+	return slices.Compact(cands)
+}
+
+// dirsFor lists the directories that complete partial, with a slash.
+func dirsFor(partial string) []string {
+	dir, base := filepath.Split(partial)
+	entries, err := os.ReadDir(cmpOr(dir, "."))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if e.IsDir() && strings.HasPrefix(e.Name(), base) && (strings.HasPrefix(base, ".") || !strings.HasPrefix(e.Name(), ".")) {
+			out = append(out, dir+e.Name()+"/")
+		}
+	}
+	return out
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 func completionScripts(name string) map[string]string {
@@ -128,6 +184,16 @@ function __NAME_complete
 	NAME __complete $words[2..-1] 2>/dev/null
 end
 complete -c NAME -f -a '(__NAME_complete)'
+`),
+		"powershell": r.Replace(`# PowerShell completion for NAME: NAME completion powershell | Out-String | Invoke-Expression
+Register-ArgumentCompleter -Native -CommandName NAME -ScriptBlock {
+	param($wordToComplete, $commandAst, $cursorPosition)
+	$words = @($commandAst.CommandElements | Select-Object -Skip 1 | Where-Object { $_.Extent.StartOffset -lt $cursorPosition } | ForEach-Object { $_.ToString() })
+	if ($wordToComplete -eq '') { $words += '' }
+	& NAME __complete @words 2>$null | ForEach-Object {
+		[System.Management.Automation.CompletionResult]::new($_, $_, 'ParameterValue', $_)
+	}
+}
 `),
 	}
 }

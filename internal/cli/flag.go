@@ -30,7 +30,10 @@ type StringFlag struct {
 	Usage       string // a word in backquotes names the value in --help
 	Value       string // the default
 	Destination *string
-	value       string
+	// Complete, when set, lists the values shell completion offers for a
+	// partly typed one.
+	Complete func(partial string) []string
+	value    string
 }
 
 // BoolFlag is a flag that is true when given; "--name=false" turns it off.
@@ -81,9 +84,26 @@ type StringSliceFlag struct {
 	Usage       string
 	Value       []string
 	Destination *[]string
-	value       []string
-	given       bool
+	// Complete, when set, lists the values shell completion offers for a
+	// partly typed one.
+	Complete func(partial string) []string
+	value    []string
+	given    bool
 }
+
+// Values returns a Complete of fixed values.
+func Values(vs ...string) func(string) []string { return func(string) []string { return vs } }
+
+// Dirs is a Complete of directories, as a shell completes them.
+func Dirs(partial string) []string { return dirsFor(partial) }
+
+// valueCompleter is a flag whose values completion lists.
+type valueCompleter interface {
+	values() func(string) []string
+}
+
+func (f *StringFlag) values() func(string) []string      { return f.Complete }
+func (f *StringSliceFlag) values() func(string) []string { return f.Complete }
 
 func names(name string, aliases []string) []string { return append([]string{name}, aliases...) }
 

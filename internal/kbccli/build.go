@@ -74,7 +74,7 @@ EXAMPLES:
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "say why a build is full rather than incremental", Destination: &o.verbose},
 			&cli.StringFlag{Name: "stemmer", Usage: "stem English words with `NAME`: porter, porter2 or none", Value: artifact.DefaultAnalysis.Stemmer, Destination: &o.stemmer},
 			&cli.StringFlag{Name: "stopwords", Usage: "drop the stop words of `LIST`: lucene, snowball or none", Value: artifact.DefaultAnalysis.Stopwords, Destination: &o.stopwords},
-			&cli.StringFlag{Name: "format", Usage: "diagnostics as `FORMAT`: text, github or json", Value: "text", Destination: &o.format},
+			&cli.StringFlag{Name: "format", Complete: cli.Values("text", "github", "json"), Usage: "diagnostics as `FORMAT`: text, github or json", Value: "text", Destination: &o.format},
 			&cli.StringFlag{Name: "embed", Usage: "embed every chunk for semantic search with `MODEL`: a model's name (all-MiniLM-L6-v2 is downloaded on first use into $KBQ_MODELS), its directory, or an OpenAI-compatible endpoint's URL (model from the configuration or $KBQ_EMBED_MODEL); overrides the configuration's embeddings", Destination: &o.embed},
 			&cli.BoolFlag{Name: "no-embed", Usage: "build without vectors, whatever the configuration says", Destination: &o.noEmbed},
 		),

@@ -58,7 +58,7 @@ EXAMPLES:
 ` + exitCodesHelp,
 		Flags: append(sourceFlags(&o.source, "default, unless CI=true"),
 			&cli.BoolFlag{Name: "all", Usage: "with --staged: check every staged knowledge file, not only the changed ones", Destination: &o.all},
-			&cli.StringFlag{Name: "format", Usage: "diagnostics as `FORMAT`: text, github or json", Value: "text", Destination: &o.format},
+			&cli.StringFlag{Name: "format", Complete: cli.Values("text", "github", "json"), Usage: "diagnostics as `FORMAT`: text, github or json", Value: "text", Destination: &o.format},
 			&cli.FloatFlag{Name: "dup-threshold", Value: compiler.DefaultDuplicateThreshold, Usage: "warn of near duplicates sharing `F` of their word triples (0: off)", Destination: &o.dups},
 		),
 		Action: func(c *cli.Context) error { return runCheck(c, s, g, o) },

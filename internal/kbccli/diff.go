@@ -56,7 +56,7 @@ EXAMPLES:
 ` + exitCodesHelp + `
    (diff reports validation errors; it exits 0 unless it cannot run)`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "format", Usage: "print as `FORMAT`: text, md or json", Value: "text", Destination: &format},
+			&cli.StringFlag{Name: "format", Complete: cli.Values("text", "md", "json"), Usage: "print as `FORMAT`: text, md or json", Value: "text", Destination: &format},
 			contextFilesFlag(),
 		},
 		Action: func(c *cli.Context) error {

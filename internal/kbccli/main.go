@@ -72,7 +72,7 @@ versioned, reproducible search artifact (.kbq/) that kbq serves.
 
 ` + exitCodesHelp
 	app.Flags = []cli.Flag{
-		&cli.StringFlag{Name: "C", Usage: "run as if kbc was started in `DIR`", Destination: &g.dir},
+		&cli.StringFlag{Name: "C", Complete: cli.Dirs, Usage: "run as if kbc was started in `DIR`", Destination: &g.dir},
 	}
 	cli.Completion(app, s)
 	return cli.Run(app, args, s, exitCode)

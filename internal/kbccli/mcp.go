@@ -295,7 +295,7 @@ kbq mcp instead.
 
 ` + exitCodesHelp,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "index", Usage: "read the artifact in `DIR` (default: $KBQ_INDEX, else .kbq at the repository root)", Destination: &index},
+			&cli.StringFlag{Name: "index", Complete: cli.Dirs, Usage: "read the artifact in `DIR` (default: $KBQ_INDEX, else .kbq at the repository root)", Destination: &index},
 			&cli.BoolFlag{Name: "stage", Usage: "add each write to git's index (never commits)", Destination: &stage},
 		},
 		Action: func(c *cli.Context) error {

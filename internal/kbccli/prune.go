@@ -116,9 +116,9 @@ artifact is refreshed. --format md writes the report for a pull request.
 
 ` + exitCodesHelp,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "index", Usage: "the artifact whose usage to read, in `DIR` (default: .kbq at the repository root)", Destination: &index},
+			&cli.StringFlag{Name: "index", Complete: cli.Dirs, Usage: "the artifact whose usage to read, in `DIR` (default: .kbq at the repository root)", Destination: &index},
 			&cli.IntFlag{Name: "days", Value: 90, Usage: "unused for `N` days", Destination: &days},
-			&cli.StringFlag{Name: "format", Value: "text", Usage: "report as `text`, md or json", Destination: &format},
+			&cli.StringFlag{Name: "format", Complete: cli.Values("text", "md", "json"), Value: "text", Usage: "report as `text`, md or json", Destination: &format},
 			&cli.BoolFlag{Name: "apply", Usage: "remove the files listed and stage their removal", Destination: &apply},
 			&cli.BoolFlag{Name: "no-refresh", Usage: noRefreshUsage, Destination: &noRefresh},
 		},

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/kbqdev/kbq/authoring"
+	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/gitsource"
 	"github.com/kbqdev/kbq/internal/cli"
 )
@@ -47,7 +48,7 @@ EXAMPLES:
 ` + exitCodesHelp,
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "tags", Usage: "tag the memory with `TAGS` (comma-separated or repeated)"},
-			&cli.StringFlag{Name: "dir", Usage: "write into `D`/.kb/memories (default: the deepest scope containing the current directory)", Destination: &o.dir},
+			&cli.StringFlag{Name: "dir", Complete: cli.Dirs, Usage: "write into `D`/.kb/memories (default: the deepest scope containing the current directory)", Destination: &o.dir},
 			&cli.StringFlag{Name: "source", Usage: "record where the memory came from: `S` such as user-told or extracted", Destination: &o.source},
 			&cli.BoolFlag{Name: "stage", Usage: "add the new file to git's index", Destination: &o.stage},
 			&cli.BoolFlag{Name: "no-refresh", Usage: noRefreshUsage, Destination: &o.noRefresh},
@@ -157,8 +158,14 @@ Refuses anything that is not in a .kb/memories/ directory.
 ` + exitCodesHelp + `
    (1 also when no memory has that id or path)`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "dir", Usage: "forget a memory of `D`/.kb/memories (default: the deepest scope containing the current directory)", Destination: &dir},
+			&cli.StringFlag{Name: "dir", Complete: cli.Dirs, Usage: "forget a memory of `D`/.kb/memories (default: the deepest scope containing the current directory)", Destination: &dir},
 			&cli.BoolFlag{Name: "no-refresh", Usage: noRefreshUsage, Destination: &noRefresh},
+		},
+		Complete: func(args []string, partial string) []string {
+			if len(args) > 0 {
+				return nil
+			}
+			return memoriesHere(g, dir)
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -215,4 +222,27 @@ func isNumber(s string) bool {
 		}
 	}
 	return true
+}
+
+// memoriesHere lists, for completion, the ids of the memories kbc forget
+// would find here (or in dir's scope) and their paths.
+func memoriesHere(g *globalOptions, dir string) []string {
+	_, scope, err := openScopeDir(g, dir)
+	if err != nil {
+		return nil
+	}
+	entries, err := os.ReadDir(filepath.Join(scope, compiler.KBDir, "memories"))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		name := e.Name()
+		id, _, ok := strings.Cut(name, "-")
+		if e.IsDir() || !ok || !isNumber(id) || !strings.HasSuffix(name, ".md") {
+			continue
+		}
+		out = append(out, strings.TrimLeft(id, "0"))
+	}
+	return out
 }

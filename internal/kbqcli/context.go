@@ -58,11 +58,11 @@ budgets.
 ` + answer.ExitCodesHelp,
 		Flags: []cli.Flag{
 			answer.IndexFlag(&o.index),
-			&cli.StringFlag{Name: "dir", Usage: "assemble the context for `DIR` (default: the current directory)", Destination: &o.dir},
+			&cli.StringFlag{Name: "dir", Complete: cli.Dirs, Usage: "assemble the context for `DIR` (default: the current directory)", Destination: &o.dir},
 			&cli.BoolFlag{Name: "wrap", Usage: "wrap in <system-reminder> tags", Destination: &o.wrap},
 			&cli.IntFlag{Name: "hot", Value: answer.HotDefault, Usage: "list `N` documents in the closing knowledge index (0: none)", Destination: &o.hot},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON: dir, text, sources, index, warnings, truncated", Destination: &o.asJSON},
-			&cli.StringFlag{Name: "for", Usage: "size the context for `AGENT`: claude, codex or gemini", Destination: &o.agent},
+			&cli.StringFlag{Name: "for", Complete: cli.Values("claude", "codex", "gemini"), Usage: "size the context for `AGENT`: claude, codex or gemini", Destination: &o.agent},
 			&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Usage: "write the context to `FILE`", Destination: &o.out},
 		},
 		Action: func(c *cli.Context) error {

@@ -71,7 +71,7 @@ them by measurement.
 			&cli.StringSliceFlag{Name: "boost", Usage: "weigh `FIELD=X` (title, heading, tags or body) X times (repeatable)"},
 			&cli.StringFlag{Name: "fusion", Usage: "fuse hybrid rankings by `WAY`: rrf (reciprocal rank) or convex (scaled scores)", Value: query.DefaultFusion, Destination: &o.fusion},
 			&cli.FloatFlag{Name: "semantic-weight", Usage: "give the semantic ranking `W` (0 to 1) of a hybrid score", Value: query.DefaultSemanticWeight, Destination: &o.weight},
-			&cli.StringFlag{Name: "mode", Usage: "search in `MODE`: hybrid, lexical or semantic (default: hybrid when the artifact has vectors)", Destination: &o.mode},
+			&cli.StringFlag{Name: "mode", Complete: cli.Values(query.Modes...), Usage: "search in `MODE`: hybrid, lexical or semantic (default: hybrid when the artifact has vectors)", Destination: &o.mode},
 		},
 		Action: func(c *cli.Context) error { return runEval(c, s, o) },
 	}

@@ -26,7 +26,7 @@ type formatFlags struct {
 
 func (f *formatFlags) flags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "format", Usage: "print as `FORMAT`: text, json, jsonl, csv, md or paths", Destination: &f.format},
+		&cli.StringFlag{Name: "format", Complete: cli.Values(formats...), Usage: "print as `FORMAT`: text, json, jsonl, csv, md or paths", Destination: &f.format},
 		&cli.BoolFlag{Name: "l", Aliases: []string{"files"}, Usage: "print only the documents' paths, one a line (--format paths)", Destination: &f.paths},
 		&cli.BoolFlag{Name: "json", Usage: "print JSON (--format json)", Destination: &f.json},
 		&cli.BoolFlag{Name: "md", Usage: "print markdown for agents (--format md)", Destination: &f.md},

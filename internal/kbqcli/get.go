@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/usage"
@@ -38,7 +39,7 @@ deepest first.
 ` + answer.ExitCodesHelp,
 		Flags: []cli.Flag{
 			answer.IndexFlag(&o.index),
-			&cli.StringFlag{Name: "dir", Usage: "resolve topics from `DIR` (default: the current directory)", Destination: &o.dir},
+			&cli.StringFlag{Name: "dir", Complete: cli.Dirs, Usage: "resolve topics from `DIR` (default: the current directory)", Destination: &o.dir},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON with the document's metadata and content", Destination: &o.asJSON},
 		},
 		Complete: func(args []string, partial string) []string {
@@ -87,6 +88,19 @@ func runGet(ctx context.Context, o *getOptions) error {
 // documentNames lists what kbq get accepts from the artifact found from
 // the current directory: topic keys and memory:IDs, for completion.
 func documentNames(s *cli.Streams, index string) []string {
+	var names []string
+	for _, d := range artifactDocuments(s, index) {
+		names = append(names, d.Topic)
+		if d.ID > 0 {
+			names = append(names, fmt.Sprintf("memory:%d", d.ID))
+		}
+	}
+	return names
+}
+
+// artifactDocuments lists the documents of the artifact found from the
+// current directory, for completion: none when there is no artifact.
+func artifactDocuments(s *cli.Streams, index string) []artifact.Document {
 	cwd, err := os.Getwd()
 	if err != nil {
 		return nil
@@ -100,18 +114,30 @@ func documentNames(s *cli.Streams, index string) []string {
 		return nil
 	}
 	defer ix.Close()
-	docs, err := ix.Documents()
-	if err != nil {
-		return nil
-	}
-	var names []string
-	for _, d := range docs {
-		names = append(names, d.Topic)
-		if d.ID > 0 {
-			names = append(names, fmt.Sprintf("memory:%d", d.ID))
+	docs, _ := ix.Documents()
+	return docs
+}
+
+// artifactTags completes --tag with the artifact's tags.
+func artifactTags(s *cli.Streams) func(string) []string {
+	return func(string) []string {
+		var tags []string
+		for _, d := range artifactDocuments(s, "") {
+			tags = append(tags, d.Tags...)
 		}
+		return tags
 	}
-	return names
+}
+
+// artifactScopes completes --scope with the artifact's scopes.
+func artifactScopes(s *cli.Streams) func(string) []string {
+	return func(string) []string {
+		var scopes []string
+		for _, d := range artifactDocuments(s, "") {
+			scopes = append(scopes, d.Scope)
+		}
+		return scopes
+	}
 }
 
 // documentRef turns a path typed on the command line (one ending in .md,

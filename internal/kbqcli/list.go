@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"unicode/utf8"
 
+	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/visible"
@@ -32,9 +33,9 @@ source, in path order.
 ` + answer.ExitCodesHelp,
 		Flags: append([]cli.Flag{
 			answer.IndexFlag(&o.index),
-			&cli.StringSliceFlag{Name: "kind", Usage: "only documents of `KIND` (repeatable)"},
-			&cli.StringSliceFlag{Name: "tag", Usage: "only documents tagged `TAG` (repeatable)"},
-			&cli.StringSliceFlag{Name: "scope", Usage: "only documents of `SCOPE` and below (repeatable)"},
+			&cli.StringSliceFlag{Name: "kind", Complete: cli.Values(artifact.Kinds...), Usage: "only documents of `KIND` (repeatable)"},
+			&cli.StringSliceFlag{Name: "tag", Complete: artifactTags(s), Usage: "only documents tagged `TAG` (repeatable)"},
+			&cli.StringSliceFlag{Name: "scope", Complete: artifactScopes(s), Usage: "only documents of `SCOPE` and below (repeatable)"},
 		}, o.out.flags()...),
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {

@@ -49,8 +49,8 @@ root of the git repository holding the current directory.
 ` + answer.ExitCodesHelp
 	var dir, index string
 	app.Flags = []cli.Flag{
-		&cli.StringFlag{Name: "C", Usage: "run as if kbq was started in `DIR`", Destination: &dir},
-		&cli.StringFlag{Name: "index", Usage: "read the artifact in `DIR`, for every command (relative to -C)", Destination: &index},
+		&cli.StringFlag{Name: "C", Complete: cli.Dirs, Usage: "run as if kbq was started in `DIR`", Destination: &dir},
+		&cli.StringFlag{Name: "index", Complete: cli.Dirs, Usage: "read the artifact in `DIR`, for every command (relative to -C)", Destination: &index},
 	}
 	app.Before = func(*cli.Context) error {
 		if dir != "" {

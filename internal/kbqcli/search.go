@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/usage"
@@ -70,13 +71,13 @@ EXAMPLES:
 			answer.IndexFlag(&o.index),
 			&cli.IntFlag{Name: "n", Aliases: []string{"limit"}, Usage: "show `N` results", Value: query.DefaultN, Destination: &o.n},
 			&cli.IntFlag{Name: "max-tokens", Usage: "fit results into about `T` tokens", Value: query.DefaultMaxTokens, Destination: &o.maxTokens},
-			&cli.StringSliceFlag{Name: "kind", Usage: "only documents of `KIND`: context, memory, article, topic (repeatable)"},
-			&cli.StringSliceFlag{Name: "tag", Usage: "only documents tagged `TAG` (repeatable)"},
-			&cli.StringSliceFlag{Name: "scope", Usage: "only documents of `SCOPE` and below: global, project or a directory (repeatable)"},
-			&cli.StringFlag{Name: "dir", Usage: "query from `DIR`: its scopes are in force (default: the current directory)", Destination: &o.dir},
+			&cli.StringSliceFlag{Name: "kind", Complete: cli.Values(artifact.Kinds...), Usage: "only documents of `KIND`: context, memory, article, topic (repeatable)"},
+			&cli.StringSliceFlag{Name: "tag", Complete: artifactTags(s), Usage: "only documents tagged `TAG` (repeatable)"},
+			&cli.StringSliceFlag{Name: "scope", Complete: artifactScopes(s), Usage: "only documents of `SCOPE` and below: global, project or a directory (repeatable)"},
+			&cli.StringFlag{Name: "dir", Complete: cli.Dirs, Usage: "query from `DIR`: its scopes are in force (default: the current directory)", Destination: &o.dir},
 			&cli.BoolFlag{Name: "all-scopes", Usage: "search every scope, without shadowing", Destination: &o.allScopes},
 			&cli.BoolFlag{Name: "chunks", Usage: "show every matching chunk, not each document's best", Destination: &o.chunks},
-			&cli.StringFlag{Name: "mode", Usage: "rank by `MODE`: hybrid (words and meaning, the default with vectors), lexical (words) or semantic (meaning)", Destination: &o.mode},
+			&cli.StringFlag{Name: "mode", Complete: cli.Values(query.Modes...), Usage: "rank by `MODE`: hybrid (words and meaning, the default with vectors), lexical (words) or semantic (meaning)", Destination: &o.mode},
 		}, o.out.flags()...),
 		Action: func(c *cli.Context) error { return runSearch(c, s, o) },
 	}
