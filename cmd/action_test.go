@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kbqdev/kbq/embedding/embeddingtest"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -50,7 +51,9 @@ type runner struct {
 	workspace string
 	prebuilt  string // binaries for the cache of kbc and kbq to hold
 	failed    bool
-	log       []string // "name: outcome" of each step
+	log       []string          // "name: outcome" of each step
+	printed   map[string]string // what each step printed, by name
+	caches    string            // where cache/save keeps what cache/restore brings back
 }
 
 func (r *runner) steps() map[string]any { return r.ctx["steps"].(map[string]any) }
@@ -265,8 +268,28 @@ func (r *runner) step(st actionStep, outputs map[string]any) error {
 			outputs["cache-hit"] = "true"
 		}
 		return nil
+	case strings.HasPrefix(st.Uses, "actions/cache/save@") && r.caches == "":
+		r.t.Fatal("the runner has no cache store")
+		return nil
+	case strings.HasPrefix(st.Uses, "actions/cache/save@"):
+		// Kept by key, in the runner's store.
+		return exec.Command("cp", "-a", filepath.Join(r.workspace, with["path"]), filepath.Join(r.caches, with["key"])).Run()
+	case strings.HasPrefix(st.Uses, "actions/cache/restore@"):
+		// The exact key, else the newest key with the prefix.
+		entries, _ := os.ReadDir(r.caches)
+		var found string
+		for _, e := range entries {
+			if e.Name() == with["key"] || found == "" && strings.HasPrefix(e.Name(), with["restore-keys"]) {
+				found = e.Name()
+			}
+		}
+		if found == "" {
+			return nil
+		}
+		outputs["cache-matched-key"] = found
+		return exec.Command("cp", "-a", filepath.Join(r.caches, found), filepath.Join(r.workspace, with["path"])).Run()
 	case st.Uses != "":
-		return nil // setup-go, cache/restore, cache/save, upload-artifact
+		return nil // setup-go, upload-artifact
 	}
 	dir := r.workspace
 	if st.WorkingDirectory != "" {
@@ -285,6 +308,10 @@ func (r *runner) step(st actionStep, outputs map[string]any) error {
 	}
 	out, err := cmd.CombinedOutput()
 	r.t.Logf("step %s:\n%s", cmp(st.Name, st.ID), out)
+	if r.printed == nil {
+		r.printed = map[string]string{}
+	}
+	r.printed[st.Name] = string(out)
 	data, _ := os.ReadFile(output)
 	for _, line := range strings.Split(string(data), "\n") {
 		if k, v, ok := strings.Cut(line, "="); ok {
@@ -404,7 +431,7 @@ func TestGitHubAction(t *testing.T) {
 			inputs["github-token"] = "token"
 			var evAny map[string]any
 			json.Unmarshal(ev, &evAny)
-			r := &runner{t: t, workspace: ws, prebuilt: prebuilt, ctx: map[string]any{
+			r := &runner{t: t, workspace: ws, prebuilt: prebuilt, caches: t.TempDir(), ctx: map[string]any{
 				"github": map[string]any{"event_name": tc.event, "sha": head, "repository": "org/repo",
 					"action_path": actionPath, "token": "token", "event": evAny},
 				"inputs": inputs,
@@ -440,5 +467,82 @@ func TestGitHubAction(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// With embeddings on, the action keeps the artifact between runs, so that
+// a pull request changing one file embeds that file's chunks only.
+func TestGitHubActionKeepsVectors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds kbc and kbq")
+	}
+	for _, tool := range []string{"git", "go", "bash", "cp"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed", tool)
+		}
+	}
+	data, _ := os.ReadFile("../action.yml")
+	var a action
+	if err := yaml.Unmarshal(data, &a); err != nil {
+		t.Fatal(err)
+	}
+	actionPath, _ := filepath.Abs("..")
+	prebuilt := t.TempDir()
+	build := exec.Command("go", "build", "-o", prebuilt+"/", "./cmd/kbc", "./cmd/kbq", "./cmd/kbq-serve")
+	build.Dir = actionPath
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v %s", err, out)
+	}
+	dir := t.TempDir()
+	models := filepath.Join(dir, "models")
+	if err := embeddingtest.Default.Write(filepath.Join(models, "tiny")); err != nil {
+		t.Fatal(err)
+	}
+	ws, caches := filepath.Join(dir, "ws"), filepath.Join(dir, "caches")
+	os.MkdirAll(filepath.Join(ws, ".kb"), 0o755)
+	os.MkdirAll(caches, 0o755)
+	git := func(args ...string) string {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = ws
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@b", "GIT_COMMITTER_NAME=a", "GIT_COMMITTER_EMAIL=a@b")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q", "-b", "main")
+	os.WriteFile(filepath.Join(ws, ".kb", "config.yaml"), []byte("embeddings:\n  model: tiny\n"), 0o644)
+	for i := range 20 {
+		os.WriteFile(filepath.Join(ws, ".kb", fmt.Sprintf("n%02d.md", i)), []byte(fmt.Sprintf("# Note %d\n\nThe note number %d says something of its own.\n", i, i)), 0o644)
+	}
+	git("add", "-A")
+	git("commit", "-q", "-m", "notes")
+
+	runOnce := func() string {
+		temp := t.TempDir()
+		r := &runner{t: t, workspace: ws, prebuilt: prebuilt, caches: caches, ctx: map[string]any{
+			"github": map[string]any{"event_name": "push", "sha": git("rev-parse", "HEAD"), "repository": "org/repo", "action_path": actionPath},
+			"inputs": map[string]any{"comment": "false", "upload": "false"},
+			"runner": map[string]any{"os": "Linux", "arch": "X64", "temp": temp},
+			"steps":  map[string]any{},
+		}}
+		r.env = append(os.Environ(), "RUNNER_TEMP="+temp, "CI=true", "HOME="+dir, "KBQ_USAGE=off", "KBQ_MODELS="+models,
+			"GITHUB_STEP_SUMMARY="+filepath.Join(temp, "summary"))
+		os.RemoveAll(filepath.Join(ws, ".kbq")) // a fresh runner: only the cache carries the artifact
+		r.run(&a)
+		if r.failed {
+			t.Fatalf("the job failed: %s", strings.Join(r.log, "\n"))
+		}
+		return r.printed["Build the artifact"]
+	}
+	first := runOnce()
+	if !strings.Contains(first, "20 embedded") {
+		t.Fatalf("first run: %s", first)
+	}
+	os.WriteFile(filepath.Join(ws, ".kb", "n07.md"), []byte("# Note 7\n\nThe note number 7 now says something new.\n"), 0o644)
+	git("commit", "-q", "-am", "one note")
+	if second := runOnce(); !strings.Contains(second, " 1 embedded") {
+		t.Errorf("after a one-file change the build embedded more than that file: %s", second)
 	}
 }
