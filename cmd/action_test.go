@@ -399,6 +399,7 @@ func TestGitHubAction(t *testing.T) {
 			base := git(ws, "rev-parse", "HEAD")
 			git(ws, "checkout", "-q", "-b", "feature")
 			os.WriteFile(filepath.Join(ws, ".kb", "deploy.md"), []byte("# Deploy\n\nDeploy with make deploy.\n"), 0o644)
+			os.WriteFile(filepath.Join(ws, ".kb", "evals.yaml"), []byte("- query: how do we deploy\n  expect: [deploy]\n"), 0o644)
 			if tc.bad {
 				os.MkdirAll(filepath.Join(ws, ".kb", "memories"), 0o755)
 				os.WriteFile(filepath.Join(ws, ".kb", "memories", "001-x.md"), []byte("---\nid: one\n---\nx\n"), 0o644)
@@ -464,6 +465,12 @@ func TestGitHubAction(t *testing.T) {
 			if !tc.bad {
 				if _, err := os.Stat(filepath.Join(ws, ".kbq", "manifest.json")); err != nil {
 					t.Errorf("no artifact was built: %v", err)
+				}
+				// The step docs/ci.md recommends after the action.
+				eval := exec.Command("bash", "-c", "kbq eval --min-ndcg 0.5")
+				eval.Dir, eval.Env = ws, r.env
+				if out, err := eval.CombinedOutput(); err != nil {
+					t.Errorf("kbq eval after the action: %v\n%s", err, out)
 				}
 			}
 		})
