@@ -273,3 +273,36 @@ func TestIncrementalBuildsMergeSegments(t *testing.T) {
 		t.Errorf("incremental: %d documents %d chunks; full: %d and %d", len(a.Documents), a.Counts.Chunks, len(b.Documents), b.Counts.Chunks)
 	}
 }
+
+// A build cancelled midway (Ctrl-C) returns the context's error, removes
+// what it wrote, and leaves the previous artifact as it was.
+func TestCancelledBuildLeavesThePreviousArtifact(t *testing.T) {
+	dir := t.TempDir()
+	testkb.BuildInto(t, dir, sampleFiles(50), nil)
+	before, err := artifact.Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	files := sampleFiles(400)
+	_, err = compiler.Build(ctx, files, compiler.BuildOptions{Out: dir, BuiltAt: testkb.BuiltAt, Full: true,
+		Progress: func(done, total int) {
+			if done == total/2 {
+				cancel()
+			}
+		}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("a cancelled build returned %v", err)
+	}
+	after, err := artifact.Read(dir)
+	if err != nil || after.Index != before.Index || len(after.Documents) != len(before.Documents) {
+		t.Fatalf("the previous artifact changed: %v", err)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "tmp-index-") {
+			t.Errorf("the cancelled build left %s", e.Name())
+		}
+	}
+}

@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Exit codes, the same for both binaries.
@@ -19,6 +21,9 @@ const (
 	ExitOK      = 0 // success
 	ExitFailure = 1 // validation errors, or no results where the command says so
 	ExitError   = 2 // usage, I/O or artifact errors
+	// ExitInterrupted is a command stopped by Ctrl-C (SIGINT) or SIGTERM,
+	// as shells report a process killed by SIGINT.
+	ExitInterrupted = 130
 )
 
 var (
@@ -103,12 +108,24 @@ func Run(root *Command, args []string, s *Streams, exitCode func(error) (int, bo
 		writeUsage(s.Err, inv.cmd)
 		return ExitError
 	case err == nil:
-		ctx := &Context{Context: context.Background(), Command: inv.cmd, args: inv.args, set: inv.set}
+		// Ctrl-C cancels the command's context: work stops where it checks
+		// it, and a build removes what it wrote. A second Ctrl-C kills.
+		base, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		go func() {
+			<-base.Done()
+			stop()
+		}()
+		ctx := &Context{Context: base, Command: inv.cmd, args: inv.args, set: inv.set}
 		if root.Before != nil {
 			err = root.Before(ctx)
 		}
 		if err == nil {
 			err = inv.cmd.Action(ctx)
+		}
+		if err != nil && base.Err() != nil && !errors.Is(err, ErrUsage) {
+			fmt.Fprintf(s.Err, "%s: interrupted\n", root.Name)
+			return ExitInterrupted
 		}
 	}
 	if err == nil {
