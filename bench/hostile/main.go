@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command hostile throws the costliest queries the query language allows
 // at kbq's three doors, kbq search, kbq serve's /search and kbq mcp's
 // knowledge_search, and prints each query's time and the memory its
