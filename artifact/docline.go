@@ -62,6 +62,14 @@ func appendDocument(b []byte, d *Document) []byte {
 		b = append(b, `,"expires":`...)
 		b = appendString(b, d.Expires)
 	}
+	if d.Status != "" {
+		b = append(b, `,"status":`...)
+		b = appendString(b, d.Status)
+	}
+	if len(d.Supersedes) > 0 {
+		b = append(b, `,"supersedes":`...)
+		b = appendStrings(b, d.Supersedes)
+	}
 	b = append(b, `,"chunks":`...)
 	b = strconv.AppendInt(b, int64(d.Chunks), 10)
 	b = append(b, `,"fields":`...)
@@ -337,6 +345,10 @@ func (s *docScanner) document(d *Document) bool {
 			d.Created, ok = s.str()
 		case "expires":
 			d.Expires, ok = s.str()
+		case "status":
+			d.Status, ok = s.str()
+		case "supersedes":
+			d.Supersedes, ok = s.strs()
 		case "importance":
 			var v float64
 			v, ok = s.float()

@@ -236,10 +236,16 @@ type Document struct {
 	// Created is when a memory was created or an article fetched, and
 	// Expires when the document sets a date past which kbc prune may
 	// remove it: RFC 3339 timestamps, or "".
-	Created string    `json:"created,omitempty"`
-	Expires string    `json:"expires,omitempty"`
-	Chunks  int       `json:"chunks"`
-	Fields  DocFields `json:"fields"`
+	Created string `json:"created,omitempty"`
+	Expires string `json:"expires,omitempty"`
+	// Status is the document's own status, "" for active: draft,
+	// deprecated or superseded.
+	Status string `json:"status,omitempty"`
+	// Supersedes lists the documents it replaces, as written: topic keys
+	// or memory:ID.
+	Supersedes []string  `json:"supersedes,omitempty"`
+	Chunks     int       `json:"chunks"`
+	Fields     DocFields `json:"fields"`
 	// Seg and Doc locate the document's chunks in the index: segment Seg,
 	// document numbers Doc to Doc+Chunks-1.
 	Seg uint64 `json:"seg"`

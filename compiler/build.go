@@ -243,9 +243,9 @@ func Build(ctx context.Context, src Source, opts BuildOptions) (*BuildResult, er
 // documentLayout changes when what kbc records of a document changes (4:
 // its blob in its first chunk; its importance, creation and expiry in the
 // manifest; 5: long lines cut between sentences, with overlap; 6: the
-// description searched with the title), so that an
+// description searched with the title; 7: status and supersedes), so that an
 // incremental build does not mix documents compiled both ways.
-const documentLayout = 6
+const documentLayout = 7
 
 // buildKey identifies the settings that shape compiled documents.
 func buildKey(o Options) string {

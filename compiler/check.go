@@ -94,6 +94,7 @@ func Check(ctx context.Context, src Source, opts CheckOptions) (*CheckResult, er
 		return nil, err
 	}
 	cross, _ := crossCheck(facts, l.attachments, opts.budgets())
+	cross = append(cross, checkSupersession(superseders(l, facts, nil))...)
 	for _, d := range cross {
 		if selected(d.Path) {
 			res.Diagnostics = append(res.Diagnostics, d)

@@ -18,12 +18,14 @@ type docFacts struct {
 	attachment                 string
 	attLine, attCol            int
 	bodyBytes                  int
+	supersedes                 []ref
 }
 
 func factsOf(d *document, display string) docFacts {
 	f := docFacts{path: d.Path, display: display, scope: d.Scope, kind: d.Kind, blob: d.Blob,
 		id: d.meta.id, idLine: d.meta.idLine, idCol: d.meta.idCol,
-		attachment: d.meta.attachment, attLine: d.meta.attLine, attCol: d.meta.attCol}
+		attachment: d.meta.attachment, attLine: d.meta.attLine, attCol: d.meta.attCol,
+		supersedes: d.meta.supersedes}
 	if d.src != nil {
 		f.bodyBytes = len(bytes.TrimSpace(d.src.text[d.body:]))
 	}

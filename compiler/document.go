@@ -157,6 +157,10 @@ func parseDocument(in input) *document {
 		d.checkMemoryName(report)
 	}
 	d.Title = cmp.Or(d.meta.title, h1, d.fallbackTitle())
+	d.Status = d.meta.status
+	for _, r := range d.meta.supersedes {
+		d.Supersedes = append(d.Supersedes, r.text)
+	}
 	d.Tags = d.meta.tags
 	d.Source = d.meta.source
 	d.ID = d.meta.id

@@ -149,6 +149,16 @@ func (b *indexBuild) run(ctx context.Context, l *listing) (*artifact.Manifest, e
 	// documents goes first, as it counts against the build's peak.
 	b.builders = nil
 	cross, failed := crossCheck(b.facts, l.attachments, b.opts.budgets())
+	var prevDocs map[string]artifact.Document
+	if b.prev != nil {
+		prevDocs = make(map[string]artifact.Document)
+		for p, d := range b.prev.docs {
+			if len(d.Supersedes) > 0 || d.Kind == artifact.KindMemory {
+				prevDocs[p] = *d // what the check needs: references and ids
+			}
+		}
+	}
+	cross = append(cross, checkSupersession(superseders(l, b.facts, prevDocs))...)
 	b.facts = nil
 	b.res.Diagnostics = append(b.res.Diagnostics, cross...)
 	if b.res.Diagnostics.Errors() > 0 && !b.opts.KeepGoing {

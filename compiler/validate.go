@@ -31,6 +31,18 @@ type meta struct {
 	// created is when a memory was created or an article fetched; expires,
 	// when set, is when the document stops being worth keeping.
 	created, expires time.Time
+	// status is "", draft, deprecated or superseded ("active" is "");
+	// supersedes the documents it replaces, with where each is written;
+	// reviewed when a person last checked it.
+	status     string
+	supersedes []ref
+	reviewed   time.Time
+}
+
+// ref is a reference to another document as written in frontmatter.
+type ref struct {
+	text      string
+	line, col int
 }
 
 // fieldRule validates one frontmatter key of one kind.
@@ -43,6 +55,9 @@ type fieldRule struct {
 // allowed and ignored.
 var kindRules = map[string]map[string]fieldRule{
 	artifact.KindContext: {
+		"status":      {check: checkStatus},
+		"supersedes":  {check: checkSupersedes},
+		"reviewed":    {check: checkReviewed},
 		"version":     {required: true, check: checkVersion},
 		"updated":     {required: true, check: checkISOTime},
 		"title":       {check: checkTitle},
@@ -50,6 +65,9 @@ var kindRules = map[string]map[string]fieldRule{
 		"tags":        {check: checkTags},
 	},
 	artifact.KindMemory: {
+		"status":      {check: checkStatus},
+		"supersedes":  {check: checkSupersedes},
+		"reviewed":    {check: checkReviewed},
 		"id":          {required: true, check: checkID},
 		"created":     {required: true, check: checkCreated},
 		"expires":     {check: checkExpires},
@@ -60,6 +78,9 @@ var kindRules = map[string]map[string]fieldRule{
 		"description": {check: checkDescription},
 	},
 	artifact.KindArticle: {
+		"status":      {check: checkStatus},
+		"supersedes":  {check: checkSupersedes},
+		"reviewed":    {check: checkReviewed},
 		"source":      {required: true, check: checkURL},
 		"fetched":     {required: true, check: checkFetched},
 		"expires":     {check: checkExpires},
@@ -70,6 +91,9 @@ var kindRules = map[string]map[string]fieldRule{
 		"importance":  {check: checkImportance},
 	},
 	artifact.KindTopic: {
+		"status":      {check: checkStatus},
+		"supersedes":  {check: checkSupersedes},
+		"reviewed":    {check: checkReviewed},
 		"expires":     {check: checkExpires},
 		"title":       {check: checkTitle},
 		"description": {check: checkDescription},
@@ -245,6 +269,44 @@ func checkExpires(v *yaml.Node, m *meta, r reporter) {
 	}
 	if t, ok := parseISOTime(v, r); ok {
 		m.expires = t
+	}
+}
+
+// Statuses are the values of status:.
+var Statuses = []string{"active", "draft", "deprecated", "superseded"}
+
+func checkStatus(v *yaml.Node, m *meta, r reporter) {
+	if !isScalar(v) || isNull(v) || !slices.Contains(Statuses, v.Value) {
+		r(v.Line, v.Column, Error, "must be one of "+strings.Join(Statuses, ", ")+", not "+describeNode(v))
+		return
+	}
+	if v.Value != "active" {
+		m.status = v.Value
+	}
+}
+
+func checkSupersedes(v *yaml.Node, m *meta, r reporter) {
+	items := []*yaml.Node{v}
+	if v.Kind == yaml.SequenceNode {
+		items = v.Content
+	}
+	for _, item := range items {
+		item = resolveAlias(item)
+		if !isScalar(item) || isNull(item) || strings.TrimSpace(item.Value) == "" {
+			r(item.Line, item.Column, Error, "must be a topic key such as deploy/steps or memory:ID, or a list of them, not "+describeNode(item))
+			continue
+		}
+		m.supersedes = append(m.supersedes, ref{text: strings.TrimSpace(item.Value), line: item.Line, col: item.Column})
+	}
+}
+
+func checkReviewed(v *yaml.Node, m *meta, r reporter) {
+	if !isScalar(v) || isNull(v) {
+		r(v.Line, v.Column, Error, "must be a date such as 2026-06-01 (when a person last checked the document), not "+describeNode(v))
+		return
+	}
+	if t, ok := parseISOTime(v, r); ok {
+		m.reviewed = t
 	}
 }
 
