@@ -49,6 +49,8 @@ func decodeHeader(data []byte, m *Manifest) bool {
 			m.Fields, ok = s.fieldStats()
 		case "config":
 			ok = s.config(&m.Config)
+		case "retired":
+			m.Retired, ok = s.strMap()
 		case "embeddings":
 			if !s.null() {
 				m.Embeddings = new(Embeddings)
@@ -144,6 +146,19 @@ func (s *docScanner) counter() (map[string]int, bool) {
 	ok := s.object(func(key string) bool {
 		n, ok := s.int()
 		out[key] = n
+		return ok
+	})
+	return out, ok
+}
+
+func (s *docScanner) strMap() (map[string]string, bool) {
+	if s.null() {
+		return nil, true
+	}
+	out := map[string]string{}
+	ok := s.object(func(key string) bool {
+		v, ok := s.str()
+		out[key] = v
 		return ok
 	})
 	return out, ok

@@ -68,6 +68,10 @@ type Manifest struct {
 	// Embeddings, when set, says how the index's vectors (VectorsFile)
 	// were made.
 	Embeddings *Embeddings `json:"embeddings,omitempty"`
+	// Retired maps the path of each document another supersedes, or whose
+	// status is deprecated or superseded, to the path of the document that
+	// supersedes it ("" for none): search and context leave them out.
+	Retired map[string]string `json:"retired,omitempty"`
 	// DocumentsSHA256 is the SHA-256 of the encoding from the document
 	// list to the end: what a reader of the documents checks.
 	DocumentsSHA256 string     `json:"documents_sha256"`

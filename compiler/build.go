@@ -313,6 +313,7 @@ func (b *indexBuild) manifest(docs []artifact.Document, attachments []string) *a
 		}
 	}
 	m.Counts.Shadowing = slices.Sorted(maps.Keys(shadowing))
+	m.Retired = retired(docs)
 	if b.opts.Global != nil {
 		m.Global = artifact.Global{Included: true, Hash: hex.EncodeToString(globalHash.Sum(nil))}
 	}

@@ -160,3 +160,40 @@ func superseders(l *listing, facts []docFacts, prev map[string]artifact.Document
 	}
 	return out
 }
+
+// retired maps the documents that search and context leave out to what
+// replaced them: those another document supersedes (to its path), and
+// those whose status is deprecated or superseded (to "" when nothing names
+// a successor). nil when there are none.
+func retired(docs []artifact.Document) map[string]string {
+	var out map[string]string
+	set := func(p, by string) {
+		if out == nil {
+			out = make(map[string]string)
+		}
+		if out[p] == "" {
+			out[p] = by
+		}
+	}
+	var all []superseder
+	for i, d := range docs {
+		if d.Status == "deprecated" || d.Status == "superseded" {
+			set(d.Path, "")
+		}
+		if len(d.Supersedes) == 0 {
+			continue
+		}
+		if all == nil {
+			all = make([]superseder, len(docs))
+			for j, e := range docs {
+				all[j] = superseder{path: e.Path, scope: e.Scope, kind: e.Kind, topic: e.Topic, id: e.ID}
+			}
+		}
+		for _, text := range d.Supersedes {
+			if t, _ := resolveTarget(all, d.Scope, text); t >= 0 && t != i {
+				set(docs[t].Path, d.Path)
+			}
+		}
+	}
+	return out
+}

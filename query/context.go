@@ -63,6 +63,13 @@ func (ix *Index) Context(ctx context.Context, dir string, opts ContextOptions) (
 	if err != nil {
 		return nil, err
 	}
+	// Superseded and deprecated documents are left out, here and in the
+	// knowledge index.
+	current := slices.DeleteFunc(slices.Clone(docs), func(d artifact.Document) bool {
+		_, gone := ix.Manifest.Retired[d.Path]
+		return gone
+	})
+	docs = current
 	byScope := make(map[string][]artifact.Document)
 	for _, d := range docs {
 		if d.Kind == artifact.KindContext && artifact.ScopeContains(d.Scope, dir) {

@@ -30,6 +30,11 @@ type Document struct {
 	Content string `json:"content"`
 	// Body is Content without the frontmatter.
 	Body string `json:"-"`
+	// Status is the document's status: active unless it is a draft,
+	// deprecated, or superseded (by itself or by another document).
+	Status string `json:"status"`
+	// SupersededBy is the path of the document that replaces it, if any.
+	SupersededBy string `json:"superseded_by,omitempty"`
 }
 
 // Get returns the document ref names: a path ("services/api/.kb/deploy.md"),
@@ -44,7 +49,18 @@ func (ix *Index) Get(ctx context.Context, ref, dir string) (*Document, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ix.load(ctx, meta)
+	doc, err := ix.load(ctx, meta)
+	if err != nil {
+		return nil, err
+	}
+	doc.Status = cmp.Or(meta.Status, "active")
+	if by, gone := ix.Manifest.Retired[meta.Path]; gone {
+		doc.SupersededBy = by
+		if by != "" || doc.Status == "active" {
+			doc.Status = "superseded"
+		}
+	}
+	return doc, nil
 }
 
 // resolve finds the document ref names.

@@ -43,6 +43,9 @@ type Request struct {
 	// while it does what needs no vector (ranks by words, reads the
 	// stored vectors' pages).
 	Embed func(context.Context) ([]float32, error)
+	// IncludeSuperseded keeps the documents another supersedes, or that
+	// are deprecated, which searches leave out by default.
+	IncludeSuperseded bool
 
 	noSnippets bool // results without snippets, for a search that fuses them
 }
@@ -100,8 +103,45 @@ const (
 	bytesPerToken    = 4
 )
 
-// Search runs req against the index.
+// Search runs req against the index. Documents another supersedes, or
+// that are deprecated, are left out unless req.IncludeSuperseded; the
+// response's notes name those that would have ranked, and what replaced
+// them.
 func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
+	retired := ix.Manifest.Retired
+	if len(retired) == 0 || req.IncludeSuperseded {
+		return ix.search(ctx, req)
+	}
+	n, maxTokens := cmp.Or(req.N, DefaultN), cmp.Or(req.MaxTokens, DefaultMaxTokens)
+	inner := req
+	inner.N, inner.MaxTokens = n+min(len(retired), 50), 1<<30
+	resp, err := ix.search(ctx, inner)
+	if err != nil {
+		return nil, err
+	}
+	kept := resp.Results[:0]
+	for i, r := range resp.Results {
+		by, gone := retired[r.Path]
+		switch {
+		case !gone:
+			if len(kept) < n {
+				kept = append(kept, r)
+			}
+		case i < n:
+			what := r.Path + " is deprecated"
+			if by != "" {
+				what = r.Path + " is superseded by " + by
+			}
+			resp.Notes = append(resp.Notes, what+": left out (--include-superseded shows it)")
+		}
+	}
+	resp.Results = kept
+	resp.Trimmed = trimToBudget(resp, maxTokens*bytesPerToken)
+	return resp, nil
+}
+
+// search runs req, the documents of every status included.
+func (ix *Index) search(ctx context.Context, req Request) (*Response, error) {
 	if req.N <= 0 {
 		req.N = DefaultN
 	}

@@ -439,7 +439,7 @@ func (ix *Index) searchHybrid(ctx context.Context, req Request, selected bool, c
 		}
 		sem, semErr = ix.searchSemantic(semReq, selected, cons, max(req.N, fusionDepth))
 	}()
-	lex, err := ix.Search(ctx, lexReq)
+	lex, err := ix.search(ctx, lexReq)
 	ix.warmSemantic()
 	<-done
 	if err != nil {

@@ -78,6 +78,12 @@ func runGet(ctx context.Context, o *getOptions) error {
 		return err
 	}
 	defer answer.NewUsage(s).Record(ix.Dir, answer.GetEvents(usage.ViaCLI, doc))
+	switch {
+	case doc.SupersededBy != "":
+		fmt.Fprintf(s.Err, "kbq: note: %s is superseded by %s\n", visible.Line(doc.Path), visible.Line(doc.SupersededBy))
+	case doc.Status == "deprecated" || doc.Status == "superseded":
+		fmt.Fprintf(s.Err, "kbq: note: %s is %s\n", visible.Line(doc.Path), doc.Status)
+	}
 	if o.asJSON {
 		return answer.WriteJSON(s.Out, doc)
 	}

@@ -21,6 +21,7 @@ type searchOptions struct {
 	maxTokens int
 	dir       string
 	allScopes bool
+	retired   bool
 	chunks    bool
 	mode      string
 	out       formatFlags
@@ -76,6 +77,7 @@ EXAMPLES:
 			&cli.StringSliceFlag{Name: "scope", Complete: artifactScopes(s), Usage: "only documents of `SCOPE` and below: global, project or a directory (repeatable)"},
 			&cli.StringFlag{Name: "dir", Complete: cli.Dirs, Usage: "query from `DIR`: its scopes are in force (default: the current directory)", Destination: &o.dir},
 			&cli.BoolFlag{Name: "all-scopes", Usage: "search every scope, without shadowing", Destination: &o.allScopes},
+			&cli.BoolFlag{Name: "include-superseded", Usage: "keep documents another supersedes, or that are deprecated", Destination: &o.retired},
 			&cli.BoolFlag{Name: "chunks", Usage: "show every matching chunk, not each document's best", Destination: &o.chunks},
 			&cli.StringFlag{Name: "mode", Complete: cli.Values(query.Modes...), Usage: "rank by `MODE`: hybrid (words and meaning, the default with vectors), lexical (words) or semantic (meaning)", Destination: &o.mode},
 		}, o.out.flags()...),
@@ -112,7 +114,7 @@ func runSearch(c *cli.Context, s *cli.Streams, o *searchOptions) error {
 		maxTokens = math.MaxInt32 // the paths are what is printed, not the text
 	}
 	req := query.Request{
-		Query: q, N: o.n, MaxTokens: maxTokens, Dir: dir, AllScopes: o.allScopes, Chunks: o.chunks,
+		Query: q, N: o.n, MaxTokens: maxTokens, Dir: dir, AllScopes: o.allScopes, Chunks: o.chunks, IncludeSuperseded: o.retired,
 		Kinds: c.StringSlice("kind"), Tags: c.StringSlice("tag"), Scopes: c.StringSlice("scope"), Mode: o.mode,
 	}
 	if err := queryEmbedder(s).Vectorize(c.Context, ix.Index, &req); err != nil {

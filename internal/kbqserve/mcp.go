@@ -53,8 +53,10 @@ type searchArgs struct {
 	Dir       string `json:"dir,omitempty" jsonschema:"the directory the question is about, relative to the repository root or absolute: the knowledge scopes that contain it are in force and deeper ones win (default: where the server runs)"`
 	Scope     string `json:"scope,omitempty" jsonschema:"only documents of this scope and below, from wherever the question is asked: global, project or a directory such as services/api"`
 	AllScopes bool   `json:"all_scopes,omitempty" jsonschema:"search every scope, not only those in force for dir, without shadowing"`
-	Chunks    bool   `json:"chunks,omitempty" jsonschema:"return every matching chunk, not only each document's best"`
-	Mode      string `json:"mode,omitempty" jsonschema:"rank by hybrid (words and meaning: the default when the knowledge base has vectors), lexical (words) or semantic (meaning)"`
+	// IncludeSuperseded keeps superseded and deprecated documents.
+	IncludeSuperseded bool   `json:"include_superseded,omitempty" jsonschema:"keep documents another supersedes, or that are deprecated (left out by default)"`
+	Chunks            bool   `json:"chunks,omitempty" jsonschema:"return every matching chunk, not only each document's best"`
+	Mode              string `json:"mode,omitempty" jsonschema:"rank by hybrid (words and meaning: the default when the knowledge base has vectors), lexical (words) or semantic (meaning)"`
 }
 
 type getArgs struct {
@@ -190,7 +192,7 @@ func (t *tools) searchRequest(in searchArgs) (query.Request, error) {
 	if err != nil {
 		return query.Request{}, err
 	}
-	req := query.Request{Query: q, N: in.N, MaxTokens: in.MaxTokens, Dir: dir, AllScopes: in.AllScopes, Chunks: in.Chunks, Mode: in.Mode}
+	req := query.Request{Query: q, N: in.N, MaxTokens: in.MaxTokens, Dir: dir, AllScopes: in.AllScopes, Chunks: in.Chunks, Mode: in.Mode, IncludeSuperseded: in.IncludeSuperseded}
 	if in.Kind != "" {
 		req.Kinds = []string{in.Kind}
 	}

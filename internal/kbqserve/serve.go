@@ -266,6 +266,10 @@ func (a *httpAPI) search(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
+	if in.IncludeSuperseded, err = boolParam(q, "include_superseded"); err != nil {
+		fail(w, err)
+		return
+	}
 	if in.N, err = intParam(q, "n"); err != nil {
 		fail(w, err)
 		return
