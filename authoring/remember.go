@@ -48,6 +48,10 @@ type MemoryOptions struct {
 	// Root, when set, is the repository's working tree: no directory
 	// between it and the memories directory may be a symbolic link.
 	Root string
+	// Supersedes names the documents the memory replaces: topic keys or
+	// memory:ID, each of which must exist in the scope or one enclosing
+	// it. Search and context leave them out once it is built.
+	Supersedes []string
 }
 
 // Remember writes text as a new memory of the scope rooted at scopeDir,
@@ -82,6 +86,11 @@ func Remember(scopeDir, text string, opts MemoryOptions) (string, error) {
 	}
 	if opts.Source == "" {
 		opts.Source = "user-told"
+	}
+	for _, target := range opts.Supersedes {
+		if !Exists(opts.Root, scopeDir, target) {
+			return "", fmt.Errorf("%w: it supersedes %s, which is not in this scope or one enclosing it (give a topic key such as deploy/steps, or memory:ID)", ErrMemoryText, target)
+		}
 	}
 	if opts.Now.IsZero() {
 		opts.Now = time.Now()
@@ -156,11 +165,12 @@ func memoryFile(id int, text string, opts MemoryOptions) ([]byte, error) {
 		}
 	}
 	fm := struct {
-		ID      int       `yaml:"id"`
-		Created time.Time `yaml:"created"`
-		Tags    []string  `yaml:"tags,omitempty,flow"`
-		Source  string    `yaml:"source"`
-	}{id, opts.Now.Truncate(time.Second), tags, opts.Source}
+		ID         int       `yaml:"id"`
+		Created    time.Time `yaml:"created"`
+		Tags       []string  `yaml:"tags,omitempty,flow"`
+		Source     string    `yaml:"source"`
+		Supersedes []string  `yaml:"supersedes,omitempty,flow"`
+	}{id, opts.Now.Truncate(time.Second), tags, opts.Source, opts.Supersedes}
 	head, err := yaml.Marshal(fm)
 	if err != nil {
 		return nil, err
@@ -256,6 +266,33 @@ func isWordRune(r rune) bool {
 // an ASCII letter and a mark.
 var latinFold = strings.NewReplacer("ø", "o", "Ø", "O", "ß", "ss", "æ", "ae", "Æ", "AE", "œ", "oe", "Œ", "OE",
 	"ł", "l", "Ł", "L", "đ", "d", "Đ", "D", "þ", "th", "Þ", "TH", "ð", "d", "ı", "i")
+
+// Exists reports whether the knowledge ref names (a topic key, or
+// memory:ID) is in the working tree, in the scope rooted at scopeDir or a
+// scope enclosing it up to root (or in the scope alone, without root).
+func Exists(root, scopeDir, ref string) bool {
+	idText, memory := strings.CutPrefix(strings.TrimSpace(ref), "memory:")
+	for d := scopeDir; ; d = filepath.Dir(d) {
+		kb := filepath.Join(d, compiler.KBDir)
+		if memory {
+			if id, err := strconv.Atoi(idText); err == nil && id > 0 {
+				if _, err := findMemory(filepath.Join(kb, "memories"), id); err == nil {
+					return true
+				}
+			}
+		} else {
+			key := strings.TrimSuffix(strings.Trim(ref, "/ "), ".md")
+			for _, ext := range []string{".md", ".txt", ".html", ".htm"} {
+				if fi, err := os.Stat(filepath.Join(kb, filepath.FromSlash(key)+ext)); err == nil && fi.Mode().IsRegular() {
+					return true
+				}
+			}
+		}
+		if root == "" || d == root || len(d) <= len(root) || filepath.Dir(d) == d {
+			return false
+		}
+	}
+}
 
 // ScopeDir returns the directory of the deepest scope containing dir: the
 // nearest directory at or above dir, up to root, that holds a .kb/

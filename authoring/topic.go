@@ -38,6 +38,9 @@ type TopicOptions struct {
 	Blob string
 	// LockDir is where writers take turns (the git directory).
 	LockDir string
+	// Supersedes names the documents the topic replaces (topic keys or
+	// memory:ID), each of which must exist in its scope or one enclosing it.
+	Supersedes []string
 }
 
 var topicSegmentRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
@@ -88,6 +91,11 @@ func WriteTopic(root, scopeDir, key, content string, opts TopicOptions) (string,
 	name, err := TopicPath(scopeDir, key)
 	if err != nil {
 		return "", false, err
+	}
+	for _, target := range opts.Supersedes {
+		if !Exists(root, scopeDir, target) {
+			return "", false, fmt.Errorf("%w: it supersedes %s, which is not in this scope or one enclosing it (give a topic key such as deploy/steps, or memory:ID)", ErrTopic, target)
+		}
 	}
 	data, err := topicFile(name, content, opts)
 	if err != nil {
@@ -162,14 +170,15 @@ func topicFile(name, content string, opts TopicOptions) ([]byte, error) {
 			tags = append(tags, t)
 		}
 	}
-	switch {
-	case hasFront && (opts.Title != "" || len(tags) > 0):
-		return nil, fmt.Errorf("%w: the content has frontmatter; put the title and tags in it rather than in arguments", ErrTopic)
-	case !hasFront && (opts.Title != "" || len(tags) > 0):
+	switch args := opts.Title != "" || len(tags) > 0 || len(opts.Supersedes) > 0; {
+	case hasFront && args:
+		return nil, fmt.Errorf("%w: the content has frontmatter; put the title, tags and supersedes in it rather than in arguments", ErrTopic)
+	case !hasFront && args:
 		fm := struct {
-			Title string   `yaml:"title,omitempty"`
-			Tags  []string `yaml:"tags,omitempty,flow"`
-		}{opts.Title, tags}
+			Title      string   `yaml:"title,omitempty"`
+			Tags       []string `yaml:"tags,omitempty,flow"`
+			Supersedes []string `yaml:"supersedes,omitempty,flow"`
+		}{opts.Title, tags, opts.Supersedes}
 		head, err := yaml.Marshal(fm)
 		if err != nil {
 			return nil, err

@@ -44,7 +44,9 @@ type rememberArgs struct {
 	Text   string   `json:"text" jsonschema:"the memory: one fact, decision or lesson, in a sentence or a short paragraph"`
 	Tags   []string `json:"tags,omitempty" jsonschema:"tags for the memory, such as billing or deploy"`
 	Source string   `json:"source,omitempty" jsonschema:"where it came from: user-told (the default) or extracted"`
-	Dir    string   `json:"dir,omitempty" jsonschema:"the directory whose own scope keeps it (D/.kb/memories, created if needed), relative to the repository root or absolute (default: the deepest scope containing where the server runs)"`
+	// Supersedes retires what the memory corrects.
+	Supersedes []string `json:"supersedes,omitempty" jsonschema:"what this memory replaces, so that search no longer serves it: topic keys or memory:ID"`
+	Dir        string   `json:"dir,omitempty" jsonschema:"the directory whose own scope keeps it (D/.kb/memories, created if needed), relative to the repository root or absolute (default: the deepest scope containing where the server runs)"`
 }
 
 type forgetArgs struct {
@@ -57,8 +59,10 @@ type writeArgs struct {
 	Content string   `json:"content" jsonschema:"the whole document in markdown, optionally with YAML frontmatter"`
 	Title   string   `json:"title,omitempty" jsonschema:"the title, when the content has no frontmatter"`
 	Tags    []string `json:"tags,omitempty" jsonschema:"tags, when the content has no frontmatter"`
-	Blob    string   `json:"blob,omitempty" jsonschema:"to replace an existing topic: the blob knowledge_get returned when you read it; a topic changed since is refused"`
-	Dir     string   `json:"dir,omitempty" jsonschema:"the directory whose own scope holds the topic (D/.kb/), relative to the repository root or absolute (default: the deepest scope containing where the server runs)"`
+	// Supersedes retires what the topic replaces.
+	Supersedes []string `json:"supersedes,omitempty" jsonschema:"what this topic replaces, so that search no longer serves it: topic keys or memory:ID (when the content has no frontmatter)"`
+	Blob       string   `json:"blob,omitempty" jsonschema:"to replace an existing topic: the blob knowledge_get returned when you read it; a topic changed since is refused"`
+	Dir        string   `json:"dir,omitempty" jsonschema:"the directory whose own scope holds the topic (D/.kb/), relative to the repository root or absolute (default: the deepest scope containing where the server runs)"`
 }
 
 // writeResult is what a write tool returns.
@@ -157,7 +161,7 @@ func (w *writer) remember(ctx context.Context, _ *mcp.CallToolRequest, in rememb
 		return nil, nil, err
 	}
 	path, err := authoring.Remember(scope, in.Text, authoring.MemoryOptions{
-		Tags: in.Tags, Source: in.Source, LockDir: w.repo.GitDir(), Root: w.root,
+		Tags: in.Tags, Source: in.Source, LockDir: w.repo.GitDir(), Root: w.root, Supersedes: in.Supersedes,
 	})
 	if err != nil {
 		return nil, nil, err
@@ -207,7 +211,7 @@ func (w *writer) write(ctx context.Context, _ *mcp.CallToolRequest, in writeArgs
 		}
 	}
 	path, replaced, err := authoring.WriteTopic(w.root, scope, in.Topic, in.Content, authoring.TopicOptions{
-		Title: in.Title, Tags: in.Tags, Blob: strings.TrimSpace(in.Blob), LockDir: w.repo.GitDir(),
+		Title: in.Title, Tags: in.Tags, Blob: strings.TrimSpace(in.Blob), LockDir: w.repo.GitDir(), Supersedes: in.Supersedes,
 	})
 	if err != nil {
 		return nil, nil, err
