@@ -51,6 +51,8 @@ func decodeHeader(data []byte, m *Manifest) bool {
 			ok = s.config(&m.Config)
 		case "retired":
 			m.Retired, ok = s.strMap()
+		case "statuses":
+			m.Statuses, ok = s.strMap()
 		case "embeddings":
 			if !s.null() {
 				m.Embeddings = new(Embeddings)

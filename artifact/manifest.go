@@ -72,6 +72,9 @@ type Manifest struct {
 	// status is deprecated or superseded, to the path of the document that
 	// supersedes it ("" for none): search and context leave them out.
 	Retired map[string]string `json:"retired,omitempty"`
+	// Statuses maps the path of each document whose own status is not
+	// active to it: draft, deprecated or superseded.
+	Statuses map[string]string `json:"statuses,omitempty"`
 	// DocumentsSHA256 is the SHA-256 of the encoding from the document
 	// list to the end: what a reader of the documents checks.
 	DocumentsSHA256 string     `json:"documents_sha256"`

@@ -314,6 +314,14 @@ func (b *indexBuild) manifest(docs []artifact.Document, attachments []string) *a
 	}
 	m.Counts.Shadowing = slices.Sorted(maps.Keys(shadowing))
 	m.Retired = retired(docs)
+	for _, d := range docs {
+		if d.Status != "" {
+			if m.Statuses == nil {
+				m.Statuses = make(map[string]string)
+			}
+			m.Statuses[d.Path] = d.Status
+		}
+	}
 	if b.opts.Global != nil {
 		m.Global = artifact.Global{Included: true, Hash: hex.EncodeToString(globalHash.Sum(nil))}
 	}

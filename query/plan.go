@@ -266,6 +266,8 @@ func (ix *Index) clauseNode(c Clause, an *artifact.Analyzer, pl *plan) node {
 			return scopeNode(c.Text)
 		case "path":
 			return expandNode{fields: []string{artifact.FieldPath}, prefix: strings.TrimPrefix(c.Text, "./")}
+		case "status":
+			return ix.statusNode(strings.ToLower(c.Text))
 		case "topic":
 			topic := strings.TrimSuffix(strings.Trim(c.Text, "/"), ".md")
 			return anyNode{facetNode(artifact.FacetTopic(topic)), expandNode{fields: []string{artifact.FieldFacet}, prefix: artifact.FacetTopic(topic) + "/"}}
@@ -365,4 +367,30 @@ func containsRun(terms, run []string) bool {
 		}
 	}
 	return false
+}
+
+// statusNode matches the documents of a status: active (neither draft,
+// deprecated nor superseded), draft, deprecated, or superseded (by its own
+// status or by another document).
+func (ix *Index) statusNode(status string) node {
+	m := ix.Manifest
+	var paths anyNode
+	add := func(p string) { paths = append(paths, termNode{field: artifact.FieldPath, term: p}) }
+	for p, s := range m.Statuses {
+		if s == status || status == "active" {
+			add(p)
+		}
+	}
+	for p, by := range m.Retired {
+		if status == "superseded" && by != "" || status == "active" {
+			add(p)
+		}
+	}
+	if status == "active" {
+		return boolNode{must: []node{allNode{}}, mustNot: []node{paths}}
+	}
+	if len(paths) == 0 {
+		return noneNode{}
+	}
+	return paths
 }

@@ -109,7 +109,7 @@ const (
 // them.
 func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 	retired := ix.Manifest.Retired
-	if len(retired) == 0 || req.IncludeSuperseded {
+	if len(retired) == 0 || req.IncludeSuperseded || namesStatus(Parse(req.Query)) {
 		return ix.search(ctx, req)
 	}
 	n, maxTokens := cmp.Or(req.N, DefaultN), cmp.Or(req.MaxTokens, DefaultMaxTokens)
@@ -138,6 +138,17 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 	resp.Results = kept
 	resp.Trimmed = trimToBudget(resp, maxTokens*bytesPerToken)
 	return resp, nil
+}
+
+// namesStatus reports whether a query filters by status: it says then
+// which documents it wants.
+func namesStatus(p Parsed) bool {
+	for _, c := range p.Clauses {
+		if c.Field == "status" || namesStatus(Parsed{Clauses: c.Sub}) {
+			return true
+		}
+	}
+	return false
 }
 
 // search runs req, the documents of every status included.
