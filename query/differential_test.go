@@ -312,6 +312,7 @@ func (d *differential) answers(dir string) string {
 	for _, req := range []query.Request{
 		{Query: "global", AllScopes: true, N: 20}, {Query: "edited", Dir: "services/api/handlers", N: 20, Chunks: true},
 		{Query: "memory remembered", Kinds: []string{"memory"}, N: 20}, {Query: "agents context", Dir: "services/api", N: 10},
+		{Query: "* status:deprecated", AllScopes: true, N: 20}, {Query: "* status:draft", AllScopes: true, N: 20},
 	} {
 		resp, err := ix.Search(context.Background(), req)
 		if err != nil {
@@ -346,7 +347,10 @@ func (d *differential) topicPath(scope, name string) string {
 
 func (d *differential) topic() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "---\ntags: [%s]\n---\n# %s\n\n%s\n", vocabulary[d.r.IntN(len(vocabulary))], sentence(d.r, 3), sentence(d.r, 20))
+	// Some topics are deprecated or drafts: left out of searches, or
+	// found by status:.
+	status := []string{"", "", "", "", "status: deprecated\n", "status: draft\n"}[d.r.IntN(6)]
+	fmt.Fprintf(&b, "---\ntags: [%s]\n%s---\n# %s\n\n%s\n", vocabulary[d.r.IntN(len(vocabulary))], status, sentence(d.r, 3), sentence(d.r, 20))
 	for i := range d.r.IntN(3) {
 		fmt.Fprintf(&b, "\n## Part %d\n\n%s\n", i, sentence(d.r, 25))
 	}
