@@ -40,6 +40,9 @@ type listing struct {
 	docs        []candidate
 	attachments map[string]bool // scope + "\x00" + path inside .kb/
 	attached    []string        // attachment paths
+	// paths is every file of the source, for the references knowledge
+	// makes to the repository.
+	paths *repoPaths
 	// files maps the repository path of every knowledge file, attachments
 	// included, to its blob hash ("" when not known before reading).
 	files map[string]string
@@ -50,7 +53,7 @@ type listing struct {
 // leaving out what the configuration ignores.
 func collect(src Source, opts *Options) (*listing, error) {
 	global, contextFiles := opts.Global, opts.ContextFiles
-	l := &listing{attachments: make(map[string]bool), files: make(map[string]string)}
+	l := &listing{attachments: make(map[string]bool), files: make(map[string]string), paths: newRepoPaths()}
 	for f, err := range src.Files() {
 		if err != nil {
 			return nil, err
@@ -61,6 +64,7 @@ func collect(src Source, opts *Options) (*listing, error) {
 				l.files = make(map[string]string, h.SizeHint())
 			}
 		}
+		l.paths.add(f.Path)
 		loc, ok := classify(f.Path, contextFiles)
 		if ok && opts.Config.Ignored(f.Path) {
 			continue
@@ -76,7 +80,7 @@ func collect(src Source, opts *Options) (*listing, error) {
 			continue
 		}
 		l.files[f.Path] = f.Blob
-		l.add(candidate{input: input{path: f.Path, display: f.Path, blob: f.Blob, loc: loc}, file: f, src: src})
+		l.add(candidate{input: input{path: f.Path, display: f.Path, blob: f.Blob, loc: loc, paths: l.paths}, file: f, src: src})
 	}
 	if global != nil {
 		for f, err := range global.Source.Files() {

@@ -89,6 +89,7 @@ type input struct {
 	loc     location
 	data    []byte
 	secrets secretAllowances // what the configuration allows in this file
+	paths   *repoPaths       // the source's files, for references; nil to not check
 }
 
 var memoryNameRE = regexp.MustCompile(`^([0-9]+)-[^/]+\.md$`)
@@ -138,6 +139,9 @@ func parseDocument(in input) *document {
 			d.chunks, h1 = chunkBodyWith(plainParser, d.src, d.body)
 		} else {
 			d.chunks, h1 = chunkBody(d.src, d.body)
+		}
+		if format == "md" {
+			checkReferences(d, in.paths, report)
 		}
 		if manyWords(d.src.text[d.body:]) {
 			d.tooManyWords = true
