@@ -3,7 +3,11 @@ package compiler
 import (
 	"cmp"
 	"context"
+	"fmt"
+	"maps"
+	"path"
 	"slices"
+	"strings"
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/gitsource"
@@ -27,6 +31,34 @@ type DiffResult struct {
 	Base    string      `json:"base"`
 	Head    string      `json:"head"`
 	Entries []DiffEntry `json:"changes"`
+	// Stale is the knowledge the change leaves untouched that names
+	// repository paths it modifies, renames or deletes.
+	Stale []StaleEntry `json:"may_need_update"`
+}
+
+// StaleEntry is an untouched document naming paths a change touches.
+type StaleEntry struct {
+	Path       string     `json:"path"`
+	Kind       string     `json:"kind"`
+	Topic      string     `json:"topic"`
+	Title      string     `json:"title"`
+	References []StaleRef `json:"references"`
+}
+
+// StaleRef is one such path, where the document names it.
+type StaleRef struct {
+	Name   string `json:"name"`   // as the document writes it
+	Line   int    `json:"line"`   // 1-based
+	Col    int    `json:"col"`    // 1-based, in characters
+	Change string `json:"change"` // "modified", "renamed" or "deleted"
+	To     string `json:"to,omitempty"`
+}
+
+func (r StaleRef) String() string {
+	if r.To != "" {
+		return fmt.Sprintf("%s (%s to %s)", r.Name, r.Change, r.To)
+	}
+	return fmt.Sprintf("%s (%s)", r.Name, r.Change)
 }
 
 // Diff compares the knowledge documents of base and head, and validates
@@ -110,5 +142,145 @@ func Diff(ctx context.Context, base, head Source, opts Options) (*DiffResult, er
 	if res.Entries == nil {
 		res.Entries = []DiffEntry{}
 	}
+	if res.Stale, err = staleKnowledge(ctx, base, head, before, after, opts); err != nil {
+		return nil, err
+	}
 	return res, nil
+}
+
+// pathChange is what a change did to a repository path.
+type pathChange struct {
+	change string // "modified", "renamed" or "deleted"
+	to     string // the new path of a renamed file
+}
+
+// staleKnowledge finds the knowledge head holds unchanged from base that
+// names a path the change modifies, renames or deletes: a link to the file,
+// or a code span naming it or a directory the change empties. Modified knowledge
+// files are left out (the change lists them), renamed or deleted ones are
+// not (links to them break).
+func staleKnowledge(ctx context.Context, base, head Source, before, after map[string]gitsource.File, opts Options) ([]StaleEntry, error) {
+	blobs := func(src Source) (map[string]string, error) {
+		out := make(map[string]string)
+		for f, err := range src.Files() {
+			if err != nil {
+				return nil, err
+			}
+			out[f.Path] = f.Blob
+		}
+		return out, nil
+	}
+	old, err := blobs(base)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := blobs(head)
+	if err != nil {
+		return nil, err
+	}
+	added := make(map[string]string) // blob to the path that newly holds it
+	for p, b := range cur {
+		if _, ok := old[p]; !ok && b != "" {
+			added[b] = p
+		}
+	}
+	changes := make(map[string]pathChange) // lowercased path
+	for p, b := range old {
+		var c pathChange
+		switch nb, ok := cur[p]; {
+		case !ok && added[b] != "":
+			c = pathChange{change: "renamed", to: added[b]}
+		case !ok:
+			c = pathChange{change: "deleted"}
+		case nb != b && before[p].Path == "":
+			c = pathChange{change: "modified"}
+		default:
+			continue
+		}
+		changes[strings.ToLower(p)] = c
+	}
+	// A directory counts when it is gone: one whose files merely changed
+	// still is what the knowledge says it is. Its files moving together
+	// to one new directory is a rename.
+	have := newRepoPaths()
+	for p := range cur {
+		have.add(p)
+	}
+	for p := range old {
+		c := changes[strings.ToLower(p)]
+		for d := path.Dir(p); d != "." && !have.exists(d); d = path.Dir(d) {
+			key := strings.ToLower(d) + "/"
+			to := ""
+			if rest := strings.TrimPrefix(p, d); c.change == "renamed" && strings.HasSuffix(c.to, rest) {
+				to = strings.TrimSuffix(c.to, rest)
+			}
+			switch prev, seen := changes[key]; {
+			case !seen && to != "":
+				changes[key] = pathChange{change: "renamed", to: to}
+			case !seen:
+				changes[key] = pathChange{change: "deleted"}
+			case prev.to != to:
+				changes[key] = pathChange{change: "deleted"} // its files went different ways
+			}
+		}
+	}
+	if len(changes) == 0 {
+		return []StaleEntry{}, nil
+	}
+	var stale []StaleEntry
+	var paths []string
+	for _, p := range slices.Sorted(maps.Keys(after)) {
+		f := after[p]
+		if prev, ok := before[p]; !ok || prev.Blob != f.Blob || strings.HasPrefix(p, artifact.GlobalPathPrefix) {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		data, err := head.Read(f, cmp.Or(opts.MaxFileSize, DefaultMaxFileSize))
+		if err != nil {
+			continue // too large to be knowledge; the check of head says so
+		}
+		src := newSource(data)
+		body := splitFrontmatter(src, false, func(int, int, string) {}).body
+		var refs []StaleRef
+		seen := make(map[string]bool)
+		scanReferences(src.text, body, p, func(ref pathRef) {
+			if seen[ref.Name] {
+				return
+			}
+			for _, c := range ref.Candidates {
+				key := strings.ToLower(c)
+				ch, ok := changes[key]
+				if !ok {
+					ch, ok = changes[key+"/"]
+				}
+				if !ok {
+					continue
+				}
+				seen[ref.Name] = true
+				line, col := src.position(ref.Off)
+				refs = append(refs, StaleRef{Name: ref.Name, Line: line, Col: col, Change: ch.change, To: ch.to})
+				return
+			}
+		})
+		if len(refs) > 0 {
+			stale = append(stale, StaleEntry{Path: p, References: refs})
+			paths = append(paths, p)
+		}
+	}
+	if len(stale) == 0 {
+		return []StaleEntry{}, nil
+	}
+	// Titles and topics as the check of head derives them.
+	checked, err := Check(ctx, head, CheckOptions{Options: opts, Paths: paths})
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range checked.Documents {
+		if i := slices.IndexFunc(stale, func(e StaleEntry) bool { return e.Path == d.Path }); i >= 0 {
+			stale[i].Kind, stale[i].Topic, stale[i].Title = d.Kind, d.Topic, d.Title
+		}
+	}
+	return stale, nil
 }

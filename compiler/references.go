@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/kbqdev/kbq/artifact"
@@ -37,8 +38,8 @@ var (
 	// A markdown link's target: [text](target "title").
 	linkTarget = regexp.MustCompile(`\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)`)
 	// An inline code span that reads as a repository path: words joined
-	// by slashes.
-	codePath = regexp.MustCompile("`([A-Za-z0-9_][A-Za-z0-9_.-]*(?:/[A-Za-z0-9_.-]+)+/?)`")
+	// by slashes, or a directory's name and a slash.
+	codePath = regexp.MustCompile("`([A-Za-z0-9_][A-Za-z0-9_.-]*(?:(?:/[A-Za-z0-9_.-]+)+/?|/))`")
 )
 
 // checkReferences warns about the repository paths a document names that
@@ -50,18 +51,43 @@ func checkReferences(d *document, paths *repoPaths, report reporter) {
 	if paths == nil || d.src == nil || strings.HasPrefix(d.Path, artifact.GlobalPathPrefix) {
 		return
 	}
-	text := d.src.text
-	dir := path.Dir(d.Path)
 	seen := make(map[string]bool)
-	warn := func(off int, name, how string) {
-		if seen[name] {
+	scanReferences(d.src.text, d.body, d.Path, func(ref pathRef) {
+		if seen[ref.Name] {
 			return
 		}
-		seen[name] = true
-		line, col := d.src.position(off)
-		report(line, col, Warning, fmt.Sprintf("dead reference: %s names %s, which is not in the repository at this source (fix the path, or remove the reference)", how, name))
-	}
-	forEachProseLine(text, d.body, func(start int, line []byte) {
+		switch ref.How {
+		case "the link":
+			if paths.exists(ref.Candidates[0]) {
+				return
+			}
+		default:
+			first, _, _ := strings.Cut(ref.Candidates[0], "/")
+			if !paths.exists(first) || slices.ContainsFunc(ref.Candidates, paths.exists) {
+				return
+			}
+		}
+		seen[ref.Name] = true
+		line, col := d.src.position(ref.Off)
+		report(line, col, Warning, fmt.Sprintf("dead reference: %s names %s, which is not in the repository at this source (fix the path, or remove the reference)", ref.How, ref.Name))
+	})
+}
+
+// pathRef is a repository path a document names.
+type pathRef struct {
+	Off        int      // byte offset in the document's text
+	Name       string   // as written
+	How        string   // "the link" or "the code span"
+	Candidates []string // the repository paths it may mean, cleaned
+}
+
+// scanReferences calls fn with every repository path the prose of a
+// document at docPath names: relative markdown links to files (a target
+// with an extension), and inline code spans that read as paths, which may
+// be from the repository's root or from the document's directory.
+func scanReferences(text []byte, body int, docPath string, fn func(pathRef)) {
+	dir := path.Dir(docPath)
+	forEachProseLine(text, body, func(start int, line []byte) {
 		// Most lines link nowhere and name no path: no regexp for them.
 		if bytes.Contains(line, []byte("](")) {
 			for _, m := range linkTarget.FindAllSubmatchIndex(line, -1) {
@@ -75,20 +101,20 @@ func checkReferences(d *document, paths *repoPaths, report reporter) {
 					continue
 				}
 				resolved := path.Clean(path.Join(dir, target))
-				if resolved == ".." || strings.HasPrefix(resolved, "../") || paths.exists(resolved) {
+				if resolved == ".." || strings.HasPrefix(resolved, "../") {
 					continue
 				}
-				warn(start+m[2], target, "the link")
+				fn(pathRef{Off: start + m[2], Name: target, How: "the link", Candidates: []string{resolved}})
 			}
 		}
 		if bytes.IndexByte(line, '`') >= 0 && bytes.IndexByte(line, '/') >= 0 {
 			for _, m := range codePath.FindAllSubmatchIndex(line, -1) {
-				name := strings.TrimSuffix(string(line[m[2]:m[3]]), "/")
-				first, _, _ := strings.Cut(name, "/")
-				if !paths.exists(first) || paths.exists(name) || paths.exists(path.Join(dir, name)) {
-					continue
+				name := string(line[m[2]:m[3]])
+				candidates := []string{path.Clean(name)}
+				if local := path.Clean(path.Join(dir, name)); local != candidates[0] && !strings.HasPrefix(local, "../") {
+					candidates = append(candidates, local)
 				}
-				warn(start+m[2], name, "the code span")
+				fn(pathRef{Off: start + m[2], Name: name, How: "the code span", Candidates: candidates})
 			}
 		}
 	})

@@ -42,6 +42,11 @@ with kind, topic, scope, title and validation status; the added and
 changed documents are validated as the later one holds them. --format md
 is ready to post as a pull-request comment.
 
+It then lists the knowledge that may need an update: documents the change
+leaves untouched that name a file it modifies, renames or deletes (a
+relative markdown link, or a path in a code span, the file's or a
+directory holding it), with the line that names it.
+
 Revisions read as git's do: kbc diff BASE compares HEAD with where it
 forked from BASE (their merge base, as git diff BASE... does), so that a
 branch behind BASE does not list BASE's newer documents as removed;

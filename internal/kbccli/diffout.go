@@ -24,8 +24,10 @@ func writeDiff(w io.Writer, format string, r *compiler.DiffResult) error {
 		return enc.Encode(r)
 	case "text":
 		if len(r.Entries) == 0 {
-			_, err := fmt.Fprintf(w, "no knowledge changes between %s and %s\n", shortRev(r.Base), shortRev(r.Head))
-			return err
+			if _, err := fmt.Fprintf(w, "no knowledge changes between %s and %s\n", shortRev(r.Base), shortRev(r.Head)); err != nil {
+				return err
+			}
+			return writeStaleText(w, r.Stale)
 		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		for _, e := range r.Entries {
@@ -41,11 +43,52 @@ func writeDiff(w io.Writer, format string, r *compiler.DiffResult) error {
 				}
 			}
 		}
-		return nil
+		return writeStaleText(w, r.Stale)
 	case "md":
 		return writeDiffMarkdown(w, r)
 	}
 	return fmt.Errorf("unknown format %q (want one of %s)", format, strings.Join(diffFormats, ", "))
+}
+
+// writeStaleText lists the knowledge that may need an update, one
+// reference a line, as path:line:col like diagnostics.
+func writeStaleText(w io.Writer, stale []compiler.StaleEntry) error {
+	if len(stale) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%d %s may need an update: %s names what the change touches\n", len(stale),
+		plural(len(stale), "document", "documents"), plural(len(stale), "it", "each"))
+	for _, e := range stale {
+		for _, ref := range e.References {
+			fmt.Fprintf(&b, "%s:%d:%d: %s\n", e.Path, ref.Line, ref.Col, ref)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeStaleMarkdown is writeStaleText for a pull-request comment.
+func writeStaleMarkdown(b *strings.Builder, stale []compiler.StaleEntry) {
+	if len(stale) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n#### May need an update\n\n%d unchanged %s %s what this change modifies, renames or deletes:\n\n| Document | Names |\n|---|---|\n",
+		len(stale), plural(len(stale), "document", "documents"), plural(len(stale), "names", "name"))
+	for _, e := range stale {
+		names := make([]string, len(e.References))
+		for i, ref := range e.References {
+			names[i] = fmt.Sprintf("`%s` (line %d) %s", markdownCell(ref.Name), ref.Line, ref.Change)
+			if ref.To != "" {
+				names[i] += fmt.Sprintf(" to `%s`", markdownCell(ref.To))
+			}
+		}
+		title := e.Title
+		if title == "" {
+			title = e.Path
+		}
+		fmt.Fprintf(b, "| %s (`%s`) | %s |\n", markdownCell(title), markdownCell(e.Path), strings.Join(names, "<br>"))
+	}
 }
 
 func diffStatus(e compiler.DiffEntry) string {
@@ -64,6 +107,7 @@ func writeDiffMarkdown(w io.Writer, r *compiler.DiffResult) error {
 	var b strings.Builder
 	if len(r.Entries) == 0 {
 		fmt.Fprintf(&b, "### Knowledge changes\n\nNo knowledge changes between `%s` and `%s`.\n", shortRev(r.Base), shortRev(r.Head))
+		writeStaleMarkdown(&b, r.Stale)
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
@@ -101,6 +145,7 @@ func writeDiffMarkdown(w io.Writer, r *compiler.DiffResult) error {
 	if len(diags) > 0 {
 		fmt.Fprintf(&b, "\n<details><summary>Diagnostics (%d)</summary>\n\n```\n%s\n```\n\n</details>\n", len(diags), strings.Join(diags, "\n"))
 	}
+	writeStaleMarkdown(&b, r.Stale)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
