@@ -49,6 +49,7 @@ func Main(args []string, s *cli.Streams) int {
 		newForgetCommand(s, g),
 		newPruneCommand(s, g),
 		newDiffCommand(s, g),
+		newDriftCommand(s, g),
 		newHooksCommand(s, g),
 		newMCPCommand(s, g),
 		newWatchCommand(s, g),
