@@ -138,4 +138,3 @@ func diffTrees(a, b *object.Tree, prefix string, c *Commit) error {
 	}
 	return nil
 }
-
