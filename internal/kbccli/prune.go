@@ -1,6 +1,7 @@
 package kbccli
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,7 +25,9 @@ type pruneCandidate struct {
 	Kind   string `json:"kind"`
 	Topic  string `json:"topic"`
 	Title  string `json:"title"`
-	Reason string `json:"reason"` // "expired", "unused" or "never used"
+	Reason string `json:"reason"` // "expired", "unused", "never used", "superseded" or "deprecated"
+	// SupersededBy is the document that replaced a superseded one.
+	SupersededBy string `json:"superseded_by,omitempty"`
 	// Expires, LastUsed: the dates behind the reason, RFC 3339, or "".
 	Expires  string `json:"expires,omitempty"`
 	LastUsed string `json:"last_used,omitempty"`
@@ -42,6 +45,9 @@ type pruneReport struct {
 	Candidates []pruneCandidate `json:"candidates"`
 	Removed    []string         `json:"removed"`
 	Kept       []string         `json:"kept_changed,omitempty"` // changed since the build: left alone
+	// Named are superseded documents --apply leaves: their successor's
+	// supersedes: names them, and a missing target is an error.
+	Named []string `json:"kept_named,omitempty"`
 }
 
 // ageOf says how old a document is, when it can be told: a memory's
@@ -49,11 +55,15 @@ type pruneReport struct {
 // time in the working tree.
 type ageOf func(d artifact.Document) (time.Time, bool)
 
+// retiredFor says since when a retired document has been retired: the
+// later of its own last change and its successor's, when known.
+type retiredFor func(path, successor string) (time.Time, bool)
+
 // pruneCandidates picks the memories and topics of docs that are past
-// their expires date, or unused for days: last used before then, or never
-// used while the log has been recording that long and the document is
-// older than that.
-func pruneCandidates(docs []artifact.Document, sum *usage.Summary, now time.Time, days int, age ageOf) []pruneCandidate {
+// their expires date, retired (superseded or deprecated) for days, or
+// unused for days: last used before then, or never used while the log has
+// been recording that long and the document is older than that.
+func pruneCandidates(docs []artifact.Document, retired map[string]string, sum *usage.Summary, now time.Time, days int, age ageOf, since retiredFor) []pruneCandidate {
 	cutoff := now.Add(-time.Duration(days) * 24 * time.Hour)
 	logCovers := !sum.Since.IsZero() && !sum.Since.After(cutoff)
 	var out []pruneCandidate
@@ -62,6 +72,18 @@ func pruneCandidates(docs []artifact.Document, sum *usage.Summary, now time.Time
 			continue
 		}
 		c := pruneCandidate{Path: d.Path, Kind: d.Kind, Topic: d.Topic, Title: d.Title, Expires: d.Expires, blob: d.Blob}
+		if successor, ok := retired[d.Path]; ok {
+			if t, known := since(d.Path, successor); known && t.Before(cutoff) {
+				c.Reason, c.SupersededBy = "superseded", successor
+				c.Detail = fmt.Sprintf("superseded by %s since %s (%d days)", successor, t.Format("2006-01-02"), int(now.Sub(t).Hours()/24))
+				if successor == "" {
+					c.Reason = "deprecated"
+					c.Detail = fmt.Sprintf("%s since %s (%d days)", cmp.Or(d.Status, "deprecated"), t.Format("2006-01-02"), int(now.Sub(t).Hours()/24))
+				}
+				out = append(out, c)
+			}
+			continue
+		}
 		u := sum.Docs[d.Path]
 		if u != nil {
 			c.Uses = u.Count
@@ -102,7 +124,9 @@ func newPruneCommand(s *cli.Streams, g *globalOptions) *cli.Command {
 		Usage:     "report (and with --apply remove) memories and topics unused or expired",
 		UsageText: "kbc prune [--days N] [--format text|md|json] [--apply]",
 		Description: `Lists the memories and topics of the artifact that are past the date of
-their expires: frontmatter key, or that kbq has not handed out for --days
+their expires: frontmatter key, retired for --days days (superseded by
+another document, or status: deprecated or superseded, since the later of
+its last commit and its successor's), or that kbq has not handed out for --days
 days (default 90): last used before then, or never used while kbq has
 been recording use for that long and the document is older than that (a
 memory by its created date, a topic by its file's modification time).
@@ -112,7 +136,9 @@ usage log ($XDG_STATE_HOME/kbq/usage/, see kbq stats). Nothing is removed
 without --apply; with it, each file listed is deleted from the working
 tree and from git's index, so that the next commit removes it (a file
 changed since the artifact was built is left alone and named), and the
-artifact is refreshed. --format md writes the report for a pull request.
+artifact is refreshed. A superseded document its successor names in
+supersedes: is kept (a missing target is an error): take it out of that
+list first. --format md writes the report for a pull request.
 
 ` + exitCodesHelp,
 		Flags: []cli.Flag{
@@ -167,7 +193,8 @@ artifact is refreshed. --format md writes the report for a pull request.
 				}
 				return fi.ModTime(), true
 			}
-			rep := &pruneReport{Days: days, Log: logPath, Candidates: pruneCandidates(m.Documents, sum, now, days, age), Removed: []string{}}
+			since := retiredSince(repo, m.Documents, m.Retired, age)
+			rep := &pruneReport{Days: days, Log: logPath, Candidates: pruneCandidates(m.Documents, m.Retired, sum, now, days, age, since), Removed: []string{}}
 			if rep.Candidates == nil {
 				rep.Candidates = []pruneCandidate{}
 			}
@@ -198,11 +225,67 @@ artifact is refreshed. --format md writes the report for a pull request.
 	}
 }
 
+// retiredSince reads from git when the retired documents and their
+// successors last changed, falling back on age for what no commit holds
+// yet.
+func retiredSince(repo *gitsource.Repo, docs []artifact.Document, retired map[string]string, age ageOf) retiredFor {
+	var paths []string
+	for p, successor := range retired {
+		paths = append(paths, p)
+		if successor != "" {
+			paths = append(paths, successor)
+		}
+	}
+	changed := map[string]gitsource.Commit{}
+	committed := map[string]string{}
+	if len(paths) > 0 {
+		// No commits yet leaves ages alone.
+		if c, err := repo.LastChanged("HEAD", paths); err == nil {
+			changed = c
+		}
+		if b, err := repo.BlobsAt("HEAD", paths); err == nil {
+			committed = b
+		}
+	}
+	built := make(map[string]string, len(docs))
+	for _, d := range docs {
+		built[d.Path] = d.Blob
+	}
+	when := func(p string) (time.Time, bool) {
+		// A file the artifact holds as committed is as old as its commit;
+		// one changed since, as old as the change in the working tree.
+		if c, ok := changed[p]; ok && committed[p] == built[p] {
+			return c.Time, true
+		}
+		return age(artifact.Document{Path: p})
+	}
+	return func(path, successor string) (time.Time, bool) {
+		t, ok := when(path)
+		if !ok {
+			return t, false
+		}
+		if successor != "" {
+			s, ok := when(successor)
+			if !ok {
+				return s, false
+			}
+			if s.After(t) {
+				t = s
+			}
+		}
+		return t, true
+	}
+}
+
 // applyPrune deletes the candidates' files and takes them out of git's
 // index. A file whose content is no longer what the artifact holds was
 // edited since: it is kept.
 func applyPrune(repo *gitsource.Repo, rep *pruneReport) error {
 	for _, c := range rep.Candidates {
+		if c.SupersededBy != "" {
+			rep.Named = append(rep.Named, c.Path+" (named by "+c.SupersededBy+")")
+			continue
+		}
 		abs := filepath.Join(repo.Root(), filepath.FromSlash(c.Path))
 		data, err := os.ReadFile(abs)
 		if errors.Is(err, os.ErrNotExist) {
@@ -264,6 +347,9 @@ func writePruneReport(w io.Writer, rep *pruneReport, format string, applied bool
 		fmt.Fprintf(w, "kbc: removed %d %s and staged the removals", len(rep.Removed), plural(len(rep.Removed), "file", "files"))
 		if len(rep.Kept) > 0 {
 			fmt.Fprintf(w, "; kept %s, changed since the artifact was built", strings.Join(rep.Kept, ", "))
+		}
+		if len(rep.Named) > 0 {
+			fmt.Fprintf(w, "; kept %s: take it out of the successor's supersedes: list first, then prune again", strings.Join(rep.Named, ", "))
 		}
 		fmt.Fprintln(w)
 	default:

@@ -21,11 +21,35 @@ func TestPruneCandidates(t *testing.T) {
 		{Path: ".kb/later.md", Kind: artifact.KindTopic, Expires: daysAgo(-30).Format(time.RFC3339)},
 		{Path: ".kb/article.md", Kind: artifact.KindArticle},
 		{Path: "global:.kb/g.md", Kind: artifact.KindTopic},
+		{Path: ".kb/old-way.md", Kind: artifact.KindTopic},
+		{Path: ".kb/new-way.md", Kind: artifact.KindTopic},
+		{Path: ".kb/just-replaced.md", Kind: artifact.KindTopic},
+		{Path: ".kb/deprecated.md", Kind: artifact.KindTopic, Status: "deprecated"},
+	}
+	retired := map[string]string{
+		".kb/old-way.md":       ".kb/new-way.md",
+		".kb/just-replaced.md": ".kb/new-way.md",
+		".kb/deprecated.md":    "",
+	}
+	// Retired since the later of the document's change and its successor's.
+	changed := map[string]time.Time{
+		".kb/old-way.md":       daysAgo(300),
+		".kb/new-way.md":       daysAgo(100),
+		".kb/just-replaced.md": daysAgo(20),
+		".kb/deprecated.md":    daysAgo(95),
+	}
+	since := func(path, successor string) (time.Time, bool) {
+		t := changed[path]
+		if s := changed[successor]; s.After(t) {
+			t = s
+		}
+		return t, true
 	}
 	sum := &usage.Summary{Since: daysAgo(200), Docs: map[string]*usage.Use{
-		".kb/used.md":  {Count: 4, Last: daysAgo(3)},
-		".kb/stale.md": {Count: 9, Last: daysAgo(120)},
-		".kb/later.md": {Count: 1, Last: daysAgo(1)},
+		".kb/used.md":    {Count: 4, Last: daysAgo(3)},
+		".kb/stale.md":   {Count: 9, Last: daysAgo(120)},
+		".kb/later.md":   {Count: 1, Last: daysAgo(1)},
+		".kb/new-way.md": {Count: 2, Last: daysAgo(5)},
 	}}
 	age := func(d artifact.Document) (time.Time, bool) {
 		if t, err := time.Parse(time.RFC3339, d.Created); err == nil {
@@ -34,10 +58,12 @@ func TestPruneCandidates(t *testing.T) {
 		return daysAgo(300), true
 	}
 	got := map[string]string{}
-	for _, c := range pruneCandidates(docs, sum, now, 90, age) {
+	for _, c := range pruneCandidates(docs, retired, sum, now, 90, age, since) {
 		got[c.Path] = c.Reason
 	}
 	want := map[string]string{
+		".kb/old-way.md":          "superseded",
+		".kb/deprecated.md":       "deprecated",
 		".kb/memories/001-old.md": "never used",
 		".kb/stale.md":            "unused",
 		".kb/expired.md":          "expired",
@@ -53,7 +79,7 @@ func TestPruneCandidates(t *testing.T) {
 
 	// A log younger than the period says nothing of documents never used.
 	sum.Since = daysAgo(30)
-	for _, c := range pruneCandidates(docs, sum, now, 90, age) {
+	for _, c := range pruneCandidates(docs, retired, sum, now, 90, age, since) {
 		if c.Reason == "never used" {
 			t.Errorf("%s never used, with 30 days of log for a 90-day period", c.Path)
 		}
