@@ -69,6 +69,7 @@ versioned, reproducible search artifact (.kbq/) that kbq serves.
    kbc remember "TEXT"    write a memory
    kbc hooks install      check every commit's knowledge
    kbc diff main          what a branch changes, for a pull request
+   kbc drift              knowledge naming files changed since it was
    kbq search "rollback"  search the artifact
 
 ` + exitCodesHelp
