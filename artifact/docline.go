@@ -70,6 +70,21 @@ func appendDocument(b []byte, d *Document) []byte {
 		b = append(b, `,"supersedes":`...)
 		b = appendStrings(b, d.Supersedes)
 	}
+	if d.Commit != "" {
+		b = append(b, `,"commit":`...)
+		b = appendString(b, d.Commit)
+	}
+	if d.Author != "" {
+		b = append(b, `,"author":`...)
+		b = appendString(b, d.Author)
+	}
+	if d.Updated != "" {
+		b = append(b, `,"updated":`...)
+		b = appendString(b, d.Updated)
+	}
+	if d.Uncommitted {
+		b = append(b, `,"uncommitted":true`...)
+	}
 	b = append(b, `,"chunks":`...)
 	b = strconv.AppendInt(b, int64(d.Chunks), 10)
 	b = append(b, `,"fields":`...)
@@ -182,6 +197,15 @@ func (s *docScanner) next(c byte) bool {
 		return true
 	}
 	return false
+}
+
+// literal reads lit, a JSON literal such as true.
+func (s *docScanner) literal(lit string) bool {
+	if !bytes.HasPrefix(s.data[s.i:], []byte(lit)) {
+		return false
+	}
+	s.i += len(lit)
+	return true
 }
 
 // str reads a string without escapes: valid UTF-8 without control
@@ -349,6 +373,17 @@ func (s *docScanner) document(d *Document) bool {
 			d.Status, ok = s.str()
 		case "supersedes":
 			d.Supersedes, ok = s.strs()
+		case "commit":
+			d.Commit, ok = s.str()
+		case "author":
+			d.Author, ok = s.str()
+		case "updated":
+			d.Updated, ok = s.str()
+		case "uncommitted":
+			d.Uncommitted, ok = s.literal("true"), true
+			if !d.Uncommitted {
+				ok = s.literal("false")
+			}
 		case "importance":
 			var v float64
 			v, ok = s.float()

@@ -250,9 +250,18 @@ type Document struct {
 	Status string `json:"status,omitempty"`
 	// Supersedes lists the documents it replaces, as written: topic keys
 	// or memory:ID.
-	Supersedes []string  `json:"supersedes,omitempty"`
-	Chunks     int       `json:"chunks"`
-	Fields     DocFields `json:"fields"`
+	Supersedes []string `json:"supersedes,omitempty"`
+	// Commit, Author and Updated say which commit last changed the
+	// document's file, whose change it was and when it landed (the
+	// committer's time, RFC 3339), along the first-parent history of the
+	// commit built; Uncommitted marks a file the build read changed since
+	// then. All empty for the global scope, which is not in the repository.
+	Commit      string    `json:"commit,omitempty"`
+	Author      string    `json:"author,omitempty"`
+	Updated     string    `json:"updated,omitempty"`
+	Uncommitted bool      `json:"uncommitted,omitempty"`
+	Chunks      int       `json:"chunks"`
+	Fields      DocFields `json:"fields"`
 	// Seg and Doc locate the document's chunks in the index: segment Seg,
 	// document numbers Doc to Doc+Chunks-1.
 	Seg uint64 `json:"seg"`

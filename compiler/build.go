@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"maps"
 	"runtime"
 	"slices"
@@ -127,6 +128,10 @@ type BuildOptions struct {
 	Base Source
 	// DirtyBuiltAt, when set, replaces BuiltAt in a dirty build.
 	DirtyBuiltAt time.Time
+	// History, when set, yields the first-parent history of a commit,
+	// newest first: the build records each document's last change along
+	// that of Source.Commit.
+	History func(commit string) iter.Seq2[gitsource.Commit, error]
 	// Progress, when set, is called as documents are compiled.
 	Progress func(done, total int)
 	// EmbedProgress, when set, is called as chunks are embedded.
@@ -243,9 +248,10 @@ func Build(ctx context.Context, src Source, opts BuildOptions) (*BuildResult, er
 // documentLayout changes when what kbc records of a document changes (4:
 // its blob in its first chunk; its importance, creation and expiry in the
 // manifest; 5: long lines cut between sentences, with overlap; 6: the
-// description searched with the title; 7: status and supersedes), so that an
+// description searched with the title; 7: status and supersedes; 8: the
+// last commit, author and time), so that an
 // incremental build does not mix documents compiled both ways.
-const documentLayout = 7
+const documentLayout = 8
 
 // buildKey identifies the settings that shape compiled documents.
 func buildKey(o Options) string {
@@ -388,7 +394,10 @@ func (b *indexBuild) dirty(l *listing) (bool, error) {
 		blob, listed = l.files[p]
 		return blob, listed
 	}
-	n := 0
+	// The base's blobs are kept: they tell committed documents from
+	// changed ones.
+	b.baseBlobs = make(map[string]string)
+	dirty := false
 	for f, err := range b.opts.Base.Files() {
 		if err != nil {
 			return false, fmt.Errorf("read base for comparison: %w", err)
@@ -396,10 +405,10 @@ func (b *indexBuild) dirty(l *listing) (bool, error) {
 		if _, ok := classify(f.Path, b.opts.ContextFiles); !ok {
 			continue
 		}
-		n++
+		b.baseBlobs[f.Path] = f.Blob
 		if blob, listed := current(f.Path); !listed || blob == "" || blob != f.Blob {
-			return true, nil
+			dirty = true
 		}
 	}
-	return n != len(l.files), nil
+	return dirty || len(b.baseBlobs) != len(l.files), nil
 }

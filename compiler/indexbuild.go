@@ -3,7 +3,10 @@ package compiler
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/RoaringBitmap/roaring"
 	segment "github.com/blugelabs/bluge_segment_api"
@@ -36,6 +39,9 @@ type indexBuild struct {
 	blobs  map[string]string // path → blob of every document read
 	failed bool              // an error was found; stop writing segments
 	dirtyc chan dirtyResult  // the comparison with the base, once started
+	// baseBlobs holds the base's knowledge files and their blobs, once
+	// the comparison is done.
+	baseBlobs map[string]string
 
 	builders   chan *segmentBuilder // idle builders, keeping their memory
 	batch      *batch
@@ -91,7 +97,7 @@ func (b *indexBuild) run(ctx context.Context, l *listing) (*artifact.Manifest, e
 			b.res.Incremental, b.res.Reused = true, len(b.prev.m.Documents)
 			m := b.manifest(b.prev.m.Documents, b.prev.m.Attachments)
 			m.Index, m.Embeddings = b.prev.m.Index, b.prev.m.Embeddings
-			return m, b.markDirty(m, l)
+			return m, b.finish(ctx, m, l)
 		default:
 			b.res.Incremental = true
 			b.nextSeg = b.prev.nextSegment()
@@ -189,7 +195,83 @@ func (b *indexBuild) run(ctx context.Context, l *listing) (*artifact.Manifest, e
 		return nil, err
 	}
 	m.Index = indexName(m, b.nextSeg, snapshot)
-	return m, b.markDirty(m, l)
+	return m, b.finish(ctx, m, l)
+}
+
+// finish records in m whether the build is dirty and when each document
+// last changed.
+func (b *indexBuild) finish(ctx context.Context, m *artifact.Manifest, l *listing) error {
+	if err := b.markDirty(m, l); err != nil {
+		return err
+	}
+	return b.markAges(ctx, m)
+}
+
+// markAges records in each document of m the commit that last changed its
+// file along the first-parent history of the source's commit, or that the
+// file read is not committed. An update reads history back to the
+// previous artifact's commit only: documents unchanged since then keep
+// what it recorded.
+func (b *indexBuild) markAges(ctx context.Context, m *artifact.Manifest) error {
+	if b.opts.History == nil {
+		return nil
+	}
+	commit := b.opts.Source.Commit
+	prevCommit := ""
+	if b.prev != nil {
+		prevCommit = b.prev.m.Source.Commit
+	}
+	// A document an update kept is the previous artifact's, with what
+	// that build recorded (their memory is shared); one it compiled
+	// again has nothing recorded.
+	pending := make(map[string]*artifact.Document)
+	for i := range m.Documents {
+		d := &m.Documents[i]
+		d.Uncommitted = false
+		// A rev build reads the commit itself; the others, the working
+		// tree or the index, whose files may differ from it.
+		global := strings.HasPrefix(d.Path, artifact.GlobalPathPrefix)
+		if global || commit == "" || b.opts.Base != nil && b.baseBlobs[d.Path] != d.Blob {
+			d.Commit, d.Author, d.Updated, d.Uncommitted = "", "", "", !global
+			continue
+		}
+		pending[d.Path] = d
+	}
+	defer func() {
+		for _, d := range pending { // no commit of the history read changed it
+			d.Commit, d.Author, d.Updated = "", "", ""
+		}
+	}()
+	if len(pending) == 0 {
+		return nil
+	}
+	for c, err := range b.opts.History(commit) {
+		if err != nil {
+			return fmt.Errorf("read the history of %s: %w", commit, err)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if c.Hash == prevCommit {
+			// What changed since the previous build is behind; the rest
+			// is as that build found it.
+			for p, d := range pending {
+				if d.Commit != "" {
+					delete(pending, p)
+				}
+			}
+		}
+		for _, p := range c.Changed {
+			if d := pending[p]; d != nil {
+				d.Commit, d.Author, d.Updated = c.Hash, c.Author, c.Time.UTC().Format(time.RFC3339)
+				delete(pending, p)
+			}
+		}
+		if len(pending) == 0 {
+			break
+		}
+	}
+	return nil
 }
 
 // markDirty records in m whether the knowledge read differs from the base

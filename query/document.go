@@ -35,6 +35,21 @@ type Document struct {
 	Status string `json:"status"`
 	// SupersededBy is the path of the document that replaces it, if any.
 	SupersededBy string `json:"superseded_by,omitempty"`
+	Age
+}
+
+// Age says who last changed a document's file, in which commit and when,
+// as the build read git's history; Uncommitted marks a file built with
+// changes not yet committed.
+type Age struct {
+	Updated     string `json:"updated,omitempty"` // RFC 3339
+	Author      string `json:"author,omitempty"`
+	Commit      string `json:"commit,omitempty"`
+	Uncommitted bool   `json:"uncommitted,omitempty"`
+}
+
+func ageOf(d artifact.Document) Age {
+	return Age{Updated: d.Updated, Author: d.Author, Commit: d.Commit, Uncommitted: d.Uncommitted}
 }
 
 // Get returns the document ref names: a path ("services/api/.kb/deploy.md"),
@@ -54,6 +69,7 @@ func (ix *Index) Get(ctx context.Context, ref, dir string) (*Document, error) {
 		return nil, err
 	}
 	doc.Status = cmp.Or(meta.Status, "active")
+	doc.Age = ageOf(meta)
 	if by, gone := ix.Manifest.Retired[meta.Path]; gone {
 		doc.SupersededBy = by
 		if by != "" || doc.Status == "active" {
@@ -222,6 +238,9 @@ func (ix *Index) load(ctx context.Context, meta artifact.Document) (*Document, e
 // ListRequest filters a listing.
 type ListRequest struct {
 	Kinds, Tags, Scopes []string
+	// Sort is "path" (the default: by scope, then path) or "updated":
+	// the most recently changed first, uncommitted files leading.
+	Sort string
 }
 
 // Listed is one document of a listing.
@@ -234,6 +253,7 @@ type Listed struct {
 	Tags   []string `json:"tags"`
 	Source string   `json:"source"`
 	ID     int      `json:"id,omitempty"`
+	Age
 }
 
 // List returns the documents that pass req's filters, global scope first,
@@ -261,7 +281,7 @@ func (ix *Index) List(req ListRequest) ([]Listed, error) {
 		if tags == nil {
 			tags = []string{}
 		}
-		out = append(out, Listed{Path: d.Path, Topic: d.Topic, Kind: d.Kind, Scope: d.Scope, Title: d.Title, Tags: tags, Source: d.Source, ID: d.ID})
+		out = append(out, Listed{Path: d.Path, Topic: d.Topic, Kind: d.Kind, Scope: d.Scope, Title: d.Title, Tags: tags, Source: d.Source, ID: d.ID, Age: ageOf(d)})
 	}
 	// Scopes from the widest in: global, the project, then directories
 	// in path order (a directory's subdirectories after it); paths within
@@ -269,6 +289,24 @@ func (ix *Index) List(req ListRequest) ([]Listed, error) {
 	slices.SortStableFunc(out, func(a, b Listed) int {
 		return cmp.Or(cmp.Compare(scopeRank(a.Scope), scopeRank(b.Scope)), cmp.Compare(a.Scope, b.Scope), cmp.Compare(a.Path, b.Path))
 	})
+	switch req.Sort {
+	case "", "path":
+	case "updated":
+		// RFC 3339 times in UTC compare as strings; the uncommitted are
+		// newer than any commit, and documents of no known age come last.
+		rank := func(l Listed) string {
+			switch {
+			case l.Uncommitted:
+				return "~"
+			case l.Updated == "":
+				return ""
+			}
+			return l.Updated
+		}
+		slices.SortStableFunc(out, func(a, b Listed) int { return cmp.Compare(rank(b), rank(a)) })
+	default:
+		return nil, fmt.Errorf("unknown sort %q (want path or updated)", req.Sort)
+	}
 	return out, nil
 }
 

@@ -154,6 +154,9 @@ func compile(ctx context.Context, s *cli.Streams, src *source, set compileSettin
 			opts.Base = base
 		}
 	}
+	if src.info.Commit != "" {
+		opts.History = src.repo.History
+	}
 	if s.Getenv("SOURCE_DATE_EPOCH") == "" {
 		opts.DirtyBuiltAt = time.Now().UTC().Truncate(time.Second)
 	}

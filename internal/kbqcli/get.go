@@ -87,6 +87,16 @@ func runGet(ctx context.Context, o *getOptions) error {
 	if o.asJSON {
 		return answer.WriteJSON(s.Out, doc)
 	}
+	if s.ErrTTY {
+		// Where it stands in git, for a person reading; JSON carries it
+		// for programs.
+		switch a := doc.Age; {
+		case a.Uncommitted:
+			fmt.Fprintf(s.Err, "kbq: %s has changes not yet committed\n", visible.Line(doc.Path))
+		case a.Updated != "":
+			fmt.Fprintf(s.Err, "kbq: %s last changed %s by %s (%.12s)\n", visible.Line(doc.Path), updatedCell(a), visible.Line(a.Author), a.Commit)
+		}
+	}
 	_, err = io.WriteString(s.Out, visible.Text(doc.Content))
 	return err
 }

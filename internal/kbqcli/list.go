@@ -19,6 +19,7 @@ type listOptions struct {
 	index               string
 	out                 formatFlags
 	kinds, tags, scopes []string
+	sort                string
 }
 
 func newListCommand(s *cli.Streams) *cli.Command {
@@ -26,9 +27,12 @@ func newListCommand(s *cli.Streams) *cli.Command {
 	return &cli.Command{
 		Name:      "list",
 		Usage:     "list documents",
-		UsageText: "kbq list [--kind K] [--tag T] [--scope S] [--format F | -l]",
-		Description: `Lists the documents of the artifact with topic, kind, scope, tags and
-source, in path order.
+		UsageText: "kbq list [--kind K] [--tag T] [--scope S] [--sort path|updated] [--format F | -l]",
+		Description: `Lists the documents of the artifact with topic, kind, scope, tags,
+source and when each last changed in git (the date of the commit, or
+"uncommitted" for a file built with changes not yet committed), in path
+order; --sort updated puts the most recently changed first. JSON formats
+add the commit and its author.
 
 ` + answer.ExitCodesHelp,
 		Flags: append([]cli.Flag{
@@ -36,6 +40,7 @@ source, in path order.
 			&cli.StringSliceFlag{Name: "kind", Complete: cli.Values(artifact.Kinds...), Usage: "only documents of `KIND` (repeatable)"},
 			&cli.StringSliceFlag{Name: "tag", Complete: artifactTags(s), Usage: "only documents tagged `TAG` (repeatable)"},
 			&cli.StringSliceFlag{Name: "scope", Complete: artifactScopes(s), Usage: "only documents of `SCOPE` and below (repeatable)"},
+			&cli.StringFlag{Name: "sort", Complete: cli.Values("path", "updated"), Value: "path", Usage: "order by `path` or updated (most recent first)", Destination: &o.sort},
 		}, o.out.flags()...),
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
@@ -58,7 +63,10 @@ func runList(o *listOptions) error {
 		return err
 	}
 	defer ix.Close()
-	docs, err := ix.List(query.ListRequest{Kinds: o.kinds, Tags: o.tags, Scopes: o.scopes})
+	if o.sort != "path" && o.sort != "updated" {
+		return cli.Usagef("--sort %q: want path or updated", o.sort)
+	}
+	docs, err := ix.List(query.ListRequest{Kinds: o.kinds, Tags: o.tags, Scopes: o.scopes, Sort: o.sort})
 	if err != nil {
 		return err
 	}
@@ -97,18 +105,29 @@ func writeList(w io.Writer, docs []query.Listed, width int) error {
 	if len(docs) == 0 {
 		return nil
 	}
-	rows := [][]string{{"TOPIC", "KIND", "SCOPE", "TAGS", "SOURCE", "PATH"}}
+	rows := [][]string{{"TOPIC", "KIND", "SCOPE", "TAGS", "SOURCE", "UPDATED", "PATH"}}
 	for _, d := range docs {
-		rows = append(rows, []string{visible.Line(d.Topic), d.Kind, visible.Line(d.Scope), orDash(visible.Line(strings.Join(d.Tags, ","))), orDash(visible.Line(d.Source)), visible.Line(d.Path)})
+		rows = append(rows, []string{visible.Line(d.Topic), d.Kind, visible.Line(d.Scope), orDash(visible.Line(strings.Join(d.Tags, ","))), orDash(visible.Line(d.Source)), updatedCell(d.Age), visible.Line(d.Path)})
 	}
 	if width > 0 {
-		fitColumns(rows, width, []int{3, 4, 0}) // shorten sources, then tags, then topics
+		fitColumns(rows, width, []int{3, 4, 0, 2}) // shorten tags, then sources, topics, scopes
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, r := range rows {
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
 	return tw.Flush()
+}
+
+// updatedCell is a document's age in a table: its commit's date.
+func updatedCell(a query.Age) string {
+	switch {
+	case a.Uncommitted:
+		return "uncommitted"
+	case len(a.Updated) >= len("2006-01-02"):
+		return a.Updated[:len("2006-01-02")]
+	}
+	return "-"
 }
 
 // fitColumns cuts the cells of the columns in shrink, in turn, until the
