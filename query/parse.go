@@ -45,7 +45,7 @@ type Parsed struct {
 }
 
 // filterFields are the field names a field:value term may use.
-var filterFields = map[string]bool{"tag": true, "kind": true, "scope": true, "path": true, "topic": true, "status": true}
+var filterFields = map[string]bool{"tag": true, "kind": true, "scope": true, "path": true, "topic": true, "status": true, "updated": true, "author": true}
 
 // Parse parses the query language:
 //
@@ -58,6 +58,8 @@ var filterFields = map[string]bool{"tag": true, "kind": true, "scope": true, "pa
 //	deploy*                a prefix; * and ? inside a word are wildcards
 //	tag:x kind:memory scope:services/api path:docs/ topic:deploy/steps   filters
 //	status:deprecated      documents of a status (active, draft, deprecated, superseded)
+//	updated:>2026-06-01    last changed in git after that day; updated:<90d, older than 90 days
+//	author:ada             last changed by an author whose name holds "ada"
 //	title:rollback         a word (or "phrase") in titles only
 //
 // Any other punctuation is text: + and - are operators only before a
@@ -191,7 +193,7 @@ func (t token) clause() (Clause, bool) {
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 // knownFields may prefix a value: tag:x. Other "word:" text stays text.
-var knownFields = map[string]bool{"tag": true, "kind": true, "scope": true, "path": true, "topic": true, "title": true, "status": true}
+var knownFields = map[string]bool{"tag": true, "kind": true, "scope": true, "path": true, "topic": true, "title": true, "status": true, "updated": true, "author": true}
 
 // lex splits a query into tokens at white space, keeping quoted text
 // together.

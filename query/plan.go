@@ -268,6 +268,8 @@ func (ix *Index) clauseNode(c Clause, an *artifact.Analyzer, pl *plan) node {
 			return expandNode{fields: []string{artifact.FieldPath}, prefix: strings.TrimPrefix(c.Text, "./")}
 		case "status":
 			return ix.statusNode(strings.ToLower(c.Text))
+		case "updated", "author":
+			return ix.ageNode(c.Field, c.Text)
 		case "topic":
 			topic := strings.TrimSuffix(strings.Trim(c.Text, "/"), ".md")
 			return anyNode{facetNode(artifact.FacetTopic(topic)), expandNode{fields: []string{artifact.FieldFacet}, prefix: artifact.FacetTopic(topic) + "/"}}

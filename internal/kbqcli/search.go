@@ -45,6 +45,10 @@ QUERY SYNTAX:
    -word  NOT word        excluded
    deploy*                a prefix (* and ? elsewhere are wildcards)
    tag:x kind:memory scope:services/api path:docs/   filters
+   status:deprecated      documents of a status (active, draft, deprecated, superseded)
+   updated:>2026-06-01    last changed in git after that day (<, <=, >, >=;
+                          updated:<90d is older than 90 days, >2w the last two weeks)
+   author:ada             last changed by an author whose name holds "ada"
    title:rollback         a word in titles only
    Any other punctuation is text: paste questions as they are.
 
