@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -302,7 +303,7 @@ func (r *runner) step(st actionStep, outputs map[string]any) error {
 	os.WriteFile(path, nil, 0o644)
 	cmd := exec.Command("bash", "--noprofile", "--norc", "-eo", "pipefail", script)
 	cmd.Dir = dir
-	cmd.Env = append(slicesClone(r.env), "GITHUB_OUTPUT="+output, "GITHUB_PATH="+path)
+	cmd.Env = append(slices.Clone(r.env), "GITHUB_OUTPUT="+output, "GITHUB_PATH="+path)
 	for k, v := range st.Env {
 		cmd.Env = append(cmd.Env, k+"="+r.subst(v))
 	}
@@ -329,35 +330,13 @@ func (r *runner) step(st actionStep, outputs map[string]any) error {
 	return err
 }
 
-func slicesClone(s []string) []string { return append([]string(nil), s...) }
-
 func TestGitHubAction(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds kbc and kbq")
-	}
-	for _, tool := range []string{"git", "go", "bash"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed", tool)
-		}
-	}
-	data, err := os.ReadFile("../action.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var a action
-	if err := yaml.Unmarshal(data, &a); err != nil {
-		t.Fatal(err)
-	}
+	requireTools(t, "builds kbc and kbq", "git", "go", "bash")
+	a, actionPath := loadAction(t)
 	if a.Runs.Using != "composite" {
 		t.Fatalf("runs.using %q", a.Runs.Using)
 	}
-	actionPath, _ := filepath.Abs("..")
-	prebuilt := t.TempDir()
-	build := exec.Command("go", "build", "-o", prebuilt+"/", "./cmd/kbc", "./cmd/kbq", "./cmd/kbq-serve")
-	build.Dir = actionPath
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v %s", err, out)
-	}
+	prebuilt := buildTools(t, "./cmd/kbc", "./cmd/kbq", "./cmd/kbq-serve")
 	// A fake gh records its calls.
 	fakeBin := t.TempDir()
 	os.WriteFile(filepath.Join(fakeBin, "gh"), []byte("#!/bin/sh\necho \"$@\" >> \"$GH_LOG\"\n[ -z \"$GH_FAIL\" ]\n"), 0o755)
@@ -480,26 +459,9 @@ func TestGitHubAction(t *testing.T) {
 // With embeddings on, the action keeps the artifact between runs, so that
 // a pull request changing one file embeds that file's chunks only.
 func TestGitHubActionKeepsVectors(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds kbc and kbq")
-	}
-	for _, tool := range []string{"git", "go", "bash", "cp"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed", tool)
-		}
-	}
-	data, _ := os.ReadFile("../action.yml")
-	var a action
-	if err := yaml.Unmarshal(data, &a); err != nil {
-		t.Fatal(err)
-	}
-	actionPath, _ := filepath.Abs("..")
-	prebuilt := t.TempDir()
-	build := exec.Command("go", "build", "-o", prebuilt+"/", "./cmd/kbc", "./cmd/kbq", "./cmd/kbq-serve")
-	build.Dir = actionPath
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v %s", err, out)
-	}
+	requireTools(t, "builds kbc and kbq", "git", "go", "bash", "cp")
+	a, actionPath := loadAction(t)
+	prebuilt := buildTools(t, "./cmd/kbc", "./cmd/kbq", "./cmd/kbq-serve")
 	dir := t.TempDir()
 	models := filepath.Join(dir, "models")
 	if err := embeddingtest.Default.Write(filepath.Join(models, "tiny")); err != nil {
@@ -552,4 +514,50 @@ func TestGitHubActionKeepsVectors(t *testing.T) {
 	if second := runOnce(); !strings.Contains(second, " 1 embedded") {
 		t.Errorf("after a one-file change the build embedded more than that file: %s", second)
 	}
+}
+
+// requireTools skips t in -short mode (it builds, as why says) or when a
+// tool it runs is not installed.
+func requireTools(t *testing.T, why string, tools ...string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip(why)
+	}
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed", tool)
+		}
+	}
+}
+
+// loadAction reads the repository's action.yml and returns it with the
+// repository's path, the action's.
+func loadAction(t *testing.T) (action, string) {
+	t.Helper()
+	data, err := os.ReadFile("../action.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a action
+	if err := yaml.Unmarshal(data, &a); err != nil {
+		t.Fatal(err)
+	}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, root
+}
+
+// buildTools builds the repository's packages into a temporary directory
+// and returns it.
+func buildTools(t *testing.T, pkgs ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	build := exec.Command("go", append([]string{"build", "-o", dir + "/"}, pkgs...)...)
+	build.Dir = ".."
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v %s", err, out)
+	}
+	return dir
 }

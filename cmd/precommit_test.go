@@ -31,14 +31,7 @@ func TestVersionPinsAgree(t *testing.T) {
 // The pre-commit framework's hook builds kbc alone, once, and checks the
 // files it is given.
 func TestPreCommitFrameworkHook(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds kbc")
-	}
-	for _, tool := range []string{"git", "go", "sh"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed", tool)
-		}
-	}
+	requireTools(t, "builds kbc", "git", "go", "sh")
 	hook, err := filepath.Abs("../hooks/pre-commit-framework")
 	if err != nil {
 		t.Fatal(err)

@@ -138,29 +138,3 @@ func diffTrees(a, b *object.Tree, prefix string, c *Commit) error {
 	}
 	return nil
 }
-
-// LastChanged returns the commit of rev's first-parent history that last
-// changed each of paths, reading history only as far back as the oldest
-// of them. A path no commit changed is left out.
-func (r *Repo) LastChanged(rev string, paths []string) (map[string]Commit, error) {
-	want := make(map[string]bool, len(paths))
-	for _, p := range paths {
-		want[p] = true
-	}
-	out := make(map[string]Commit, len(paths))
-	for c, err := range r.History(rev) {
-		if err != nil {
-			return nil, err
-		}
-		if len(want) == 0 {
-			break
-		}
-		for _, p := range c.Changed {
-			if want[p] {
-				delete(want, p)
-				out[p] = c
-			}
-		}
-	}
-	return out, nil
-}

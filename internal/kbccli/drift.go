@@ -1,6 +1,7 @@
 package kbccli
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -50,7 +51,7 @@ EXAMPLES:
 			if !slices.Contains(diffFormats, format) {
 				return cli.Usagef("--format %q: want text, md or json", format)
 			}
-			rev := cmpOr(c.Args().First(), "HEAD")
+			rev := cmp.Or(c.Args().First(), "HEAD")
 			repo, err := gitsource.Open(g.workDir())
 			if err != nil {
 				return err
@@ -66,13 +67,6 @@ EXAMPLES:
 			return writeDrift(s.Out, format, rev, entries)
 		},
 	}
-}
-
-func cmpOr(a, b string) string {
-	if a == "" {
-		return b
-	}
-	return a
 }
 
 // writeDrift writes the drift of rev as text, markdown or JSON.
@@ -101,7 +95,7 @@ func writeDrift(w io.Writer, format, rev string, entries []compiler.DriftEntry) 
 						fmt.Fprintf(&b, "    and %d older (--format json lists all)\n", len(r.Commits)-j)
 						break
 					}
-					fmt.Fprintf(&b, "    %s %s %s: %s%s\n", shortHash(c.Hash), c.Time.UTC().Format("2006-01-02"), c.Author, c.Subject, deletedNote(c))
+					fmt.Fprintf(&b, "    %s %s %s: %s%s\n", shortRev(c.Hash), c.Time.UTC().Format("2006-01-02"), c.Author, c.Subject, deletedNote(c))
 				}
 			}
 		}
@@ -117,12 +111,12 @@ func writeDrift(w io.Writer, format, rev string, entries []compiler.DriftEntry) 
 			for i, r := range e.References {
 				doc, since := "", ""
 				if i == 0 {
-					doc = fmt.Sprintf("%s (`%s`)", markdownCell(cmpOr(e.Title, e.Path)), markdownCell(e.Path))
+					doc = fmt.Sprintf("%s (`%s`)", markdownCell(cmp.Or(e.Title, e.Path)), markdownCell(e.Path))
 					since = driftSince(e)
 				}
 				commits := make([]string, min(len(r.Commits), maxDriftCommits))
 				for j, c := range r.Commits[:len(commits)] {
-					commits[j] = fmt.Sprintf("`%s` %s %s%s", shortHash(c.Hash), c.Time.UTC().Format("2006-01-02"), markdownCell(c.Subject), deletedNote(c))
+					commits[j] = fmt.Sprintf("`%s` %s %s%s", shortRev(c.Hash), c.Time.UTC().Format("2006-01-02"), markdownCell(c.Subject), deletedNote(c))
 				}
 				if n := len(r.Commits) - len(commits); n > 0 {
 					commits = append(commits, fmt.Sprintf("and %d older", n))
@@ -147,7 +141,7 @@ func driftSince(e compiler.DriftEntry) string {
 	case e.Commit == "":
 		return "unchanged in the history read"
 	}
-	return fmt.Sprintf("last changed %s (%s)", e.Updated.UTC().Format("2006-01-02"), shortHash(e.Commit))
+	return fmt.Sprintf("last changed %s (%s)", e.Updated.UTC().Format("2006-01-02"), shortRev(e.Commit))
 }
 
 func deletedNote(c compiler.DriftCommit) string {
@@ -155,11 +149,4 @@ func deletedNote(c compiler.DriftCommit) string {
 		return " (deleted it)"
 	}
 	return ""
-}
-
-func shortHash(h string) string {
-	if len(h) > 12 {
-		return h[:12]
-	}
-	return h
 }

@@ -126,7 +126,7 @@ func newPruneCommand(s *cli.Streams, g *globalOptions) *cli.Command {
 		Description: `Lists the memories and topics of the artifact that are past the date of
 their expires: frontmatter key, retired for --days days (superseded by
 another document, or status: deprecated or superseded, since the later of
-its last commit and its successor's), or that kbq has not handed out for --days
+its last commit and its successor's, as the build recorded them), or that kbq has not handed out for --days
 days (default 90): last used before then, or never used while kbq has
 been recording use for that long and the document is older than that (a
 memory by its created date, a topic by its file's modification time).
@@ -193,7 +193,7 @@ list first. --format md writes the report for a pull request.
 				}
 				return fi.ModTime(), true
 			}
-			since := retiredSince(repo, m.Documents, m.Retired, age)
+			since := retiredSince(m.Documents, age)
 			rep := &pruneReport{Days: days, Log: logPath, Candidates: pruneCandidates(m.Documents, m.Retired, sum, now, days, age, since), Removed: []string{}}
 			if rep.Candidates == nil {
 				rep.Candidates = []pruneCandidate{}
@@ -225,39 +225,24 @@ list first. --format md writes the report for a pull request.
 	}
 }
 
-// retiredSince reads from git when the retired documents and their
-// successors last changed, falling back on age for what no commit holds
-// yet.
-func retiredSince(repo *gitsource.Repo, docs []artifact.Document, retired map[string]string, age ageOf) retiredFor {
-	var paths []string
-	for p, successor := range retired {
-		paths = append(paths, p)
-		if successor != "" {
-			paths = append(paths, successor)
-		}
-	}
-	changed := map[string]gitsource.Commit{}
-	committed := map[string]string{}
-	if len(paths) > 0 {
-		// No commits yet leaves ages alone.
-		if c, err := repo.LastChanged("HEAD", paths); err == nil {
-			changed = c
-		}
-		if b, err := repo.BlobsAt("HEAD", paths); err == nil {
-			committed = b
-		}
-	}
-	built := make(map[string]string, len(docs))
-	for _, d := range docs {
-		built[d.Path] = d.Blob
+// retiredSince dates retirements from what the build recorded of each
+// document: its last commit's time, or, for a file with uncommitted
+// changes (or an artifact built before ages were recorded), when the
+// file was last modified.
+func retiredSince(docs []artifact.Document, age ageOf) retiredFor {
+	byPath := make(map[string]*artifact.Document, len(docs))
+	for i := range docs {
+		byPath[docs[i].Path] = &docs[i]
 	}
 	when := func(p string) (time.Time, bool) {
-		// A file the artifact holds as committed is as old as its commit;
-		// one changed since, as old as the change in the working tree.
-		if c, ok := changed[p]; ok && committed[p] == built[p] {
-			return c.Time, true
+		d := byPath[p]
+		if d == nil {
+			return time.Time{}, false
 		}
-		return age(artifact.Document{Path: p})
+		if t, err := time.Parse(time.RFC3339, d.Updated); err == nil && !d.Uncommitted {
+			return t, true
+		}
+		return age(artifact.Document{Path: p}) // the file's modification time
 	}
 	return func(path, successor string) (time.Time, bool) {
 		t, ok := when(path)
