@@ -26,14 +26,13 @@ corpus_repo() {
 }
 
 # bench_setup [PKG...]: a temporary directory $work, removed on exit along
-# with the server whose pid the script puts in $server_pid, and kbc, kbq
-# and kbq-serve (and the PKGs) built from $root into $work/bin, first on
-# PATH.
+# with the server whose pid the script puts in $server_pid, and kbc and
+# kbq (and the PKGs) built from $root into $work/bin, first on PATH.
 bench_setup() {
 	work=$(mktemp -d)
 	server_pid=
 	trap bench_cleanup EXIT
-	(cd "$root" && go build -o "$work/bin/" ./cmd/kbc ./cmd/kbq ./cmd/kbq-serve "$@")
+	(cd "$root" && go build -o "$work/bin/" ./cmd/kbc ./cmd/kbq "$@")
 	export PATH="$work/bin:$PATH"
 }
 

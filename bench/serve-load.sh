@@ -26,7 +26,7 @@ cd "$repo"
 kbc build --no-global --keep-going 2>/dev/null
 
 port=$((20000 + RANDOM % 20000))
-kbq-serve serve --addr "127.0.0.1:$port" 2>"$work/serve.log" &
+kbq serve --addr "127.0.0.1:$port" 2>"$work/serve.log" &
 server_pid=$!
 for _ in $(seq 1 100); do
 	curl -fs "http://127.0.0.1:$port/healthz" >/dev/null 2>&1 && break

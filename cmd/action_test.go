@@ -257,7 +257,7 @@ func (r *runner) step(st actionStep, outputs map[string]any) error {
 			if err := os.MkdirAll(path, 0o755); err != nil {
 				return err
 			}
-			for _, name := range []string{"kbc", "kbq", "kbq-serve"} {
+			for _, name := range []string{"kbc", "kbq"} {
 				data, err := os.ReadFile(filepath.Join(r.prebuilt, name))
 				if err != nil {
 					return err
@@ -336,7 +336,7 @@ func TestGitHubAction(t *testing.T) {
 	if a.Runs.Using != "composite" {
 		t.Fatalf("runs.using %q", a.Runs.Using)
 	}
-	prebuilt := buildTools(t, "./cmd/kbc", "./cmd/kbq", "./cmd/kbq-serve")
+	prebuilt := buildTools(t, "./cmd/kbc", "./cmd/kbq")
 	// A fake gh records its calls.
 	fakeBin := t.TempDir()
 	os.WriteFile(filepath.Join(fakeBin, "gh"), []byte("#!/bin/sh\necho \"$@\" >> \"$GH_LOG\"\n[ -z \"$GH_FAIL\" ]\n"), 0o755)
@@ -461,7 +461,7 @@ func TestGitHubAction(t *testing.T) {
 func TestGitHubActionKeepsVectors(t *testing.T) {
 	requireTools(t, "builds kbc and kbq", "git", "go", "bash", "cp")
 	a, actionPath := loadAction(t)
-	prebuilt := buildTools(t, "./cmd/kbc", "./cmd/kbq", "./cmd/kbq-serve")
+	prebuilt := buildTools(t, "./cmd/kbc", "./cmd/kbq")
 	dir := t.TempDir()
 	models := filepath.Join(dir, "models")
 	if err := embeddingtest.Default.Write(filepath.Join(models, "tiny")); err != nil {

@@ -8,10 +8,7 @@ import (
 
 // kbq must stay small: its dependency graph holds neither go-git nor the
 // compiler, nor Bluge's search package with its costly initialization, nor
-// Bluge's index package (its writers, ice v2 and zstd: 1 MB of binary),
-// nor the servers' net/http and MCP SDK, which live in kbq-serve, nor a
-// YAML parser, whose initialisation every command would pay: kbq-serve
-// reads kbq eval's YAML files.
+// Bluge's index package (its writers, ice v2 and zstd: 1 MB of binary).
 func TestKbqDependencies(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "github.com/kbqdev/kbq/cmd/kbq").CombinedOutput()
 	if err != nil {
@@ -26,8 +23,6 @@ func TestKbqDependencies(t *testing.T) {
 			"github.com/go-git/", "github.com/kbqdev/kbq/compiler", "github.com/kbqdev/kbq/gitsource",
 			"github.com/yuin/goldmark", "github.com/blugelabs/bluge/search", "github.com/blugelabs/bluge/index",
 			"github.com/blugelabs/ice/v2", "github.com/klauspost/compress",
-			"net/http", "github.com/modelcontextprotocol/", "github.com/kbqdev/kbq/internal/kbqserve",
-			"go.yaml.in/yaml/",
 		} {
 			if strings.HasPrefix(d, banned) {
 				t.Errorf("kbq depends on %s", d)

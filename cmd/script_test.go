@@ -36,9 +36,11 @@ var update = flag.Bool("update", false, "rewrite the expected output in test scr
 
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"kbc":       func() { os.Exit(kbccli.Main(os.Args[1:], cli.System())) },
-		"kbq":       func() { os.Exit(kbqcli.Main(os.Args[1:], cli.System())) },
-		"kbq-serve": func() { os.Exit(kbqserve.Main(os.Args[1:], cli.System())) },
+		"kbc": func() { os.Exit(kbccli.Main(os.Args[1:], cli.System())) },
+		"kbq": func() {
+			s := cli.System()
+			os.Exit(kbqcli.Main(os.Args[1:], s, kbqserve.Commands(s)...))
+		},
 	})
 }
 

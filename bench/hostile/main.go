@@ -5,7 +5,7 @@
 // knowledge_search, and prints each query's time and the memory its
 // process used above its idle size, then the worst of each door.
 //
-//	go run ./bench/hostile -index DIR [-kbq bin/kbq] [-serve bin/kbq-serve] [-doors cli,http,mcp] [-r 3]
+//	go run ./bench/hostile -index DIR [-kbq bin/kbq] [-doors cli,http,mcp] [-r 3]
 //
 // Memory: for kbq search, the peak resident size of the process less that
 // of a search for a word no document holds; for the servers, the peak
@@ -22,7 +22,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -44,7 +43,6 @@ type door interface {
 func main() {
 	index := flag.String("index", "", "the artifact directory to search (required)")
 	kbq := flag.String("kbq", "bin/kbq", "the kbq binary")
-	serve := flag.String("serve", "", "the binary that runs serve and mcp (default: kbq-serve beside -kbq if there, else -kbq)")
 	doors := flag.String("doors", "cli,http,mcp", "the doors to try")
 	runs := flag.Int("r", 3, "runs of each query: the median time and the largest memory are shown")
 	only := flag.String("only", "", "run only the queries whose name contains this")
@@ -52,12 +50,6 @@ func main() {
 	if *index == "" {
 		fmt.Fprintln(os.Stderr, "hostile: -index DIR is required")
 		os.Exit(2)
-	}
-	if *serve == "" {
-		*serve = *kbq
-		if p := filepath.Join(filepath.Dir(*kbq), "kbq-serve"); exists(p) {
-			*serve = p
-		}
 	}
 	queries := hostileQueries()
 	fmt.Printf("%d queries of up to %d bytes, %d runs each; index %s\n\n", len(queries), maxQueryBytes, *runs, *index)
@@ -69,9 +61,9 @@ func main() {
 		case "cli":
 			dr, err = newCLI(*kbq, *index)
 		case "http":
-			dr, err = newHTTP(*serve, *index)
+			dr, err = newHTTP(*kbq, *index)
 		case "mcp":
-			dr, err = newMCP(*serve, *index)
+			dr, err = newMCP(*kbq, *index)
 		default:
 			err = fmt.Errorf("unknown door %q", d)
 		}
@@ -147,9 +139,4 @@ func short(s string) string {
 		s = s[:100] + "…"
 	}
 	return s
-}
-
-func exists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
 }

@@ -1,5 +1,6 @@
 // Command kbq is the read-only kbq query binary: it searches the artifact
-// kbc compiles and serves it to people, scripts and agents.
+// kbc compiles and serves it to people, scripts and agents (kbq serve, kbq
+// mcp).
 package main
 
 import (
@@ -7,8 +8,10 @@ import (
 
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/kbqcli"
+	"github.com/kbqdev/kbq/internal/kbqserve"
 )
 
 func main() {
-	os.Exit(kbqcli.Main(os.Args[1:], cli.System()))
+	s := cli.System()
+	os.Exit(kbqcli.Main(os.Args[1:], s, kbqserve.Commands(s)...))
 }

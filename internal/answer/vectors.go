@@ -15,8 +15,8 @@ import (
 // the model the artifact's vectors were made by.
 type Embedder struct {
 	Getenv func(string) string
-	// Net does what needs the network: kbq hands it to kbq-serve, which
-	// does it itself.
+	// Net does what needs the network; without it, an artifact whose
+	// vectors come from an endpoint is searched lexically.
 	Net Network
 	// Warn, when set, is told why a search that would have been hybrid by
 	// default is lexical: the semantic channel could not run. Without it,

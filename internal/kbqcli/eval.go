@@ -17,6 +17,7 @@ import (
 	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/query"
+	"github.com/kbqdev/kbq/query/evals"
 )
 
 type evalOptions struct {
@@ -120,7 +121,7 @@ func runEval(c *cli.Context, s *cli.Streams, o *evalOptions) error {
 	}
 	// An evaluation measures the mode it names: a semantic channel that
 	// cannot run is an error, not a quiet fall back to lexical.
-	embedder := queryEmbedder(s)
+	embedder := answer.QueryEmbedder(s)
 	embedder.Warn = nil
 	vectorize := func(ctx context.Context, req *query.Request) error {
 		return embedder.Vectorize(ctx, ix, req)
@@ -191,27 +192,26 @@ func readJudgments(c *cli.Context, o *evalOptions, root string) ([]query.Judgmen
 	if _, err := os.Stat(name); errors.Is(err, os.ErrNotExist) {
 		return nil, "", cli.Usagef("%s does not exist: write retrieval tests there (kbq eval --help shows how), or name a file", name)
 	}
-	js, err := readEvals(c.Context, name)
+	js, err := readEvals(name)
 	if err != nil {
 		return nil, "", err
 	}
 	return js, name, nil
 }
 
-// readEvals has kbq-serve read the evals file name. The file is YAML, and
-// kbq links no YAML parser: its initialisation took 0.7 ms of every kbq
-// command, a tenth of kbq --version.
-func readEvals(ctx context.Context, name string) ([]query.Judgment, error) {
-	path, err := findServer()
+// readEvals reads the evals file name; what is wrong in it is the
+// user's to fix.
+func readEvals(name string) ([]query.Judgment, error) {
+	f, err := os.Open(name)
 	if err != nil {
-		return nil, fmt.Errorf("kbq eval reads %s (YAML) through %s: %w", name, ServerBinary, err)
+		return nil, err
 	}
-	var js []query.Judgment
-	err = serverJSON(ctx, path, nil, &js, "read-evals", name)
-	if said := serverSaid(""); errors.As(err, &said) {
-		return nil, cli.Usagef("%s", said) // the file's fault
+	defer f.Close()
+	js, err := evals.Read(f)
+	if err != nil {
+		return nil, cli.Usagef("%s: %v", name, err)
 	}
-	return js, err
+	return js, nil
 }
 
 func writeEval(w io.Writer, res *query.EvalResult, worst int) error {

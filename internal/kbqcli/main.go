@@ -18,8 +18,9 @@ import (
 )
 
 // Main runs kbq with args (without the program name) and returns its exit
-// code.
-func Main(args []string, s *cli.Streams) int {
+// code. servers are the commands that serve the knowledge (kbq serve and
+// kbq mcp, from internal/kbqserve), which cmd/kbq hands in.
+func Main(args []string, s *cli.Streams, servers ...*cli.Command) int {
 	// Bluge logs snapshot problems to the standard logger before returning
 	// them as errors; the errors are enough.
 	log.SetOutput(io.Discard)
@@ -30,9 +31,8 @@ func Main(args []string, s *cli.Streams) int {
 		newContextCommand(s),
 		newStatsCommand(s),
 		newEvalCommand(s),
-		newServerCommand(s, "serve", "serve the knowledge over a read-only HTTP JSON API and MCP", "kbq serve [--addr 127.0.0.1:7419] [--allow-remote] [--allow-origin URL]"),
-		newServerCommand(s, "mcp", "serve the knowledge to agents over the Model Context Protocol (stdio)", "kbq mcp [--index DIR]"),
 	}}
+	app.Commands = append(app.Commands, servers...)
 	app.Version = func() string {
 		return version.Describe("artifact format " + strconv.Itoa(artifact.FormatVersion))
 	}
@@ -75,10 +75,6 @@ root of the git repository holding the current directory.
 
 // exitCode maps the errors of kbq's commands to exit codes.
 func exitCode(err error) (int, bool) {
-	var passed exitStatus
-	if errors.As(err, &passed) {
-		return int(passed), true
-	}
 	switch {
 	case errors.Is(err, query.ErrNoResults), errors.Is(err, query.ErrNotFound):
 		return cli.ExitFailure, true

@@ -68,15 +68,3 @@ func TestHumanDurationsAndSizes(t *testing.T) {
 		}
 	}
 }
-
-// Without kbq-serve, the advice works for an installed kbq too.
-func TestNoServerAdvice(t *testing.T) {
-	t.Setenv("PATH", t.TempDir())
-	_, err := findServer()
-	if err == nil {
-		t.Skip("kbq-serve is beside the test binary")
-	}
-	if !strings.Contains(err.Error(), "go install github.com/kbqdev/kbq/cmd/kbq-serve@latest") {
-		t.Errorf("error %q does not say how to install kbq-serve", err)
-	}
-}

@@ -121,7 +121,7 @@ func runSearch(c *cli.Context, s *cli.Streams, o *searchOptions) error {
 		Query: q, N: o.n, MaxTokens: maxTokens, Dir: dir, AllScopes: o.allScopes, Chunks: o.chunks, IncludeSuperseded: o.retired,
 		Kinds: c.StringSlice("kind"), Tags: c.StringSlice("tag"), Scopes: c.StringSlice("scope"), Mode: o.mode,
 	}
-	if err := queryEmbedder(s).Vectorize(c.Context, ix.Index, &req); err != nil {
+	if err := answer.QueryEmbedder(s).Vectorize(c.Context, ix.Index, &req); err != nil {
 		return err
 	}
 	resp, err := ix.Search(c.Context, req)

@@ -349,7 +349,7 @@ func serverTools(s *cli.Streams, indexDir string) *tools {
 	if err != nil {
 		rel = ""
 	}
-	return &tools{usage: answer.NewUsage(s), live: query.NewLive(dir, query.DefaultRanking()), dir: rel, root: root, embedder: embedder(s)}
+	return &tools{usage: answer.NewUsage(s), live: query.NewLive(dir, query.DefaultRanking()), dir: rel, root: root, embedder: answer.QueryEmbedder(s)}
 }
 
 // acquire returns the current index and its release function.

@@ -1,7 +1,5 @@
 // Package evals reads a team's retrieval tests, .kb/evals.yaml, for kbq
-// eval. It is apart from package query because of its YAML parser, whose
-// initialisation every kbq command would otherwise pay: kbq has kbq-serve
-// read the file (kbq-serve read-evals).
+// eval. It is apart from package query, which knows nothing of YAML.
 package evals
 
 import (

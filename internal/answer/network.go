@@ -1,0 +1,54 @@
+package answer
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/embedding"
+	"github.com/kbqdev/kbq/embedding/remote"
+	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/units"
+)
+
+// queryTimeout bounds the embedding of one query by an endpoint, retries
+// included: a search waits for it.
+const queryTimeout = 20 * time.Second
+
+// QueryEmbedder embeds the queries of kbq's commands and servers, reaching
+// endpoints and downloading models itself; why a search that would have
+// been hybrid is lexical goes to s.Err.
+func QueryEmbedder(s *cli.Streams) Embedder {
+	return Embedder{Getenv: s.Getenv, Net: online{s}, Warn: func(err error) {
+		fmt.Fprintf(s.Err, "kbq: searching lexically only: %v\n", err)
+	}}
+}
+
+// online is the Network of a process that may use it: endpoints are called
+// and models downloaded with progress on s.Err.
+type online struct{ s *cli.Streams }
+
+func (n online) EmbedQuery(ctx context.Context, id artifact.Embeddings, text string) ([]float32, error) {
+	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
+	defer cancel()
+	key, keyEnv := remote.Key(n.s.Getenv, id.KeyEnv)
+	c := &remote.Client{URL: id.URL, Model: id.Model, Dims: id.Dims, Key: key, KeyEnv: keyEnv, Timeout: queryTimeout / 2, Retries: 2}
+	vecs, err := c.Embed(ctx, []string{text})
+	if err != nil {
+		return nil, err
+	}
+	return vecs[0], nil
+}
+
+func (n online) FetchModel(ctx context.Context, models, name string) error {
+	d, ok := embedding.Known(name)
+	if !ok {
+		return fmt.Errorf("kbq does not know where to download the model %s", name)
+	}
+	fmt.Fprintf(n.s.Err, "kbq: downloading the model %s (%s, %s) from %s into %s\n", d.Name, units.Bytes(d.Size), d.License, d.URL, models)
+	progress := cli.NewProgress(n.s, "downloading "+d.Name+" (KiB)")
+	defer progress.Done()
+	_, err := remote.Fetch(ctx, nil, models, d, func(done, total int64) { progress.Update(int(done>>10), int(total>>10)) })
+	return err
+}
