@@ -35,6 +35,8 @@ func decodeHeader(data []byte, m *Manifest) bool {
 			m.BuildKey, ok = s.str()
 		case "index":
 			m.Index, ok = s.str()
+		case "ages":
+			m.Ages, ok = s.str()
 		case "source":
 			ok = s.source(&m.Source)
 		case "built_at":

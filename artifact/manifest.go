@@ -55,8 +55,11 @@ type Manifest struct {
 	CompilerVersion string `json:"compiler_version"`
 	// BuildKey identifies the compiler settings that shape compiled
 	// documents; an incremental build reuses only an artifact with the same.
-	BuildKey string                `json:"build_key"`
-	Index    string                `json:"index"`
+	BuildKey string `json:"build_key"`
+	Index    string `json:"index"`
+	// Ages names the ages table beside the manifest (ages.go); "" when
+	// the build recorded no ages.
+	Ages     string                `json:"ages,omitempty"`
 	Source   Source                `json:"source"`
 	BuiltAt  time.Time             `json:"built_at"`
 	Global   Global                `json:"global"`

@@ -65,7 +65,7 @@ func publish(out, root string, locked func(), build func(dir string, prev *previ
 	}
 	defer unlock()
 	locked()
-	removeStale(out, "", time.Now())
+	removeStale(out, nil, time.Now())
 
 	tmp, err := os.MkdirTemp(out, "tmp-index-")
 	if err != nil {
@@ -98,22 +98,52 @@ func publish(out, root string, locked func(), build func(dir string, prev *previ
 		}
 		placed = true
 	}
-	keepReplaced(out, m.Index)
+	if err := writeAges(out, m); err != nil {
+		return fmt.Errorf("%w: %w", ErrOutput, err)
+	}
+	keepReplaced(out, m)
 	if err := writeManifest(out, m); err != nil {
 		return fmt.Errorf("%w: %w", ErrOutput, err)
 	}
-	removeStale(out, m.Index, time.Now())
+	removeStale(out, m, time.Now())
 	return nil
+}
+
+// writeAges writes the ages table of m's documents beside the manifest,
+// unless a build wrote the same one, and names it in m.
+func writeAges(out string, m *artifact.Manifest) error {
+	m.Ages = ""
+	if !artifact.HasAges(m.Documents) {
+		return nil
+	}
+	name, data := artifact.EncodeAges(m.Documents)
+	m.Ages = name
+	path := filepath.Join(out, name)
+	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == int64(len(data)) {
+		return nil // named by its content
+	}
+	return replaceFile(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
 }
 
 // keepReplaced links the manifest about to be replaced into the index
 // directory it names, unless that index is current's: a reader that
 // opened that index and reads its documents after the new manifest lands
 // finds them there, for as long as removeStale keeps the directory.
-func keepReplaced(out, current string) {
+func keepReplaced(out string, m *artifact.Manifest) {
 	name := filepath.Join(out, artifact.ManifestFile)
 	old, err := artifact.ReadHeader(out)
-	if err != nil || old.Index == current {
+	if err != nil {
+		return
+	}
+	if old.Ages != "" && old.Ages != m.Ages && filepath.Base(old.Ages) == old.Ages {
+		// Kept as long as an index directory: from now.
+		now := time.Now()
+		os.Chtimes(filepath.Join(out, old.Ages), now, now)
+	}
+	if old.Index == m.Index {
 		return
 	}
 	dir, err := old.IndexDir(out)
@@ -188,13 +218,13 @@ func replaceFile(name string, fill func(io.Writer) error) error {
 }
 
 // removeStale deletes what earlier builds left behind: unfinished
-// temporary directories (when current is ""), and index directories other
-// than current, once replaced more than keepFor before now or beyond the
+// temporary directories (when current is nil), and index directories and
+// ages tables other than current's, once replaced more than keepFor before now or beyond the
 // keepAtMost most recent. A directory's modification time is when it was
 // replaced: keepReplaced adds the manifest to it then. A reader that
 // opened an old index keeps its open files; deleting them is harmless on
 // POSIX systems and retried by the next build elsewhere.
-func removeStale(out, current string, now time.Time) {
+func removeStale(out string, current *artifact.Manifest, now time.Time) {
 	entries, err := os.ReadDir(out)
 	if err != nil {
 		return
@@ -203,24 +233,28 @@ func removeStale(out, current string, now time.Time) {
 		name string
 		at   time.Time
 	}
-	var old []replaced
+	old := map[string][]replaced{}
 	for _, e := range entries {
 		name := e.Name()
 		switch {
-		case strings.HasPrefix(name, "tmp-index-") && current == "":
+		case strings.HasPrefix(name, "tmp-index-") && current == nil:
 			os.RemoveAll(filepath.Join(out, name))
-		case current != "" && strings.HasPrefix(name, "index-") && name != current:
+		case current == nil || name == current.Index || name == current.Ages:
+		case strings.HasPrefix(name, "index-"), strings.HasPrefix(name, artifact.AgesPrefix):
 			var at time.Time
-			if fi, err := os.Lstat(filepath.Join(out, name)); err == nil && fi.IsDir() {
+			if fi, err := os.Lstat(filepath.Join(out, name)); err == nil && (fi.IsDir() || fi.Mode().IsRegular()) {
 				at = fi.ModTime()
 			}
-			old = append(old, replaced{name, at})
+			kind, _, _ := strings.Cut(name, "-")
+			old[kind] = append(old[kind], replaced{name, at})
 		}
 	}
-	slices.SortFunc(old, func(a, b replaced) int { return b.at.Compare(a.at) })
-	for i, r := range old {
-		if i >= keepAtMost || now.Sub(r.at) > keepFor || r.at.After(now.Add(time.Minute)) {
-			os.RemoveAll(filepath.Join(out, r.name))
+	for _, list := range old {
+		slices.SortFunc(list, func(a, b replaced) int { return b.at.Compare(a.at) })
+		for i, r := range list {
+			if i >= keepAtMost || now.Sub(r.at) > keepFor || r.at.After(now.Add(time.Minute)) {
+				os.RemoveAll(filepath.Join(out, r.name))
+			}
 		}
 	}
 }

@@ -1,50 +1,59 @@
 package query
 
 import (
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/internal/mmap"
 )
 
 // now is the clock updated: filters read; tests set it.
 var now = time.Now
 
 // ageNode matches the documents whose last change passes an updated:
-// filter, or whose author an author: filter names. It reads the document
-// list, which other searches never load. A value it cannot read matches
-// nothing.
+// filter, or whose author an author: filter names. It reads the ages
+// table, or the document list of an artifact without one. A value it
+// cannot read matches nothing.
 func (ix *Index) ageNode(field, value string) node {
-	docs, err := ix.Documents()
-	if err != nil {
-		return noneNode{}
-	}
-	var match func(d *artifact.Document) bool
+	var match func(artifact.Age) bool
 	switch field {
 	case "author":
 		name := strings.ToLower(value)
-		match = func(d *artifact.Document) bool {
-			return name != "" && strings.Contains(strings.ToLower(d.Author), name)
+		match = func(a artifact.Age) bool {
+			return name != "" && strings.Contains(strings.ToLower(a.Author), name)
 		}
 	case "updated":
-		test, ok := parseUpdated(value, now())
+		t := now()
+		test, ok := parseUpdated(value, t)
 		if !ok {
 			return noneNode{}
 		}
-		t := now()
-		match = func(d *artifact.Document) bool {
-			if d.Uncommitted { // being changed now
+		match = func(a artifact.Age) bool {
+			if a.Uncommitted { // being changed now
 				return test(t)
 			}
-			at, err := time.Parse(time.RFC3339, d.Updated)
-			return err == nil && test(at)
+			return !a.Updated.IsZero() && test(a.Updated)
 		}
 	}
 	var paths anyNode
-	for i := range docs {
-		if match(&docs[i]) {
-			paths = append(paths, termNode{field: artifact.FieldPath, term: docs[i].Path})
+	add := func(path string) { paths = append(paths, termNode{field: artifact.FieldPath, term: path}) }
+	if a := ix.ages(); a != nil {
+		for i := range a.Len() {
+			if match(a.At(i)) {
+				add(string(a.Path(i)))
+			}
+		}
+	} else if docs, err := ix.Documents(); err == nil {
+		for i := range docs {
+			d := &docs[i]
+			at := artifact.Age{Author: d.Author, Commit: d.Commit, Uncommitted: d.Uncommitted}
+			at.Updated, _ = time.Parse(time.RFC3339, d.Updated)
+			if match(at) {
+				add(d.Path)
+			}
 		}
 	}
 	if len(paths) == 0 {
@@ -109,4 +118,44 @@ func parseUpdated(value string, now time.Time) (func(time.Time) bool, bool) {
 		return func(t time.Time) bool { return t.Equal(at) }, true
 	}
 	return func(t time.Time) bool { return !t.Before(at) && t.Before(end) }, true
+}
+
+// ages returns the artifact's ages table, or nil when the build recorded
+// none or it cannot be read (the ages are then unknown, nothing fails).
+// A build keeps a replaced table for a while, as it does an index.
+func (ix *Index) ages() *artifact.Ages {
+	ix.agesOnce.Do(func() {
+		name := ix.Manifest.Ages
+		if name == "" || filepath.Base(name) != name || !strings.HasPrefix(name, artifact.AgesPrefix) {
+			return
+		}
+		data, unmap, err := mmap.Map(filepath.Join(ix.Dir, name))
+		if err != nil {
+			return
+		}
+		if ix.agesTable, err = artifact.ParseAges(data); err != nil {
+			unmap()
+			return
+		}
+		ix.agesUnmap = unmap
+	})
+	return ix.agesTable
+}
+
+// ageAt returns the age of the document at path, when the build recorded
+// it.
+func (ix *Index) ageAt(path string) (Age, bool) {
+	a := ix.ages()
+	if a == nil {
+		return Age{}, false
+	}
+	at, ok := a.Lookup(path)
+	if !ok {
+		return Age{}, false
+	}
+	age := Age{Author: at.Author, Commit: at.Commit, Uncommitted: at.Uncommitted}
+	if !at.Updated.IsZero() {
+		age.Updated = at.Updated.Format(time.RFC3339)
+	}
+	return age, true
 }

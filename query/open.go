@@ -74,6 +74,10 @@ type Index struct {
 	docs     []artifact.Document
 	docsErr  error
 
+	agesOnce  sync.Once
+	agesTable *artifact.Ages // nil without one
+	agesUnmap func() error
+
 	vecOnce  sync.Once
 	vecs     *artifact.Vectors
 	vecUnmap func() error
@@ -183,6 +187,9 @@ func explainIndex(m *artifact.Manifest, indexDir string, err error) error {
 // Close releases the index.
 func (ix *Index) Close() error {
 	ix.engine.close()
+	if ix.agesUnmap != nil {
+		ix.agesUnmap()
+	}
 	if ix.vecUnmap != nil {
 		ix.vecUnmap()
 	}

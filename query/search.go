@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kbqdev/kbq/artifact"
 )
@@ -46,6 +47,9 @@ type Request struct {
 	// IncludeSuperseded keeps the documents another supersedes, or that
 	// are deprecated, which searches leave out by default.
 	IncludeSuperseded bool
+	// Recency, when positive, is the half-life of a prior for recently
+	// changed documents (recency.go); off by default.
+	Recency time.Duration
 
 	noSnippets bool // results without snippets, for a search that fuses them
 }
@@ -65,6 +69,8 @@ type Result struct {
 	// Channels says which rankings found the result: lexical, semantic
 	// or both.
 	Channels []string `json:"channels"`
+	// Age is the document's last change, when the build recorded it.
+	Age
 
 	// Title is the document's title.
 	Title string `json:"-"`
@@ -106,24 +112,40 @@ const (
 // Search runs req against the index. Documents another supersedes, or
 // that are deprecated, are left out unless req.IncludeSuperseded; the
 // response's notes name those that would have ranked, and what replaced
-// them.
+// them. Each result carries its document's age, and req.Recency ranks
+// the recently changed higher.
 func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 	retired := ix.Manifest.Retired
-	if len(retired) == 0 || req.IncludeSuperseded || namesStatus(Parse(req.Query)) {
-		return ix.search(ctx, req)
+	dropRetired := len(retired) > 0 && !req.IncludeSuperseded && !namesStatus(Parse(req.Query))
+	if !dropRetired && req.Recency <= 0 {
+		resp, err := ix.search(ctx, req)
+		if err == nil {
+			ix.dateResults(resp.Results)
+		}
+		return resp, err
 	}
 	n, maxTokens := cmp.Or(req.N, DefaultN), cmp.Or(req.MaxTokens, DefaultMaxTokens)
 	inner := req
-	inner.N, inner.MaxTokens = n+min(len(retired), 50), 1<<30
+	inner.N, inner.MaxTokens = n, 1<<30
+	if dropRetired {
+		inner.N += min(len(retired), 50)
+	}
+	if req.Recency > 0 {
+		inner.N = max(inner.N, recencyPool(n))
+	}
 	resp, err := ix.search(ctx, inner)
 	if err != nil {
 		return nil, err
+	}
+	ix.dateResults(resp.Results)
+	if req.Recency > 0 {
+		preferRecent(resp.Results, req.Recency, now())
 	}
 	kept := resp.Results[:0]
 	for i, r := range resp.Results {
 		by, gone := retired[r.Path]
 		switch {
-		case !gone:
+		case !gone || !dropRetired:
 			if len(kept) < n {
 				kept = append(kept, r)
 			}
@@ -138,6 +160,13 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 	resp.Results = kept
 	resp.Trimmed = trimToBudget(resp, maxTokens*bytesPerToken)
 	return resp, nil
+}
+
+// dateResults gives each result its document's age.
+func (ix *Index) dateResults(results []Result) {
+	for i := range results {
+		results[i].Age, _ = ix.ageAt(results[i].Path)
+	}
 }
 
 // namesStatus reports whether a query filters by status: it says then

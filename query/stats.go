@@ -49,7 +49,13 @@ func (ix *Index) Stats(now time.Time) (*Stats, error) {
 	if fi, err := os.Stat(filepath.Join(ix.Dir, artifact.ManifestFile)); err == nil {
 		st.WrittenAt = fi.ModTime().UTC().Truncate(time.Second)
 	}
-	for _, p := range []string{indexDir, filepath.Join(ix.Dir, artifact.ManifestFile)} {
+	parts := []string{indexDir, filepath.Join(ix.Dir, artifact.ManifestFile)}
+	if ages := filepath.Join(ix.Dir, m.Ages); m.Ages != "" && filepath.Base(m.Ages) == m.Ages {
+		if _, err := os.Stat(ages); err == nil {
+			parts = append(parts, ages)
+		}
+	}
+	for _, p := range parts {
 		err := filepath.WalkDir(p, func(_ string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err

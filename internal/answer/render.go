@@ -1,6 +1,7 @@
 package answer
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -38,6 +39,12 @@ func WriteSearchMarkdown(w io.Writer, resp *query.Response) error {
 		fmt.Fprintf(&b, " · %s · scope %s", r.Kind, r.Scope)
 		if len(r.Tags) > 0 {
 			fmt.Fprintf(&b, " · tags: %s", visible.Line(strings.Join(r.Tags, ", ")))
+		}
+		switch {
+		case r.Uncommitted:
+			b.WriteString(" · uncommitted")
+		case len(r.Updated) >= len("2006-01-02"):
+			fmt.Fprintf(&b, " · updated %s by %s", r.Updated[:len("2006-01-02")], visible.Line(cmp.Or(r.Author, "?")))
 		}
 		b.WriteString("\n\n")
 		b.WriteString(fence(visible.Text(strings.TrimRight(r.Content, "\n"))))

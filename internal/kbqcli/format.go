@@ -89,10 +89,14 @@ func writePaths(w io.Writer, paths []string) error {
 // writeSearchCSV writes one row per result; tags are joined with ";".
 func writeSearchCSV(w io.Writer, results []query.Result) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"path", "topic", "kind", "scope", "heading", "start_line", "end_line", "score", "tags"})
+	cw.Write([]string{"path", "topic", "kind", "scope", "heading", "start_line", "end_line", "score", "tags", "updated", "author"})
 	for _, r := range results {
+		updated := r.Updated
+		if r.Uncommitted {
+			updated = "uncommitted"
+		}
 		cw.Write(visibleCells(r.Path, r.Topic, r.Kind, r.Scope, r.Heading, strconv.Itoa(r.Lines[0]), strconv.Itoa(r.Lines[1]),
-			strconv.FormatFloat(r.Score, 'f', 4, 64), strings.Join(r.Tags, ";")))
+			strconv.FormatFloat(r.Score, 'f', 4, 64), strings.Join(r.Tags, ";"), updated, r.Author))
 	}
 	cw.Flush()
 	return cw.Error()

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/answer"
@@ -24,6 +25,7 @@ type searchOptions struct {
 	retired   bool
 	chunks    bool
 	mode      string
+	recency   string
 	out       formatFlags
 }
 
@@ -61,8 +63,9 @@ kbq says how many on stderr.
 
 OUTPUT: human text by default (colour on a terminal, never with NO_COLOR),
 --format md (or --md) for agents (whole chunks), --format json (--json)
-with path, topic, kind, scope, heading, lines, score, snippet, content and
-tags; jsonl, a result a line; csv; paths (-l), each document's path once,
+with path, topic, kind, scope, heading, lines, score, snippet, content,
+tags, channels and the document's last change (updated, author, commit, or
+uncommitted); jsonl, a result a line; csv; paths (-l), each document's path once,
 to pipe into an editor or xargs. Results are trimmed to fit
 --max-tokens (about 4 bytes a token); kbq says so on stderr when it trims.
 
@@ -82,6 +85,7 @@ EXAMPLES:
 			&cli.StringFlag{Name: "dir", Complete: cli.Dirs, Usage: "query from `DIR`: its scopes are in force (default: the current directory)", Destination: &o.dir},
 			&cli.BoolFlag{Name: "all-scopes", Usage: "search every scope, without shadowing", Destination: &o.allScopes},
 			&cli.BoolFlag{Name: "include-superseded", Usage: "keep documents another supersedes, or that are deprecated", Destination: &o.retired},
+			&cli.StringFlag{Name: "recency", Usage: "rank recently changed documents higher, with a half-life of `AGE` (90d, 12w, 6m, 1y)", Destination: &o.recency},
 			&cli.BoolFlag{Name: "chunks", Usage: "show every matching chunk, not each document's best", Destination: &o.chunks},
 			&cli.StringFlag{Name: "mode", Complete: cli.Values(query.Modes...), Usage: "rank by `MODE`: hybrid (words and meaning, the default with vectors), lexical (words) or semantic (meaning)", Destination: &o.mode},
 		}, o.out.flags()...),
@@ -113,6 +117,12 @@ func runSearch(c *cli.Context, s *cli.Streams, o *searchOptions) error {
 	if o.mode != "" && !slices.Contains(query.Modes, o.mode) {
 		return cli.Usagef("--mode %q: want %s", o.mode, strings.Join(query.Modes, ", "))
 	}
+	var recency time.Duration
+	if o.recency != "" {
+		if recency, err = query.ParseHalfLife(o.recency); err != nil {
+			return cli.Usagef("--%v", err)
+		}
+	}
 	maxTokens := o.maxTokens
 	if format == "paths" && !c.IsSet("max-tokens") {
 		maxTokens = math.MaxInt32 // the paths are what is printed, not the text
@@ -120,6 +130,7 @@ func runSearch(c *cli.Context, s *cli.Streams, o *searchOptions) error {
 	req := query.Request{
 		Query: q, N: o.n, MaxTokens: maxTokens, Dir: dir, AllScopes: o.allScopes, Chunks: o.chunks, IncludeSuperseded: o.retired,
 		Kinds: c.StringSlice("kind"), Tags: c.StringSlice("tag"), Scopes: c.StringSlice("scope"), Mode: o.mode,
+		Recency: recency,
 	}
 	if err := answer.QueryEmbedder(s).Vectorize(c.Context, ix.Index, &req); err != nil {
 		return err
@@ -212,7 +223,11 @@ func writeSearchText(w io.Writer, resp *query.Response, color bool) error {
 		if len(r.Tags) > 0 {
 			meta += ", " + strings.Join(r.Tags, " ")
 		}
-		fmt.Fprintf(&b, "  %s\n", paint(styleDim, fmt.Sprintf("[%s · %s] %.2f", visible.Line(meta), visible.Line(r.Scope), r.Score)))
+		place := visible.Line(r.Scope)
+		if r.Updated != "" || r.Uncommitted {
+			place += " · " + updatedCell(r.Age)
+		}
+		fmt.Fprintf(&b, "  %s\n", paint(styleDim, fmt.Sprintf("[%s · %s] %.2f", visible.Line(meta), place, r.Score)))
 		fmt.Fprintf(&b, "    %s\n", highlight(r.Snippet, r.Highlights, func(t string) string { return paint(styleMatch, t) }))
 	}
 	_, err := io.WriteString(w, b.String())

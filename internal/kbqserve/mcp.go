@@ -57,6 +57,7 @@ type searchArgs struct {
 	IncludeSuperseded bool   `json:"include_superseded,omitempty" jsonschema:"keep documents another supersedes, or that are deprecated (left out by default)"`
 	Chunks            bool   `json:"chunks,omitempty" jsonschema:"return every matching chunk, not only each document's best"`
 	Mode              string `json:"mode,omitempty" jsonschema:"rank by hybrid (words and meaning: the default when the knowledge base has vectors), lexical (words) or semantic (meaning)"`
+	Recency           string `json:"recency,omitempty" jsonschema:"rank recently changed documents higher, with this half-life: 90d, 12w, 6m or 1y (off by default)"`
 }
 
 type getArgs struct {
@@ -193,6 +194,11 @@ func (t *tools) searchRequest(in searchArgs) (query.Request, error) {
 		return query.Request{}, err
 	}
 	req := query.Request{Query: q, N: in.N, MaxTokens: in.MaxTokens, Dir: dir, AllScopes: in.AllScopes, Chunks: in.Chunks, Mode: in.Mode, IncludeSuperseded: in.IncludeSuperseded}
+	if in.Recency != "" {
+		if req.Recency, err = query.ParseHalfLife(in.Recency); err != nil {
+			return query.Request{}, fmt.Errorf("%w: %w", errArgs, err)
+		}
+	}
 	if in.Kind != "" {
 		req.Kinds = []string{in.Kind}
 	}

@@ -256,7 +256,7 @@ func boolParam(q url.Values, name string) (bool, error) {
 
 func (a *httpAPI) search(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	in := searchArgs{Query: q.Get("q"), Kind: q.Get("kind"), Tag: q.Get("tag"), Dir: q.Get("dir"), Scope: q.Get("scope"), Mode: q.Get("mode")}
+	in := searchArgs{Query: q.Get("q"), Kind: q.Get("kind"), Tag: q.Get("tag"), Dir: q.Get("dir"), Scope: q.Get("scope"), Mode: q.Get("mode"), Recency: q.Get("recency")}
 	var err error
 	if in.Chunks, err = boolParam(q, "chunks"); err != nil {
 		fail(w, err)
