@@ -1,11 +1,13 @@
 package query
 
 import (
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/bits-and-blooms/bitset"
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/mmap"
 )
@@ -38,8 +40,8 @@ func (ix *Index) ageNode(field, value string) node {
 			return !a.Updated.IsZero() && test(a.Updated)
 		}
 	}
-	var paths anyNode
-	add := func(path string) { paths = append(paths, termNode{field: artifact.FieldPath, term: path}) }
+	paths := pathSetNode{}
+	add := func(path string) { paths[path] = struct{}{} }
 	if a := ix.ages(); a != nil {
 		for i := range a.Len() {
 			if match(a.At(i)) {
@@ -158,4 +160,37 @@ func (ix *Index) ageAt(path string) (Age, bool) {
 		age.Updated = at.Updated.Format(time.RFC3339)
 	}
 	return age, true
+}
+
+// pathSetNode matches the chunks of the documents whose paths it holds. It
+// reads each chunk's path from the postings' document tables, once per
+// document: a filter such as updated: can name every document, and a term
+// node a path took a dictionary look-up in each segment (1 s for 92,000
+// documents in 64 segments).
+type pathSetNode map[string]struct{}
+
+func (n pathSetNode) match(ev *eval, _ bool) (*bitset.BitSet, error) {
+	out := ev.bits()
+	for _, s := range ev.e.segs {
+		if err := ev.cancelled(); err != nil {
+			return nil, err
+		}
+		in := false
+		for i, count := uint32(0), uint32(s.Count()); i < count; i++ {
+			_, path, chunk, ok := s.text.Document(i)
+			if !ok {
+				return nil, fmt.Errorf("%w: no document for chunk %d of a segment", artifact.ErrCorrupt, i)
+			}
+			if chunk == 0 {
+				_, in = n[string(path)]
+			}
+			if in {
+				out.Set(uint(s.base + uint64(i)))
+			}
+		}
+	}
+	live := ev.liveSet()
+	out.InPlaceIntersection(live)
+	ev.recycle(live)
+	return out, nil
 }

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Judgment is a query with graded relevance judgments: document id →
@@ -44,6 +45,8 @@ type EvalOptions struct {
 	// Vectorize, when set, embeds a request's query for the semantic and
 	// hybrid modes.
 	Vectorize func(ctx context.Context, req *Request) error
+	// Recency is the half-life of the recency prior; 0 for none.
+	Recency time.Duration
 }
 
 // QueryScore is one query's metrics.
@@ -93,7 +96,7 @@ func (ix *Index) Evaluate(ctx context.Context, judgments []Judgment, opts EvalOp
 		if positives == 0 {
 			continue
 		}
-		req := Request{Query: j.Query, N: opts.Depth, MaxTokens: math.MaxInt32 / bytesPerToken, Dir: j.Dir, AllScopes: j.AllScopes, Mode: opts.Mode}
+		req := Request{Query: j.Query, N: opts.Depth, MaxTokens: math.MaxInt32 / bytesPerToken, Dir: j.Dir, AllScopes: j.AllScopes, Mode: opts.Mode, Recency: opts.Recency}
 		if opts.Vectorize != nil {
 			if err := opts.Vectorize(ctx, &req); err != nil {
 				return nil, err

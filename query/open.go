@@ -49,6 +49,9 @@ type Ranking struct {
 	SemanticWeight float64
 	// Fusion is FusionRRF or FusionConvex; "" means DefaultFusion.
 	Fusion string
+	// RecencyWeight, from 0 to 1, is the share of a score a search's
+	// recency prior moves (Request.Recency); 0 means DefaultRecencyWeight.
+	RecencyWeight float64
 }
 
 // DefaultRanking returns the default ranking parameters.

@@ -9,20 +9,21 @@ import (
 	"time"
 )
 
-// RecencyWeight is the share of a score the recency prior moves: a
-// document changed just now keeps its score, one changed a half-life ago
-// loses RecencyWeight/2 of it, and one never dated or long unchanged
-// loses RecencyWeight. docs/benchmarks.md has how it was chosen.
-var RecencyWeight = 0.2
+// DefaultRecencyWeight is the share of a score the recency prior moves
+// (Ranking.RecencyWeight): a document changed just now keeps its score,
+// one changed a half-life ago loses half the weight's share, and one
+// never dated or long unchanged loses all of it. docs/benchmarks.md has
+// how it was chosen.
+const DefaultRecencyWeight = 0.2
 
 // recencyPool is how many results a search with the recency prior ranks
 // before it re-ranks them by age and keeps n.
 func recencyPool(n int) int { return 4*n + 20 }
 
 // preferRecent scales each result's score by its document's recency, with
-// the given half-life, and sorts the results again. An uncommitted
-// document is as new as can be.
-func preferRecent(results []Result, halfLife time.Duration, now time.Time) {
+// the given half-life and weight, and sorts the results again. An
+// uncommitted document is as new as can be.
+func preferRecent(results []Result, halfLife time.Duration, weight float64, now time.Time) {
 	for i := range results {
 		r := &results[i]
 		fresh := 0.0
@@ -35,7 +36,7 @@ func preferRecent(results []Result, halfLife time.Duration, now time.Time) {
 				fresh = math.Exp2(-float64(age) / float64(halfLife))
 			}
 		}
-		r.Score *= 1 - RecencyWeight + RecencyWeight*fresh
+		r.Score *= 1 - weight + weight*fresh
 	}
 	slices.SortStableFunc(results, func(a, b Result) int { return cmp.Compare(b.Score, a.Score) })
 }

@@ -139,7 +139,7 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 	}
 	ix.dateResults(resp.Results)
 	if req.Recency > 0 {
-		preferRecent(resp.Results, req.Recency, now())
+		preferRecent(resp.Results, req.Recency, cmp.Or(ix.ranking.RecencyWeight, DefaultRecencyWeight), now())
 	}
 	kept := resp.Results[:0]
 	for i, r := range resp.Results {

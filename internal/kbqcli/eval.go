@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/answer"
@@ -31,6 +32,8 @@ type evalOptions struct {
 	mode    string
 	fusion  string
 	weight  float64
+	recency string
+	rweight float64
 }
 
 func newEvalCommand(s *cli.Streams) *cli.Command {
@@ -73,15 +76,27 @@ them by measurement.
 			&cli.StringFlag{Name: "fusion", Usage: "fuse hybrid rankings by `WAY`: rrf (reciprocal rank) or convex (scaled scores)", Value: query.DefaultFusion, Destination: &o.fusion},
 			&cli.FloatFlag{Name: "semantic-weight", Usage: "give the semantic ranking `W` (0 to 1) of a hybrid score", Value: query.DefaultSemanticWeight, Destination: &o.weight},
 			&cli.StringFlag{Name: "mode", Complete: cli.Values(query.Modes...), Usage: "search in `MODE`: hybrid, lexical or semantic (default: hybrid when the artifact has vectors)", Destination: &o.mode},
+			&cli.StringFlag{Name: "recency", Usage: "rank recently changed documents higher, with a half-life of `AGE` (90d, 12w, 6m, 1y), as kbq search --recency", Destination: &o.recency},
+			&cli.FloatFlag{Name: "recency-weight", Usage: "the share `W` (0 to 1) of a score the recency prior moves", Value: query.DefaultRecencyWeight, Destination: &o.rweight},
 		},
 		Action: func(c *cli.Context) error { return runEval(c, s, o) },
 	}
 }
 
 func runEval(c *cli.Context, s *cli.Streams, o *evalOptions) error {
-	ranking := query.Ranking{K1: o.k1, B: o.b, Boosts: maps.Clone(query.DefaultBoosts), Fusion: o.fusion, SemanticWeight: o.weight}
+	ranking := query.Ranking{K1: o.k1, B: o.b, Boosts: maps.Clone(query.DefaultBoosts), Fusion: o.fusion, SemanticWeight: o.weight, RecencyWeight: o.rweight}
 	if o.fusion != query.FusionRRF && o.fusion != query.FusionConvex || o.weight <= 0 || o.weight > 1 {
 		return cli.Usagef("--fusion %q --semantic-weight %g: want rrf or convex, and a weight above 0 and at most 1", o.fusion, o.weight)
+	}
+	if o.rweight <= 0 || o.rweight > 1 {
+		return cli.Usagef("--recency-weight %g: want a weight above 0 and at most 1", o.rweight)
+	}
+	var recency time.Duration
+	if o.recency != "" {
+		var err error
+		if recency, err = query.ParseHalfLife(o.recency); err != nil {
+			return cli.Usagef("--%v", err)
+		}
 	}
 	for _, kv := range c.StringSlice("boost") {
 		field, value, ok := strings.Cut(kv, "=")
@@ -127,7 +142,7 @@ func runEval(c *cli.Context, s *cli.Streams, o *evalOptions) error {
 		return embedder.Vectorize(ctx, ix, req)
 	}
 	progress := cli.NewProgress(s, "evaluating")
-	res, err := ix.Evaluate(c.Context, judgments, query.EvalOptions{DocID: o.docID, Progress: progress.Update, Mode: o.mode, Vectorize: vectorize})
+	res, err := ix.Evaluate(c.Context, judgments, query.EvalOptions{DocID: o.docID, Progress: progress.Update, Mode: o.mode, Vectorize: vectorize, Recency: recency})
 	progress.Done()
 	if err != nil {
 		return err
