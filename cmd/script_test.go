@@ -11,12 +11,14 @@ import (
 	"flag"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -88,6 +90,7 @@ func TestScripts(t *testing.T) {
 			"cmpdir":      cmpdir,
 			"tinymodel":   tinyModel,
 			"embedserver": embedServer,
+			"chatserver":  chatServer,
 			"validutf8":   validUTF8,
 			"maxbytes":    maxBytes,
 			"maxlines":    maxLines,
@@ -261,4 +264,63 @@ func embedServer(ts *testscript.TestScript, neg bool, args []string) {
 	}))
 	ts.Defer(srv.Close)
 	ts.Setenv("EMBED_URL", srv.URL)
+}
+
+// chatServer starts a fake OpenAI-compatible chat endpoint and sets
+// CHAT_URL to it. The path before /v1 chooses what it does: ok merges
+// the notes it is sent, citing each by path; drop leaves the last out;
+// 401, 429 and malformed answer so. Every request's body is appended to
+// $WORK/chat-requests.log.
+func chatServer(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: chatserver")
+	}
+	logPath := ts.MkAbs("chat-requests.log")
+	noteRE := regexp.MustCompile(`(?m)^===== NOTE (\S+) \(`)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mode, rest, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+		if r.Method != http.MethodPost || rest != "v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		if f, err := os.OpenFile(logPath, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			f.Write(append(body, '\n'))
+			f.Close()
+		}
+		var req struct {
+			Model    string `json:"model"`
+			Messages []struct {
+				Role, Content string
+			} `json:"messages"`
+		}
+		if json.Unmarshal(body, &req) != nil || len(req.Messages) != 2 {
+			http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
+			return
+		}
+		switch mode {
+		case "401":
+			http.Error(w, `{"error":{"message":"invalid api key"}}`, http.StatusUnauthorized)
+			return
+		case "429":
+			http.Error(w, `{"error":{"message":"rate limited"}}`, http.StatusTooManyRequests)
+			return
+		case "malformed":
+			io.WriteString(w, `{"choices": "no"}`)
+			return
+		}
+		paths := noteRE.FindAllStringSubmatch(req.Messages[1].Content, -1)
+		if mode == "drop" && len(paths) > 0 {
+			paths = paths[:len(paths)-1]
+		}
+		reply := "```markdown\n# What we know\n\n## Notes\n\n"
+		for _, p := range paths {
+			reply += fmt.Sprintf("- A fact from the note [%s].\n", p[1])
+		}
+		reply += "```"
+		json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{
+			"message": map[string]string{"role": "assistant", "content": reply}, "finish_reason": "stop"}}})
+	}))
+	ts.Defer(srv.Close)
+	ts.Setenv("CHAT_URL", srv.URL)
 }

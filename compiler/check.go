@@ -100,6 +100,11 @@ func Check(ctx context.Context, src Source, opts CheckOptions) (*CheckResult, er
 			res.Diagnostics = append(res.Diagnostics, d)
 		}
 	}
+	threshold := 0
+	if opts.Config != nil {
+		threshold = opts.Config.CompactThreshold
+	}
+	res.Diagnostics = append(res.Diagnostics, largeCategories(facts, threshold, opts.Paths == nil, selected)...)
 	if opts.DuplicateThreshold > 0 {
 		if opts.Similar != nil && opts.Paths != nil {
 			var err error

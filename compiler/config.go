@@ -47,6 +47,12 @@ type Config struct {
 	// Embeddings, when set, turn on semantic search: kbc build embeds
 	// every chunk.
 	Embeddings *EmbeddingsConfig
+	// LLM, when set, is the chat endpoint kbc compact uses.
+	LLM *LLMConfig
+	// CompactThreshold is the tokens a category of knowledge may hold
+	// before kbc check suggests compacting it; 0 when not set (the
+	// default), -1 for no warning.
+	CompactThreshold int
 	// Diagnostics are the problems found in the file.
 	Diagnostics Diagnostics
 
@@ -152,6 +158,10 @@ func ParseConfig(data []byte) *Config {
 			p.mapping(v, "secrets", []string{"allow"}, func(_ string, v *yaml.Node) { p.allowances(v) })
 		case "embeddings":
 			p.embeddings(v)
+		case "llm":
+			p.llm(v)
+		case "compact_threshold":
+			p.compactThreshold(v)
 		}
 	})
 	c.Diagnostics.Sort()
@@ -159,7 +169,7 @@ func ParseConfig(data []byte) *Config {
 }
 
 // configKeys are the settings of the top level, in the order documented.
-var configKeys = []string{"context_files", "max_file_size", "budgets", "ignore", "secrets", "embeddings"}
+var configKeys = []string{"context_files", "max_file_size", "budgets", "ignore", "secrets", "embeddings", "llm", "compact_threshold"}
 
 // Ignored reports whether the configuration leaves the repository file at
 // path out of builds.

@@ -1,9 +1,7 @@
 package compiler
 
 import (
-	"net/url"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -31,14 +29,11 @@ type EmbeddingsConfig struct {
 
 var embeddingsKeys = []string{"provider", "model", "url", "key_env", "batch_size", "timeout"}
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-
 func (p configParser) embeddings(n *yaml.Node) {
 	e := &EmbeddingsConfig{}
 	ok := true
 	p.mapping(n, "embeddings", embeddingsKeys, func(key string, v *yaml.Node) {
-		if v.Kind != yaml.ScalarNode || v.ShortTag() == "!!null" || strings.TrimSpace(v.Value) == "" {
-			p.errorf(v, "embeddings.%s must be a value, not %s", key, describeNode(v))
+		if !p.scalar(v, "embeddings."+key) {
 			ok = false
 			return
 		}
@@ -52,17 +47,9 @@ func (p configParser) embeddings(n *yaml.Node) {
 		case "model":
 			e.Model = v.Value
 		case "url":
-			e.URL = v.Value
-			if u, err := url.Parse(v.Value); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				p.errorf(v, "embeddings.url: %q is not an http:// or https:// URL such as http://localhost:11434/v1", v.Value)
-				ok = false
-			}
+			e.URL = p.endpointURL(v, "embeddings", &ok)
 		case "key_env":
-			e.KeyEnv = v.Value
-			if !envName.MatchString(v.Value) {
-				p.errorf(v, "embeddings.key_env names the environment variable that holds the key, such as OPENAI_API_KEY; never write the key itself here")
-				ok = false
-			}
+			e.KeyEnv = p.keyEnv(v, "embeddings", &ok)
 		case "batch_size":
 			n, err := strconv.Atoi(v.Value)
 			if err != nil || n < 1 || n > 2048 {
@@ -71,12 +58,7 @@ func (p configParser) embeddings(n *yaml.Node) {
 			}
 			e.Batch = n
 		case "timeout":
-			d, err := time.ParseDuration(v.Value)
-			if err != nil || d <= 0 {
-				p.errorf(v, "embeddings.timeout: %q is not a duration such as 30s or 2m", v.Value)
-				ok = false
-			}
-			e.Timeout = d
+			e.Timeout = p.timeout(v, "embeddings", &ok)
 		}
 	})
 	if n.Kind != yaml.MappingNode || !ok {

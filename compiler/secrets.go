@@ -299,3 +299,14 @@ func entropy(b []byte) float64 {
 	}
 	return h
 }
+
+// FindSecrets runs the secret guard over text, as the file at path (a
+// repository path) with cfg's allowances, and returns what it finds: for
+// text about to leave the machine, such as what kbc compact sends.
+func FindSecrets(cfg *Config, path string, text []byte) Diagnostics {
+	var found Diagnostics
+	findSecrets(newSource(text), cfg.secretsAllowedIn(path), func(line, col int, sev Severity, msg string) {
+		found = append(found, Diagnostic{Path: path, Line: line, Col: col, Severity: sev, Message: msg})
+	})
+	return found
+}

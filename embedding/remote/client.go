@@ -180,13 +180,5 @@ func unit(v []float64) ([]float32, error) {
 // set, else in KBQ_EMBED_KEY, else in OPENAI_API_KEY. It returns the key
 // ("" for none) and the variable to advise setting.
 func Key(getenv func(string) string, keyEnv string) (key, env string) {
-	if keyEnv != "" {
-		return getenv(keyEnv), keyEnv
-	}
-	for _, name := range []string{"KBQ_EMBED_KEY", "OPENAI_API_KEY"} {
-		if key = getenv(name); key != "" {
-			return key, name
-		}
-	}
-	return "", "KBQ_EMBED_KEY"
+	return openai.Key(getenv, keyEnv, "KBQ_EMBED_KEY")
 }

@@ -213,3 +213,19 @@ func retryAfter(v string) time.Duration {
 	}
 	return time.Duration(secs) * time.Second
 }
+
+// Key finds an endpoint's key in the environment: in keyEnv when it is
+// set, else in own (kbq's variable for this endpoint), else in
+// OPENAI_API_KEY. It returns the key ("" for none) and the variable to
+// advise setting.
+func Key(getenv func(string) string, keyEnv, own string) (key, env string) {
+	if keyEnv != "" {
+		return getenv(keyEnv), keyEnv
+	}
+	for _, name := range []string{own, "OPENAI_API_KEY"} {
+		if key = getenv(name); key != "" {
+			return key, name
+		}
+	}
+	return "", own
+}

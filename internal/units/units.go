@@ -1,7 +1,11 @@
 // Package units formats quantities for people.
 package units
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // Bytes formats a size in the unit that reads best, exactly when it is a
 // whole number of that unit: 5 MiB, 512 KiB, 9.7 KiB, 300 bytes.
@@ -23,4 +27,18 @@ func Bytes(n int64) string {
 		return "1 byte"
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// Count writes n with its thousands grouped: 52,300.
+func Count(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
 }

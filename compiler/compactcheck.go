@@ -1,0 +1,69 @@
+package compiler
+
+import (
+	"cmp"
+	"fmt"
+	"path"
+	"slices"
+
+	"github.com/kbqdev/kbq/artifact"
+)
+
+// largeCategories warns about each category of knowledge over threshold
+// tokens (about four bytes each): the memories of a scope, and, when every
+// document was read (allTopics), the topics of a directory. Each warning
+// is placed on the category's largest document that selected keeps.
+func largeCategories(facts []docFacts, threshold int, allTopics bool, selected func(display string) bool) Diagnostics {
+	if threshold < 0 {
+		return nil
+	}
+	threshold = cmp.Or(threshold, DefaultCompactThreshold)
+	type category struct {
+		what, compact string
+		bytes         int
+		largest       *docFacts
+	}
+	byName := map[string]*category{}
+	for i := range facts {
+		f := &facts[i]
+		var name, what, compact string
+		switch {
+		case f.kind == artifact.KindMemory:
+			name, what, compact = "memories\x00"+f.scope, "the memories of scope "+f.scope, f.scope
+		case f.kind == artifact.KindTopic && allTopics:
+			dir := path.Dir(f.path)
+			name, what, compact = "topics\x00"+dir, "the topics of "+dir, dir
+		default:
+			continue
+		}
+		c := byName[name]
+		if c == nil {
+			c = &category{what: what, compact: compact}
+			byName[name] = c
+		}
+		c.bytes += f.bodyBytes
+		if selected(f.display) && (c.largest == nil || f.bodyBytes > c.largest.bodyBytes) {
+			c.largest = f
+		}
+	}
+	var diags Diagnostics
+	for _, name := range sortedNames(byName) {
+		c := byName[name]
+		if c.bytes/4 <= threshold || c.largest == nil {
+			continue
+		}
+		diags = append(diags, Diagnostic{Path: c.largest.display, Line: 1, Col: 1, Severity: Warning,
+			Message: fmt.Sprintf("%s hold about %d tokens, over the %d of compact_threshold: kbc compact %s merges them into one summary for review (set compact_threshold in %s, 0 for no warning)",
+				c.what, c.bytes/4, threshold, c.compact, ConfigPath)})
+	}
+	return diags
+}
+
+func sortedNames[V any](m map[string]V) []string {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
+}
