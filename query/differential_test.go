@@ -70,6 +70,7 @@ type differential struct {
 	keepGoing  bool
 	cancelAt   int // cancel the incremental build after this many documents (0: never)
 	nextID     int
+	commits    int
 }
 
 const diffMaxFile = 3 << 10
@@ -252,6 +253,9 @@ func (d *differential) check(step int, op string) {
 	if a != b {
 		d.fatalf(step, "incremental (%v) and full builds answer differently:\n%s", incRes.Incremental, firstDifference(a, b))
 	}
+	if d.mode == "rev" && !strings.Contains(a, `"author":"a`) {
+		d.fatalf(step, "no answer carries the ages the build records:\n%s", a)
+	}
 }
 
 func (d *differential) fatalf(step int, format string, args ...any) {
@@ -280,7 +284,7 @@ func (d *differential) build(ctx context.Context, out string, full bool, progres
 	info := snap.Info()
 	opts := compiler.BuildOptions{
 		Options: compiler.Options{MaxFileSize: diffMaxFile, Workers: 2},
-		Out:     out, Full: full, KeepGoing: d.keepGoing, Progress: progress,
+		Out:     out, Full: full, KeepGoing: d.keepGoing, Progress: progress, History: repo.History,
 		Source:  artifact.Source{Mode: info.Mode, Rev: info.Rev, Commit: info.Commit, Tree: info.Tree},
 		BuiltAt: time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC), DirtyBuiltAt: time.Date(2024, 5, 2, 10, 0, 0, 0, time.UTC),
 	}
@@ -313,6 +317,8 @@ func (d *differential) answers(dir string) string {
 		{Query: "global", AllScopes: true, N: 20}, {Query: "edited", Dir: "services/api/handlers", N: 20, Chunks: true},
 		{Query: "memory remembered", Kinds: []string{"memory"}, N: 20}, {Query: "agents context", Dir: "services/api", N: 10},
 		{Query: "* status:deprecated", AllScopes: true, N: 20}, {Query: "* status:draft", AllScopes: true, N: 20},
+		{Query: "* author:a1", AllScopes: true, N: 50}, {Query: "* updated:>2024-05-01T13:00:00Z", AllScopes: true, N: 50},
+		{Query: "edited remembered", AllScopes: true, N: 20, Recency: 3 * time.Hour},
 	} {
 		resp, err := ix.Search(context.Background(), req)
 		if err != nil {
@@ -421,8 +427,15 @@ func (d *differential) rename(from, to string) {
 func (d *differential) git(args ...string) {
 	cmd := exec.Command("git", args...)
 	cmd.Dir = d.repo
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t",
-		"GIT_COMMITTER_EMAIL=t@example.com", "GIT_AUTHOR_DATE=2024-05-01T10:00:00Z", "GIT_COMMITTER_DATE=2024-05-01T10:00:00Z",
+	// Each commit has an author and a time of its own, so that the ages
+	// builds record differ from document to document.
+	if args[0] == "commit" {
+		d.commits++
+	}
+	at := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC).Add(time.Duration(d.commits) * time.Hour).Format(time.RFC3339)
+	author := fmt.Sprintf("a%d", d.commits%3)
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME="+author, "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t",
+		"GIT_COMMITTER_EMAIL=t@example.com", "GIT_AUTHOR_DATE="+at, "GIT_COMMITTER_DATE="+at,
 		"GIT_CONFIG_NOSYSTEM=1", "HOME="+filepath.Dir(d.global))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		d.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
