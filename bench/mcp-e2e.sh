@@ -79,7 +79,7 @@ let r = await client.callTool({ name: "knowledge_search", arguments: { query: "h
 assert.ok(!r.isError, text(r));
 assert.equal(r.structuredContent.results[0].path, ".kb/deploy.md");
 assert.deepEqual(Object.keys(r.structuredContent.results[0]).sort(),
-  ["channels", "content", "heading", "kind", "lines", "path", "scope", "score", "snippet", "tags", "topic"]);
+  ["author", "channels", "commit", "content", "heading", "kind", "lines", "path", "scope", "score", "snippet", "tags", "topic", "updated"]);
 assert.match(text(r), /## 1\. Deploying/);
 
 r = await client.callTool({ name: "knowledge_search", arguments: { query: "deploy", dir: "services/api" } });
