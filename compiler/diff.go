@@ -160,6 +160,52 @@ type pathChange struct {
 // files are left out (the change lists them), renamed or deleted ones are
 // not (links to them break).
 func staleKnowledge(ctx context.Context, base, head Source, before, after map[string]gitsource.File, opts Options) ([]StaleEntry, error) {
+	changes, err := pathChanges(base, head, before)
+	if err != nil {
+		return nil, err
+	}
+	if len(changes) == 0 {
+		return []StaleEntry{}, nil
+	}
+	var stale []StaleEntry
+	var paths []string
+	for _, p := range slices.Sorted(maps.Keys(after)) {
+		f := after[p]
+		if prev, ok := before[p]; !ok || prev.Blob != f.Blob || strings.HasPrefix(p, artifact.GlobalPathPrefix) {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		data, err := head.Read(f, cmp.Or(opts.MaxFileSize, DefaultMaxFileSize))
+		if err != nil {
+			continue // too large to be knowledge; the check of head says so
+		}
+		if refs := changedReferences(data, p, changes); len(refs) > 0 {
+			stale = append(stale, StaleEntry{Path: p, References: refs})
+			paths = append(paths, p)
+		}
+	}
+	if len(stale) == 0 {
+		return []StaleEntry{}, nil
+	}
+	// Titles and topics as the check of head derives them.
+	checked, err := Check(ctx, head, CheckOptions{Options: opts, Paths: paths})
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range checked.Documents {
+		if i := slices.IndexFunc(stale, func(e StaleEntry) bool { return e.Path == d.Path }); i >= 0 {
+			stale[i].Kind, stale[i].Topic, stale[i].Title = d.Kind, d.Topic, d.Title
+		}
+	}
+	return stale, nil
+}
+
+// pathChanges lists, by lowercased path (a directory's with a trailing
+// slash), what the change from base to head does to the repository's
+// files: modified (knowledge files aside), renamed or deleted.
+func pathChanges(base, head Source, before map[string]gitsource.File) (map[string]pathChange, error) {
 	blobs := func(src Source) (map[string]string, error) {
 		out := make(map[string]string)
 		for f, err := range src.Files() {
@@ -184,7 +230,7 @@ func staleKnowledge(ctx context.Context, base, head Source, before, after map[st
 			added[b] = p
 		}
 	}
-	changes := make(map[string]pathChange) // lowercased path
+	changes := make(map[string]pathChange)
 	for p, b := range old {
 		var c pathChange
 		switch nb, ok := cur[p]; {
@@ -199,9 +245,15 @@ func staleKnowledge(ctx context.Context, base, head Source, before, after map[st
 		}
 		changes[strings.ToLower(p)] = c
 	}
-	// A directory counts when it is gone: one whose files merely changed
-	// still is what the knowledge says it is. Its files moving together
-	// to one new directory is a rename.
+	goneDirectories(changes, old, cur)
+	return changes, nil
+}
+
+// goneDirectories adds to changes the directories of old that cur no
+// longer has. A directory counts when it is gone: one whose files merely
+// changed still is what the knowledge says it is. Its files moving
+// together to one new directory is a rename.
+func goneDirectories(changes map[string]pathChange, old, cur map[string]string) {
 	have := newRepoPaths()
 	for p := range cur {
 		have.add(p)
@@ -224,63 +276,33 @@ func staleKnowledge(ctx context.Context, base, head Source, before, after map[st
 			}
 		}
 	}
-	if len(changes) == 0 {
-		return []StaleEntry{}, nil
-	}
-	var stale []StaleEntry
-	var paths []string
-	for _, p := range slices.Sorted(maps.Keys(after)) {
-		f := after[p]
-		if prev, ok := before[p]; !ok || prev.Blob != f.Blob || strings.HasPrefix(p, artifact.GlobalPathPrefix) {
-			continue
+}
+
+// changedReferences are the references of the knowledge file at p (data)
+// to paths in changes, each once.
+func changedReferences(data []byte, p string, changes map[string]pathChange) []StaleRef {
+	src := newSource(data)
+	body := splitFrontmatter(src, false, func(int, int, string) {}).body
+	var refs []StaleRef
+	seen := make(map[string]bool)
+	scanReferences(src.text, body, p, func(ref pathRef) {
+		if seen[ref.Name] {
+			return
 		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		data, err := head.Read(f, cmp.Or(opts.MaxFileSize, DefaultMaxFileSize))
-		if err != nil {
-			continue // too large to be knowledge; the check of head says so
-		}
-		src := newSource(data)
-		body := splitFrontmatter(src, false, func(int, int, string) {}).body
-		var refs []StaleRef
-		seen := make(map[string]bool)
-		scanReferences(src.text, body, p, func(ref pathRef) {
-			if seen[ref.Name] {
-				return
+		for _, c := range ref.Candidates {
+			key := strings.ToLower(c)
+			ch, ok := changes[key]
+			if !ok {
+				ch, ok = changes[key+"/"]
 			}
-			for _, c := range ref.Candidates {
-				key := strings.ToLower(c)
-				ch, ok := changes[key]
-				if !ok {
-					ch, ok = changes[key+"/"]
-				}
-				if !ok {
-					continue
-				}
-				seen[ref.Name] = true
-				line, col := src.position(ref.Off)
-				refs = append(refs, StaleRef{Name: ref.Name, Line: line, Col: col, Change: ch.change, To: ch.to})
-				return
+			if !ok {
+				continue
 			}
-		})
-		if len(refs) > 0 {
-			stale = append(stale, StaleEntry{Path: p, References: refs})
-			paths = append(paths, p)
+			seen[ref.Name] = true
+			line, col := src.position(ref.Off)
+			refs = append(refs, StaleRef{Name: ref.Name, Line: line, Col: col, Change: ch.change, To: ch.to})
+			return
 		}
-	}
-	if len(stale) == 0 {
-		return []StaleEntry{}, nil
-	}
-	// Titles and topics as the check of head derives them.
-	checked, err := Check(ctx, head, CheckOptions{Options: opts, Paths: paths})
-	if err != nil {
-		return nil, err
-	}
-	for _, d := range checked.Documents {
-		if i := slices.IndexFunc(stale, func(e StaleEntry) bool { return e.Path == d.Path }); i >= 0 {
-			stale[i].Kind, stale[i].Topic, stale[i].Title = d.Kind, d.Topic, d.Title
-		}
-	}
-	return stale, nil
+	})
+	return refs
 }

@@ -67,7 +67,28 @@ func Drift(ctx context.Context, head Source, history iter.Seq2[gitsource.Commit,
 	if err != nil {
 		return nil, err
 	}
-	byPath := make(map[string]*driftDoc)
+	docs, err := readDriftDocs(ctx, l, &opts)
+	if err != nil {
+		return nil, err
+	}
+	w := newDriftWalk(docs)
+	for commit, err := range history {
+		if err != nil {
+			return nil, err
+		}
+		if w.pending == 0 {
+			break
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		w.commit(commit)
+	}
+	return driftEntries(docs), nil
+}
+
+// readDriftDocs reads the repository's documents and the paths each names.
+func readDriftDocs(ctx context.Context, l *listing, opts *Options) ([]*driftDoc, error) {
 	var docs []*driftDoc
 	for _, c := range l.docs {
 		if strings.HasPrefix(c.path, artifact.GlobalPathPrefix) {
@@ -76,7 +97,7 @@ func Drift(ctx context.Context, head Source, history iter.Seq2[gitsource.Commit,
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		d, err := readAndParse(c, &opts)
+		d, err := readAndParse(c, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -104,66 +125,79 @@ func Drift(ctx context.Context, head Source, history iter.Seq2[gitsource.Commit,
 			dd.entry.Reviewed = &r
 		}
 		docs = append(docs, dd)
-		byPath[d.Path] = dd
 	}
-	// Each lowercased path a reference may mean, to the references.
-	type refAt struct {
-		doc *driftDoc
-		ref int
-	}
-	named := make(map[string][]refAt)
+	return docs, nil
+}
+
+// driftWalk follows the history newest first, for each document until
+// its own last change.
+type driftWalk struct {
+	byPath  map[string]*driftDoc
+	named   map[string][]driftRefAt // each lowercased path a reference may mean
+	pending int                     // documents whose last change is not found yet
+}
+
+type driftRefAt struct {
+	doc *driftDoc
+	ref int
+}
+
+func newDriftWalk(docs []*driftDoc) *driftWalk {
+	w := &driftWalk{byPath: make(map[string]*driftDoc), named: make(map[string][]driftRefAt), pending: len(docs)}
 	for _, dd := range docs {
+		w.byPath[dd.entry.Path] = dd
 		for i, keys := range dd.keys {
 			for _, k := range keys {
-				named[k] = append(named[k], refAt{dd, i})
+				w.named[k] = append(w.named[k], driftRefAt{dd, i})
 			}
 		}
 	}
-	pending := len(docs)
-	for commit, err := range history {
-		if err != nil {
-			return nil, err
-		}
-		if pending == 0 {
-			break
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		for _, p := range commit.Changed {
-			if dd := byPath[p]; dd != nil && !dd.done {
-				dd.done = true
-				pending--
-				dd.entry.Commit, dd.entry.Updated = commit.Hash, commit.Time
-			}
-		}
-		hit := func(key string, deleted bool) {
-			for _, at := range named[key] {
-				dd := at.doc
-				if dd.done || commit.Time.Before(dd.reviewed) {
-					continue
-				}
-				ref := &dd.entry.References[at.ref]
-				if n := len(ref.Commits); n > 0 && ref.Commits[n-1].Hash == commit.Hash {
-					continue // named twice: as written and from the document's directory
-				}
-				ref.Commits = append(ref.Commits, DriftCommit{Hash: commit.Hash, Time: commit.Time, Author: commit.Author, Subject: commit.Subject, Deleted: deleted})
-			}
-		}
-		dirs := make(map[string]bool)
-		for _, p := range commit.Changed {
-			key := strings.ToLower(p)
-			hit(key, commit.Deleted[p])
-			if !commit.Deleted[p] {
-				continue
-			}
-			for d := path.Dir(key); d != "." && !dirs[d]; d = path.Dir(d) {
-				dirs[d] = true
-				hit(d, false)
-			}
+	return w
+}
+
+// commit records what commit changed: the last change of the documents
+// it touches, and drift for the references to the paths it changes, or
+// to the directories it deletes or moves files out of.
+func (w *driftWalk) commit(commit gitsource.Commit) {
+	for _, p := range commit.Changed {
+		if dd := w.byPath[p]; dd != nil && !dd.done {
+			dd.done = true
+			w.pending--
+			dd.entry.Commit, dd.entry.Updated = commit.Hash, commit.Time
 		}
 	}
-	var out []DriftEntry
+	dirs := make(map[string]bool)
+	for _, p := range commit.Changed {
+		key := strings.ToLower(p)
+		w.hit(commit, key, commit.Deleted[p])
+		if !commit.Deleted[p] {
+			continue
+		}
+		for d := path.Dir(key); d != "." && !dirs[d]; d = path.Dir(d) {
+			dirs[d] = true
+			w.hit(commit, d, false)
+		}
+	}
+}
+
+// hit records commit against the references that may mean key.
+func (w *driftWalk) hit(commit gitsource.Commit, key string, deleted bool) {
+	for _, at := range w.named[key] {
+		dd := at.doc
+		if dd.done || commit.Time.Before(dd.reviewed) {
+			continue
+		}
+		ref := &dd.entry.References[at.ref]
+		if n := len(ref.Commits); n > 0 && ref.Commits[n-1].Hash == commit.Hash {
+			continue // named twice: as written and from the document's directory
+		}
+		ref.Commits = append(ref.Commits, DriftCommit{Hash: commit.Hash, Time: commit.Time, Author: commit.Author, Subject: commit.Subject, Deleted: deleted})
+	}
+}
+
+// driftEntries are the documents with drift, oldest knowledge first.
+func driftEntries(docs []*driftDoc) []DriftEntry {
+	out := []DriftEntry{}
 	for _, dd := range docs {
 		refs := dd.entry.References[:0]
 		for _, r := range dd.entry.References {
@@ -183,8 +217,5 @@ func Drift(ctx context.Context, head Source, history iter.Seq2[gitsource.Commit,
 	slices.SortFunc(out, func(a, b DriftEntry) int {
 		return cmp.Or(a.Updated.Compare(b.Updated), cmp.Compare(a.Path, b.Path))
 	})
-	if out == nil {
-		out = []DriftEntry{}
-	}
-	return out, nil
+	return out
 }
