@@ -41,40 +41,9 @@ var headingLevel = map[atom.Atom]int{atom.H1: 1, atom.H2: 2, atom.H3: 3, atom.H4
 
 // convertHTML turns the HTML in data into markdown text.
 func convertHTML(data []byte) htmlText {
-	var out htmlText
-	var b bytes.Buffer
+	c := &htmlConverter{}
 	z := html.NewTokenizer(bytes.NewReader(data))
 	line := 1 // of the token being read in data
-	skip := 0 // depth inside skipped elements
-	inTitle, inPre := false, false
-	var title strings.Builder
-	var para strings.Builder  // the block being gathered
-	paraLine, paraEnd := 0, 0 // where its text starts and ends in data
-	prefix := ""              // "# " for a heading, "- " for a list item
-	flush := func() {
-		text := strings.TrimSpace(para.String())
-		if !inPre {
-			text = strings.Join(strings.Fields(text), " ")
-		}
-		if text != "" {
-			if b.Len() > 0 {
-				b.WriteString("\n")
-				out.lines = append(out.lines, [2]int{paraLine, paraLine})
-			}
-			parts := strings.Split(prefix+text, "\n")
-			for i, l := range parts {
-				b.WriteString(l)
-				b.WriteString("\n")
-				span := [2]int{paraLine, paraEnd} // a paragraph joined into one line
-				if len(parts) > 1 {               // preformatted: a line each
-					span = [2]int{min(paraLine+i, paraEnd), min(paraLine+i, paraEnd)}
-				}
-				out.lines = append(out.lines, span)
-			}
-		}
-		para.Reset()
-		prefix, paraLine, paraEnd = "", 0, 0
-	}
 	for {
 		tt := z.Next()
 		raw := z.Raw()
@@ -82,77 +51,126 @@ func convertHTML(data []byte) htmlText {
 		line += bytes.Count(raw, []byte("\n"))
 		switch tt {
 		case html.ErrorToken:
-			flush()
-			out.text = b.Bytes()
-			out.title = strings.Join(strings.Fields(title.String()), " ")
-			return out
+			c.flush()
+			c.out.text = c.b.Bytes()
+			c.out.title = strings.Join(strings.Fields(c.title.String()), " ")
+			return c.out
 		case html.StartTagToken, html.SelfClosingTagToken:
 			name, _ := z.TagName()
-			a := atom.Lookup(name)
-			if skipped[a] {
-				if tt == html.StartTagToken {
-					skip++
-				}
-				continue
-			}
-			if skip > 0 {
-				continue
-			}
-			switch {
-			case a == atom.Title:
-				inTitle = tt == html.StartTagToken
-			case blocks[a]:
-				flush()
-				if lvl := headingLevel[a]; lvl > 0 {
-					prefix = strings.Repeat("#", lvl) + " "
-				} else if a == atom.Li {
-					prefix = "- "
-				} else if a == atom.Pre {
-					inPre = true
-				}
-			}
+			c.startTag(atom.Lookup(name), tt == html.StartTagToken)
 		case html.EndTagToken:
 			name, _ := z.TagName()
-			a := atom.Lookup(name)
-			if skipped[a] {
-				if skip > 0 {
-					skip--
-				}
-				continue
-			}
-			if skip > 0 {
-				continue
-			}
-			switch {
-			case a == atom.Title:
-				inTitle = false
-			case blocks[a]:
-				flush()
-				if a == atom.Pre {
-					inPre = false
-				}
-			case a == atom.Td || a == atom.Th:
-				para.WriteString(" ")
-			}
+			c.endTag(atom.Lookup(name))
 		case html.TextToken:
-			if skip > 0 {
-				continue
-			}
-			text := html.UnescapeString(string(raw))
-			if inTitle {
-				title.WriteString(text)
-				continue
-			}
-			if trimmed := strings.TrimRight(text, " \t\r\n"); strings.TrimSpace(trimmed) != "" {
-				// The lines the text starts and ends on, past the newlines
-				// around it.
-				lead := len(trimmed) - len(strings.TrimLeft(trimmed, " \t\r\n"))
-				if paraLine == 0 {
-					paraLine = start + strings.Count(trimmed[:lead], "\n")
-				}
-				paraEnd = start + strings.Count(trimmed, "\n")
-			}
-			para.WriteString(text)
+			c.text(html.UnescapeString(string(raw)), start)
 		}
 	}
+}
+
+// htmlConverter gathers a page's text block by block.
+type htmlConverter struct {
+	out               htmlText
+	b                 bytes.Buffer
+	skip              int // depth inside skipped elements
+	inTitle, inPre    bool
+	title             strings.Builder
+	para              strings.Builder // the block being gathered
+	paraLine, paraEnd int             // where its text starts and ends in data
+	prefix            string          // "# " for a heading, "- " for a list item
+}
+
+// flush ends the block being gathered: a line of text (a line each when
+// preformatted), with the lines of data it came from.
+func (c *htmlConverter) flush() {
+	text := strings.TrimSpace(c.para.String())
+	if !c.inPre {
+		text = strings.Join(strings.Fields(text), " ")
+	}
+	if text != "" {
+		if c.b.Len() > 0 {
+			c.b.WriteString("\n")
+			c.out.lines = append(c.out.lines, [2]int{c.paraLine, c.paraLine})
+		}
+		parts := strings.Split(c.prefix+text, "\n")
+		for i, l := range parts {
+			c.b.WriteString(l)
+			c.b.WriteString("\n")
+			span := [2]int{c.paraLine, c.paraEnd} // a paragraph joined into one line
+			if len(parts) > 1 {                   // preformatted: a line each
+				span = [2]int{min(c.paraLine+i, c.paraEnd), min(c.paraLine+i, c.paraEnd)}
+			}
+			c.out.lines = append(c.out.lines, span)
+		}
+	}
+	c.para.Reset()
+	c.prefix, c.paraLine, c.paraEnd = "", 0, 0
+}
+
+func (c *htmlConverter) startTag(a atom.Atom, opens bool) {
+	if skipped[a] {
+		if opens {
+			c.skip++
+		}
+		return
+	}
+	if c.skip > 0 {
+		return
+	}
+	switch {
+	case a == atom.Title:
+		c.inTitle = opens
+	case blocks[a]:
+		c.flush()
+		if lvl := headingLevel[a]; lvl > 0 {
+			c.prefix = strings.Repeat("#", lvl) + " "
+		} else if a == atom.Li {
+			c.prefix = "- "
+		} else if a == atom.Pre {
+			c.inPre = true
+		}
+	}
+}
+
+func (c *htmlConverter) endTag(a atom.Atom) {
+	if skipped[a] {
+		if c.skip > 0 {
+			c.skip--
+		}
+		return
+	}
+	if c.skip > 0 {
+		return
+	}
+	switch {
+	case a == atom.Title:
+		c.inTitle = false
+	case blocks[a]:
+		c.flush()
+		if a == atom.Pre {
+			c.inPre = false
+		}
+	case a == atom.Td || a == atom.Th:
+		c.para.WriteString(" ")
+	}
+}
+
+// text adds text that starts on line start of data.
+func (c *htmlConverter) text(text string, start int) {
+	if c.skip > 0 {
+		return
+	}
+	if c.inTitle {
+		c.title.WriteString(text)
+		return
+	}
+	if trimmed := strings.TrimRight(text, " \t\r\n"); strings.TrimSpace(trimmed) != "" {
+		// The lines the text starts and ends on, past the newlines around
+		// it.
+		lead := len(trimmed) - len(strings.TrimLeft(trimmed, " \t\r\n"))
+		if c.paraLine == 0 {
+			c.paraLine = start + strings.Count(trimmed[:lead], "\n")
+		}
+		c.paraEnd = start + strings.Count(trimmed, "\n")
+	}
+	c.para.WriteString(text)
 }
