@@ -42,21 +42,7 @@ func Check(ctx context.Context, src Source, opts CheckOptions) (*CheckResult, er
 		return nil, err
 	}
 	selected := func(display string) bool { return opts.Paths == nil || UnderAny(display, opts.Paths) }
-	// Memories and context of the scopes being checked are needed for
-	// duplicate ids and context budgets.
-	scopes := make(map[string]bool)
-	for _, c := range l.docs {
-		if selected(c.display) {
-			scopes[c.loc.scope] = true
-		}
-	}
-	var todo []candidate
-	for _, c := range l.docs {
-		related := scopes[c.loc.scope] && (c.loc.kind == artifact.KindMemory || c.loc.kind == artifact.KindContext)
-		if selected(c.display) || related {
-			todo = append(todo, c)
-		}
-	}
+	todo := checkTodo(l, selected)
 	res := &CheckResult{}
 	if selected(ConfigPath) {
 		res.Diagnostics = append(res.Diagnostics, opts.Config.Diagnostics...)
@@ -116,6 +102,26 @@ func Check(ctx context.Context, src Source, opts CheckOptions) (*CheckResult, er
 	}
 	res.Diagnostics.Sort()
 	return res, nil
+}
+
+// checkTodo lists the files a check reads: those selected, and the
+// memories and context of their scopes, which the checks of duplicate ids
+// and context budgets need.
+func checkTodo(l *listing, selected func(display string) bool) []candidate {
+	scopes := make(map[string]bool)
+	for _, c := range l.docs {
+		if selected(c.display) {
+			scopes[c.loc.scope] = true
+		}
+	}
+	var todo []candidate
+	for _, c := range l.docs {
+		related := scopes[c.loc.scope] && (c.loc.kind == artifact.KindMemory || c.loc.kind == artifact.KindContext)
+		if selected(c.display) || related {
+			todo = append(todo, c)
+		}
+	}
+	return todo
 }
 
 // addSimilar adds to dups the documents similar finds for the checked
