@@ -64,29 +64,11 @@ func (r StaleRef) String() string {
 // Diff compares the knowledge documents of base and head, and validates
 // the added and changed ones as head holds them.
 func Diff(ctx context.Context, base, head Source, opts Options) (*DiffResult, error) {
-	// Each side is read with its own configuration.
-	files := func(src Source) (map[string]gitsource.File, error) {
-		opts := opts
-		if err := opts.Resolve(src); err != nil {
-			return nil, err
-		}
-		list, err := KnowledgeFiles(src, opts)
-		if err != nil {
-			return nil, err
-		}
-		out := make(map[string]gitsource.File, len(list))
-		for _, f := range list {
-			if loc, _ := classify(f.Path, opts.ContextFiles); loc.kind != artifact.KindAttachment {
-				out[f.Path] = f
-			}
-		}
-		return out, nil
-	}
-	before, err := files(base)
+	before, err := diffFiles(base, opts)
 	if err != nil {
 		return nil, err
 	}
-	after, err := files(head)
+	after, err := diffFiles(head, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -101,29 +83,15 @@ func Diff(ctx context.Context, base, head Source, opts Options) (*DiffResult, er
 			removed = append(removed, p)
 		}
 	}
-	res := &DiffResult{}
+	res := &DiffResult{Entries: []DiffEntry{}}
 	if len(touched) > 0 {
 		checked, err := Check(ctx, head, CheckOptions{Options: opts, Paths: touched})
 		if err != nil {
 			return nil, err
 		}
 		for _, d := range checked.Documents {
-			e := DiffEntry{Change: "changed", Path: d.Path, Kind: d.Kind, Topic: d.Topic, Scope: d.Scope, Title: d.Title, Diagnostics: Diagnostics{}}
-			if _, ok := before[d.Path]; !ok {
-				e.Change = "added"
-			}
-			for _, diag := range checked.Diagnostics {
-				if diag.Path != d.Path {
-					continue
-				}
-				e.Diagnostics = append(e.Diagnostics, diag)
-				if diag.Severity == Error {
-					e.Errors++
-				} else {
-					e.Warnings++
-				}
-			}
-			res.Entries = append(res.Entries, e)
+			_, existed := before[d.Path]
+			res.Entries = append(res.Entries, changedEntry(d, existed, checked.Diagnostics))
 		}
 	}
 	if len(removed) > 0 {
@@ -139,13 +107,50 @@ func Diff(ctx context.Context, base, head Source, opts Options) (*DiffResult, er
 	slices.SortFunc(res.Entries, func(a, b DiffEntry) int {
 		return cmp.Or(cmp.Compare(order[a.Change], order[b.Change]), cmp.Compare(a.Path, b.Path))
 	})
-	if res.Entries == nil {
-		res.Entries = []DiffEntry{}
-	}
 	if res.Stale, err = staleKnowledge(ctx, base, head, before, after, opts); err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// diffFiles lists the knowledge files of one side of a diff, read with
+// that side's own configuration; attachments are left out.
+func diffFiles(src Source, opts Options) (map[string]gitsource.File, error) {
+	if err := opts.Resolve(src); err != nil {
+		return nil, err
+	}
+	list, err := KnowledgeFiles(src, opts)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]gitsource.File, len(list))
+	for _, f := range list {
+		if loc, _ := classify(f.Path, opts.ContextFiles); loc.kind != artifact.KindAttachment {
+			out[f.Path] = f
+		}
+	}
+	return out, nil
+}
+
+// changedEntry is the entry of a document the change adds or changes,
+// with what the check of head says of it.
+func changedEntry(d artifact.Document, existed bool, diags Diagnostics) DiffEntry {
+	e := DiffEntry{Change: "changed", Path: d.Path, Kind: d.Kind, Topic: d.Topic, Scope: d.Scope, Title: d.Title, Diagnostics: Diagnostics{}}
+	if !existed {
+		e.Change = "added"
+	}
+	for _, diag := range diags {
+		if diag.Path != d.Path {
+			continue
+		}
+		e.Diagnostics = append(e.Diagnostics, diag)
+		if diag.Severity == Error {
+			e.Errors++
+		} else {
+			e.Warnings++
+		}
+	}
+	return e
 }
 
 // pathChange is what a change did to a repository path.
