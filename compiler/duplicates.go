@@ -143,6 +143,35 @@ type dupDoc struct {
 // dupKind reports whether documents of kind are compared for duplicates.
 func dupKind(kind string) bool { return kind == artifact.KindMemory || kind == artifact.KindTopic }
 
+// candidatePairs calls compare with the pairs of members whose MinHash
+// signatures agree in some band: the candidates among many documents.
+func candidatePairs(docs []dupDoc, members []int, compare func(i, j int)) {
+	sigs := make([][hashers]uint64, len(members))
+	for k, i := range members {
+		sigs[k] = signature(docs[i].set)
+	}
+	seen := make(map[[2]int]bool)
+	for band := range bands {
+		buckets := make(map[[rows]uint64][]int)
+		for k := range members {
+			var key [rows]uint64
+			copy(key[:], sigs[k][band*rows:(band+1)*rows])
+			buckets[key] = append(buckets[key], k)
+		}
+		for _, bucket := range buckets {
+			for x := range bucket {
+				for y := x + 1; y < len(bucket); y++ {
+					pair := [2]int{members[bucket[x]], members[bucket[y]]}
+					if !seen[pair] {
+						seen[pair] = true
+						compare(pair[0], pair[1])
+					}
+				}
+			}
+		}
+	}
+}
+
 // duplicates reports, for each checked document, the documents of its
 // scope that share at least threshold of its word triples, the most
 // similar first, three at most. Of a pair both checked, the later path is
@@ -190,31 +219,7 @@ func duplicates(docs []dupDoc, threshold float64) Diagnostics {
 			}
 			continue
 		}
-		// Many documents: candidates from bands of MinHash signatures.
-		sigs := make([][hashers]uint64, len(members))
-		for k, i := range members {
-			sigs[k] = signature(docs[i].set)
-		}
-		seen := make(map[[2]int]bool)
-		for band := range bands {
-			buckets := make(map[[rows]uint64][]int)
-			for k := range members {
-				var key [rows]uint64
-				copy(key[:], sigs[k][band*rows:(band+1)*rows])
-				buckets[key] = append(buckets[key], k)
-			}
-			for _, bucket := range buckets {
-				for x := range bucket {
-					for y := x + 1; y < len(bucket); y++ {
-						pair := [2]int{members[bucket[x]], members[bucket[y]]}
-						if !seen[pair] {
-							seen[pair] = true
-							compare(pair[0], pair[1])
-						}
-					}
-				}
-			}
-		}
+		candidatePairs(docs, members, compare)
 	}
 	var diags Diagnostics
 	for i, ms := range found {
