@@ -132,21 +132,7 @@ func parseDocument(in input) *document {
 	if !d.failed() {
 		// A document in error is never indexed: its markdown need not be
 		// parsed (a build that keeps going reads it on every build).
-		if format == "txt" {
-			d.chunks, h1 = chunkBodyWith(plainParser, d.src, d.body) // plain text: no markup
-		} else if n := countHeadings(d.src.text[d.body:], maxHeadings); n > maxHeadings {
-			report(d.src.lineOf(d.body), 1, Warning, fmt.Sprintf("over %d headings: the document is chunked by size alone, its headings are not chunk boundaries; split it into smaller documents", maxHeadings))
-			d.chunks, h1 = chunkBodyWith(plainParser, d.src, d.body)
-		} else {
-			d.chunks, h1 = chunkBody(d.src, d.body)
-		}
-		if format == "md" {
-			checkReferences(d, in.paths, report)
-		}
-		if manyWords(d.src.text[d.body:]) {
-			d.tooManyWords = true
-			report(d.src.lineOf(d.body), 1, Warning, fmt.Sprintf("over %d distinct words: words first met past them are not indexed; split the document", maxDocumentWords))
-		}
+		h1 = d.chunk(format, in.paths, report)
 	}
 
 	switch {
@@ -161,6 +147,35 @@ func parseDocument(in input) *document {
 		d.checkMemoryName(report)
 	}
 	d.Title = cmp.Or(d.meta.title, h1, d.fallbackTitle())
+	d.fromMeta()
+	return d
+}
+
+// chunk splits the document's body into chunks, checks its references
+// and its vocabulary, and returns its first top-level heading.
+func (d *document) chunk(format string, paths *repoPaths, report reporter) (h1 string) {
+	switch {
+	case format == "txt":
+		d.chunks, h1 = chunkBodyWith(plainParser, d.src, d.body) // plain text: no markup
+	case countHeadings(d.src.text[d.body:], maxHeadings) > maxHeadings:
+		report(d.src.lineOf(d.body), 1, Warning, fmt.Sprintf("over %d headings: the document is chunked by size alone, its headings are not chunk boundaries; split it into smaller documents", maxHeadings))
+		d.chunks, h1 = chunkBodyWith(plainParser, d.src, d.body)
+	default:
+		d.chunks, h1 = chunkBody(d.src, d.body)
+	}
+	if format == "md" {
+		checkReferences(d, paths, report)
+	}
+	if manyWords(d.src.text[d.body:]) {
+		d.tooManyWords = true
+		report(d.src.lineOf(d.body), 1, Warning, fmt.Sprintf("over %d distinct words: words first met past them are not indexed; split the document", maxDocumentWords))
+	}
+	return h1
+}
+
+// fromMeta sets the manifest's fields of the document from its
+// frontmatter.
+func (d *document) fromMeta() {
 	d.Status = d.meta.status
 	for _, r := range d.meta.supersedes {
 		d.Supersedes = append(d.Supersedes, r.text)
@@ -178,7 +193,6 @@ func parseDocument(in input) *document {
 	if !d.meta.expires.IsZero() {
 		d.Expires = d.meta.expires.UTC().Format(time.RFC3339)
 	}
-	return d
 }
 
 // checkText reports a binary file or invalid UTF-8 and returns whether the
