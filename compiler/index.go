@@ -26,18 +26,7 @@ func indexDocument(d *document, fb *fieldBuilder, out []segment.Document, pw *po
 	if d.meta.hasImportance {
 		factor = artifact.ImportanceFactor(d.meta.importance)
 	}
-	shared := []*indexField{
-		stored(artifact.FieldTopic, []byte(d.Topic)),
-		stored(artifact.FieldKind, []byte(d.Kind)),
-		stored(artifact.FieldScope, []byte(d.Scope)),
-		stored(artifact.FieldDisplayTitle, []byte(d.Title)),
-	}
-	if d.meta.hasImportance {
-		shared = append(shared, stored(artifact.FieldImportance, []byte(strconv.FormatFloat(d.meta.importance, 'g', -1, 64))))
-	}
-	if d.Source != "" {
-		shared = append(shared, stored(artifact.FieldSource, []byte(d.Source)))
-	}
+	shared := sharedFields(d)
 	limit := 0
 	if d.tooManyWords {
 		limit = maxDocumentWords
@@ -83,18 +72,41 @@ func indexDocument(d *document, fb *fieldBuilder, out []segment.Document, pw *po
 			stored(artifact.FieldChunk, []byte(strconv.Itoa(i))),
 		)
 		if i == 0 {
-			// The blob once per document: stored in every chunk it made the
-			// 30x artifact 5% larger.
-			doc = append(doc, stored(artifact.FieldBlob, []byte(d.Blob)))
-			if d.body > 0 {
-				doc = append(doc, stored(artifact.FieldFrontmatter, text[:d.body]))
-			}
+			doc = d.firstChunkFields(doc)
 		}
 		out = append(out, doc)
 	}
 	d.Chunks = len(d.chunks)
 	d.Fields = stats
 	return out
+}
+
+// sharedFields are the stored fields every chunk of d has.
+func sharedFields(d *document) []*indexField {
+	shared := []*indexField{
+		stored(artifact.FieldTopic, []byte(d.Topic)),
+		stored(artifact.FieldKind, []byte(d.Kind)),
+		stored(artifact.FieldScope, []byte(d.Scope)),
+		stored(artifact.FieldDisplayTitle, []byte(d.Title)),
+	}
+	if d.meta.hasImportance {
+		shared = append(shared, stored(artifact.FieldImportance, []byte(strconv.FormatFloat(d.meta.importance, 'g', -1, 64))))
+	}
+	if d.Source != "" {
+		shared = append(shared, stored(artifact.FieldSource, []byte(d.Source)))
+	}
+	return shared
+}
+
+// firstChunkFields adds to doc what only d's first chunk stores: the
+// blob (stored in every chunk, it made the 30x artifact 5% larger) and
+// the frontmatter.
+func (d *document) firstChunkFields(doc indexDoc) indexDoc {
+	doc = append(doc, stored(artifact.FieldBlob, []byte(d.Blob)))
+	if d.body > 0 {
+		doc = append(doc, stored(artifact.FieldFrontmatter, d.src.text[:d.body]))
+	}
+	return doc
 }
 
 // facetTerms lists the distinct facet terms of d.
