@@ -245,63 +245,13 @@ const iceDropped = math.MaxInt64
 // mergeSegments merges the segments in of dir, without their deleted
 // chunks, into segment id, and returns where each chunk went.
 func mergeSegments(dir string, in []artifact.SnapshotSegment, id uint64) (_ [][]uint64, err error) {
-	segs := make([]segment.Segment, 0, len(in))
-	texts := make([]*postings.Reader, 0, len(in))
-	drops := make([]*roaring.Bitmap, len(in))
-	var files []*os.File
-	var unmaps []func() error
-	defer func() {
-		for _, t := range texts {
-			t.Close()
-		}
-		for _, f := range files {
-			f.Close()
-		}
-		for _, u := range unmaps {
-			u()
-		}
-	}()
-	size := 0
-	for _, s := range in {
-		fi, err := os.Stat(filepath.Join(dir, artifact.SegmentName(s.ID)))
-		if err != nil {
-			return nil, fmt.Errorf("merge segment %d: %w", s.ID, err)
-		}
-		size += int(fi.Size())
+	inputs, err := openMergeInputs(dir, in)
+	if err != nil {
+		return nil, err
 	}
-	for i, s := range in {
-		name := filepath.Join(dir, artifact.SegmentName(s.ID))
-		var data *segment.Data
-		if size <= mapMergeBytes {
-			mem, unmap, err := mmap.Map(name)
-			if err != nil {
-				return nil, fmt.Errorf("merge segment %d: %w", s.ID, err)
-			}
-			unmaps = append(unmaps, unmap)
-			data = segment.NewDataBytes(mem)
-		} else {
-			f, err := os.Open(name)
-			if err != nil {
-				return nil, fmt.Errorf("merge segment %d: %w", s.ID, err)
-			}
-			files = append(files, f)
-			if data, err = segment.NewDataFile(f); err != nil {
-				return nil, fmt.Errorf("merge segment %d: %w", s.ID, err)
-			}
-		}
-		seg, err := ice.Load(data)
-		if err != nil {
-			return nil, fmt.Errorf("merge segment %d: %w", s.ID, err)
-		}
-		segs = append(segs, seg)
-		text, err := postings.Open(filepath.Join(dir, postings.FileName(s.ID)))
-		if err != nil {
-			return nil, fmt.Errorf("merge segment %d: %w", s.ID, err)
-		}
-		texts = append(texts, text)
-		drops[i] = s.Deleted
-	}
-	if size > mapMergeBytes {
+	defer inputs.close()
+	segs, texts, drops := inputs.segs, inputs.texts, inputs.drops
+	if !inputs.mapped {
 		stop := releasing(func() {
 			for _, t := range texts {
 				t.Release()
@@ -334,4 +284,80 @@ func mergeSegments(dir string, in []artifact.SnapshotSegment, id uint64) (_ [][]
 		return nil, fmt.Errorf("merge into segment %d: %w", id, err)
 	}
 	return newDocs, nil
+}
+
+// mergeInputs are the segments a merge reads, with their postings and
+// deletions.
+type mergeInputs struct {
+	segs   []segment.Segment
+	texts  []*postings.Reader
+	drops  []*roaring.Bitmap
+	files  []*os.File
+	unmaps []func() error
+	mapped bool // the segments are mapped, not read through files
+}
+
+// openMergeInputs opens the segments in of dir: mapped when together they
+// are at most mapMergeBytes, else read through their files.
+func openMergeInputs(dir string, in []artifact.SnapshotSegment) (_ *mergeInputs, err error) {
+	m := &mergeInputs{drops: make([]*roaring.Bitmap, len(in))}
+	defer func() {
+		if err != nil {
+			m.close()
+		}
+	}()
+	size := 0
+	for _, s := range in {
+		fi, err := os.Stat(filepath.Join(dir, artifact.SegmentName(s.ID)))
+		if err != nil {
+			return nil, fmt.Errorf("merge segment %d: %w", s.ID, err)
+		}
+		size += int(fi.Size())
+	}
+	m.mapped = size <= mapMergeBytes
+	for i, s := range in {
+		name := filepath.Join(dir, artifact.SegmentName(s.ID))
+		var data *segment.Data
+		if m.mapped {
+			mem, unmap, err := mmap.Map(name)
+			if err != nil {
+				return nil, fmt.Errorf("merge segment %d: %w", s.ID, err)
+			}
+			m.unmaps = append(m.unmaps, unmap)
+			data = segment.NewDataBytes(mem)
+		} else {
+			f, err := os.Open(name)
+			if err != nil {
+				return nil, fmt.Errorf("merge segment %d: %w", s.ID, err)
+			}
+			m.files = append(m.files, f)
+			if data, err = segment.NewDataFile(f); err != nil {
+				return nil, fmt.Errorf("merge segment %d: %w", s.ID, err)
+			}
+		}
+		seg, err := ice.Load(data)
+		if err != nil {
+			return nil, fmt.Errorf("merge segment %d: %w", s.ID, err)
+		}
+		m.segs = append(m.segs, seg)
+		text, err := postings.Open(filepath.Join(dir, postings.FileName(s.ID)))
+		if err != nil {
+			return nil, fmt.Errorf("merge segment %d: %w", s.ID, err)
+		}
+		m.texts = append(m.texts, text)
+		m.drops[i] = s.Deleted
+	}
+	return m, nil
+}
+
+func (m *mergeInputs) close() {
+	for _, t := range m.texts {
+		t.Close()
+	}
+	for _, f := range m.files {
+		f.Close()
+	}
+	for _, u := range m.unmaps {
+		u()
+	}
 }
