@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,22 +64,50 @@ func (b *indexBuild) writeVectors(ctx context.Context, m *artifact.Manifest) err
 		return nil
 	}
 	id := b.opts.Embedder.Identity()
-	old := b.oldVecs
+	plan, err := b.planVectors(m)
+	if err != nil {
+		return err
+	}
+	vecs, err := b.embed(ctx, plan.texts, id.Dims)
+	if err != nil {
+		return err
+	}
+	b.res.Embedded = len(plan.texts)
+	if err := b.storeVectors(m, plan, vecs, id.Dims); err != nil {
+		return err
+	}
+	id.Quantization = "int8"
+	m.Embeddings = &id
+	return nil
+}
 
-	// The texts of documents not copied by blob, each content once.
+// vectorPlan says where the vector of each chunk of a document not copied
+// by blob comes from.
+type vectorPlan struct {
+	hashes map[string][]uint64 // blob → its chunks' text hashes
+	// sources maps a blob to, for each chunk, a row of the old file (≥ 0)
+	// or a text embedded now (-1 - its index in texts).
+	sources map[string][]int
+	texts   []string // to embed, each content once
+}
+
+// planVectors finds, for the documents whose blob the old vectors lack,
+// which chunk texts the old file holds and which must be embedded.
+func (b *indexBuild) planVectors(m *artifact.Manifest) (*vectorPlan, error) {
+	old := b.oldVecs
 	var blobs []string
-	hashes := make(map[string][]uint64) // blob → its chunks' text hashes
-	needed := make(map[uint64]int)      // text hash → its row in the old file, or -1
+	p := &vectorPlan{hashes: make(map[string][]uint64)}
+	needed := make(map[uint64]int) // text hash → its row in the old file, or -1
 	for _, d := range m.Documents {
 		if _, ok := old.rows[d.Blob]; ok || d.Chunks == 0 {
 			continue
 		}
-		if _, ok := hashes[d.Blob]; ok {
+		if _, ok := p.hashes[d.Blob]; ok {
 			continue
 		}
 		t, ok := b.texts[d.Blob]
 		if !ok || len(t) != d.Chunks {
-			return fmt.Errorf("embed %s: its %d chunks were not read by this build", d.Path, d.Chunks)
+			return nil, fmt.Errorf("embed %s: its %d chunks were not read by this build", d.Path, d.Chunks)
 		}
 		hs := make([]uint64, len(t))
 		for i, text := range t {
@@ -86,32 +115,33 @@ func (b *indexBuild) writeVectors(ctx context.Context, m *artifact.Manifest) err
 			needed[hs[i]] = -1
 		}
 		blobs = append(blobs, d.Blob)
-		hashes[d.Blob] = hs
+		p.hashes[d.Blob] = hs
 	}
 	old.findTexts(needed)
-
-	// Where each chunk's vector comes from: a row of the old file (≥ 0) or
-	// a text embedded now (-1 - its index in texts).
-	sources := make(map[string][]int, len(blobs))
-	var texts []string
+	p.sources = make(map[string][]int, len(blobs))
 	fresh := make(map[uint64]int) // text hash → its index in texts
 	for _, blob := range blobs {
-		src := make([]int, len(hashes[blob]))
-		for i, h := range hashes[blob] {
+		src := make([]int, len(p.hashes[blob]))
+		for i, h := range p.hashes[blob] {
 			if row := needed[h]; row >= 0 {
 				src[i] = row
 				continue
 			}
 			j, ok := fresh[h]
 			if !ok {
-				j = len(texts)
+				j = len(p.texts)
 				fresh[h] = j
-				texts = append(texts, b.texts[blob][i])
+				p.texts = append(p.texts, b.texts[blob][i])
 			}
 			src[i] = -1 - j
 		}
-		sources[blob] = src
+		p.sources[blob] = src
 	}
+	return p, nil
+}
+
+// embed embeds texts in batches, saying how far it got.
+func (b *indexBuild) embed(ctx context.Context, texts []string, dims int) ([][]float32, error) {
 	vecs := make([][]float32, 0, len(texts))
 	if b.opts.EmbedProgress != nil && len(texts) > 0 {
 		b.opts.EmbedProgress(0, len(texts)) // the first batch may take a while
@@ -119,11 +149,11 @@ func (b *indexBuild) writeVectors(ctx context.Context, m *artifact.Manifest) err
 	for start := 0; start < len(texts); start += embedBatch {
 		batch, err := b.opts.Embedder.Embed(ctx, texts[start:min(start+embedBatch, len(texts))])
 		if err != nil {
-			return fmt.Errorf("embed: %w", err)
+			return nil, fmt.Errorf("embed: %w", err)
 		}
 		for _, v := range batch {
-			if len(v) != id.Dims {
-				return fmt.Errorf("embed: the model gave a vector of %d values, not %d", len(v), id.Dims)
+			if len(v) != dims {
+				return nil, fmt.Errorf("embed: the model gave a vector of %d values, not %d", len(v), dims)
 			}
 		}
 		vecs = append(vecs, batch...)
@@ -132,17 +162,22 @@ func (b *indexBuild) writeVectors(ctx context.Context, m *artifact.Manifest) err
 		}
 	}
 	if len(vecs) != len(texts) {
-		return fmt.Errorf("embed: %d vectors for %d texts", len(vecs), len(texts))
+		return nil, fmt.Errorf("embed: %d vectors for %d texts", len(vecs), len(texts))
 	}
-	b.res.Embedded = len(texts)
+	return vecs, nil
+}
 
-	// Every vector as it will be stored, and its text's hash, in manifest
-	// order.
-	type stored struct {
-		row, bits []byte // bits nil when they are to be computed
-		hash      uint64
-	}
-	rows := func(yield func(stored) bool) {
+// storedVector is a vector as it will be stored, and its text's hash.
+type storedVector struct {
+	row, bits []byte // bits nil when they are to be computed
+	hash      uint64
+}
+
+// vectorRows yields every chunk's vector in manifest order: copied from
+// the old file, or quantized from vecs, as plan says.
+func (b *indexBuild) vectorRows(m *artifact.Manifest, plan *vectorPlan, vecs [][]float32) iter.Seq[storedVector] {
+	old := b.oldVecs
+	return func(yield func(storedVector) bool) {
 		var buf []byte
 		for _, d := range m.Documents {
 			if start, ok := old.rows[d.Blob]; ok {
@@ -156,13 +191,13 @@ func (b *indexBuild) writeVectors(ctx context.Context, m *artifact.Manifest) err
 					if old.v.HasBits() {
 						bits = old.v.Bits(start + i)
 					}
-					if !yield(stored{old.v.Row(start + i), bits, h}) {
+					if !yield(storedVector{old.v.Row(start + i), bits, h}) {
 						return
 					}
 				}
 				continue
 			}
-			for i, src := range sources[d.Blob] {
+			for i, src := range plan.sources[d.Blob] {
 				var row, bits []byte
 				if src >= 0 {
 					row, bits = old.v.Row(src), old.v.Bits(src)
@@ -170,23 +205,27 @@ func (b *indexBuild) writeVectors(ctx context.Context, m *artifact.Manifest) err
 					buf = artifact.Quantize(buf[:0], vecs[-1-src])
 					row = buf
 				}
-				if !yield(stored{row, bits, hashes[d.Blob][i]}) {
+				if !yield(storedVector{row, bits, plan.hashes[d.Blob][i]}) {
 					return
 				}
 			}
 		}
 	}
+}
+
+// storeVectors writes the index's vectors file.
+func (b *indexBuild) storeVectors(m *artifact.Manifest, plan *vectorPlan, vecs [][]float32, dims int) error {
 	f, err := os.Create(filepath.Join(b.dir, artifact.VectorsFile))
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	bw := bufio.NewWriterSize(f, 1<<20)
-	vw, err := artifact.NewVectorWriter(bw, id.Dims, m.Counts.Chunks)
+	vw, err := artifact.NewVectorWriter(bw, dims, m.Counts.Chunks)
 	if err != nil {
 		return err
 	}
-	for r := range rows {
+	for r := range b.vectorRows(m, plan, vecs) {
 		if err = vw.AddQuantized(r.row, r.bits, r.hash); err != nil {
 			return err
 		}
@@ -201,12 +240,7 @@ func (b *indexBuild) writeVectors(ctx context.Context, m *artifact.Manifest) err
 	if err := bw.Flush(); err != nil {
 		return err
 	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	id.Quantization = "int8"
-	m.Embeddings = &id
-	return nil
+	return f.Close()
 }
 
 // oldVectors are the previous artifact's vectors, by document blob.
