@@ -150,6 +150,12 @@ func (b *indexBuild) run(ctx context.Context, l *listing) (*artifact.Manifest, e
 	if err != nil {
 		return nil, err
 	}
+	return b.assemble(ctx, l)
+}
+
+// assemble checks between documents, then merges the segments written
+// and the kept ones into the index, its snapshot, vectors and manifest.
+func (b *indexBuild) assemble(ctx context.Context, l *listing) (*artifact.Manifest, error) {
 	// What follows holds every document's metadata, and merges segments:
 	// the memory of the segment builders and of the checks between
 	// documents goes first, as it counts against the build's peak.
