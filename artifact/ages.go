@@ -167,24 +167,38 @@ func (a *Ages) Path(i int) []byte {
 func (a *Ages) At(i int) Age {
 	e := a.data[16+i*agesEntry:]
 	le := binary.LittleEndian
-	age := Age{
-		Uncommitted: le.Uint32(e[4:])&uncommittedBit != 0,
-		Author:      a.str(le.Uint32(e[16:])),
-		Commit:      a.str(le.Uint32(e[20:])),
-	}
-	if at := int64(le.Uint64(e[8:])); at != 0 {
-		age.Updated = time.Unix(at, 0).UTC()
-	}
+	age := Age{Author: a.str(le.Uint32(e[16:])), Commit: a.str(le.Uint32(e[20:]))}
+	age.Updated, age.Uncommitted = a.Changed(i)
 	return age
 }
 
-func (a *Ages) str(n uint32) string {
+// Changed returns when the i-th document, in path order, last changed
+// (zero when unknown) and whether it is uncommitted, without the strings
+// At copies.
+func (a *Ages) Changed(i int) (updated time.Time, uncommitted bool) {
+	e := a.data[16+i*agesEntry:]
+	le := binary.LittleEndian
+	if at := int64(le.Uint64(e[8:])); at != 0 {
+		updated = time.Unix(at, 0).UTC()
+	}
+	return updated, le.Uint32(e[4:])&uncommittedBit != 0
+}
+
+// AuthorBytes returns the author of the i-th document, in path order, in
+// the table's memory.
+func (a *Ages) AuthorBytes(i int) []byte {
+	return a.strBytes(binary.LittleEndian.Uint32(a.data[16+i*agesEntry+16:]))
+}
+
+func (a *Ages) str(n uint32) string { return string(a.strBytes(n)) }
+
+func (a *Ages) strBytes(n uint32) []byte {
 	if n == 0 || int(n) > a.s {
-		return ""
+		return nil
 	}
 	e := a.data[16+a.n*agesEntry+(int(n)-1)*agesString:]
 	le := binary.LittleEndian
-	return string(a.bytesAt(le.Uint32(e), le.Uint32(e[4:])))
+	return a.bytesAt(le.Uint32(e), le.Uint32(e[4:]))
 }
 
 // Lookup returns the age of the document at path.

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"bytes"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -20,12 +21,14 @@ var now = time.Now
 // table, or the document list of an artifact without one. A value it
 // cannot read matches nothing.
 func (ix *Index) ageNode(field, value string) node {
-	var match func(artifact.Age) bool
+	// A document passes by its author, or by when it changed.
+	var byAuthor func(author []byte) bool
+	var byTime func(updated time.Time, uncommitted bool) bool
 	switch field {
 	case "author":
-		name := strings.ToLower(value)
-		match = func(a artifact.Age) bool {
-			return name != "" && strings.Contains(strings.ToLower(a.Author), name)
+		name := []byte(strings.ToLower(value))
+		byAuthor = func(author []byte) bool {
+			return len(name) > 0 && bytes.Contains(bytes.ToLower(author), name)
 		}
 	case "updated":
 		t := now()
@@ -33,28 +36,40 @@ func (ix *Index) ageNode(field, value string) node {
 		if !ok {
 			return noneNode{}
 		}
-		match = func(a artifact.Age) bool {
-			if a.Uncommitted { // being changed now
+		byTime = func(updated time.Time, uncommitted bool) bool {
+			if uncommitted { // being changed now
 				return test(t)
 			}
-			return !a.Updated.IsZero() && test(a.Updated)
+			return !updated.IsZero() && test(updated)
 		}
 	}
+	passes := func(author []byte, updated time.Time, uncommitted bool) bool {
+		if byAuthor != nil {
+			return byAuthor(author)
+		}
+		return byTime(updated, uncommitted)
+	}
 	paths := pathSetNode{}
-	add := func(path string) { paths[path] = struct{}{} }
 	if a := ix.ages(); a != nil {
 		for i := range a.Len() {
-			if match(a.At(i)) {
-				add(string(a.Path(i)))
+			var author []byte
+			var updated time.Time
+			var uncommitted bool
+			if byAuthor != nil {
+				author = a.AuthorBytes(i)
+			} else {
+				updated, uncommitted = a.Changed(i)
+			}
+			if passes(author, updated, uncommitted) {
+				paths[string(a.Path(i))] = struct{}{}
 			}
 		}
 	} else if docs, err := ix.Documents(); err == nil {
 		for i := range docs {
 			d := &docs[i]
-			at := artifact.Age{Author: d.Author, Commit: d.Commit, Uncommitted: d.Uncommitted}
-			at.Updated, _ = time.Parse(time.RFC3339, d.Updated)
-			if match(at) {
-				add(d.Path)
+			updated, _ := time.Parse(time.RFC3339, d.Updated)
+			if passes([]byte(d.Author), updated, d.Uncommitted) {
+				paths[d.Path] = struct{}{}
 			}
 		}
 	}
