@@ -160,89 +160,94 @@ type BuildResult struct {
 //
 // Incremental builds report the diagnostics of the documents they compile;
 // kbc check reports every document's.
+//
+// A build reads top to bottom: it begins a publication (the lock, and a
+// fresh directory for the index), reads the previous artifact while the
+// source is listed, builds the index into that directory, and commits it,
+// or aborts on any error.
 func Build(ctx context.Context, src Source, opts BuildOptions) (*BuildResult, error) {
-	// Listing the source and reading the previous artifact, which publish
-	// does, are independent: on a large repository each takes a third of
-	// an incremental build, so they run side by side, once the build holds
-	// the artifact's lock. The configuration is read then too, with the
-	// files it shapes.
-	type listed struct {
-		l   *listing
-		err error
+	pub, err := beginPublish(opts.Out, opts.Root)
+	if err != nil {
+		return nil, err
 	}
-	listing := make(chan listed, 1)
-	list := func() {
-		go func() {
-			if err := opts.Resolve(src); err != nil {
-				listing <- listed{nil, err}
-				return
-			}
-			if opts.Embedder == nil && opts.OpenEmbedder != nil && (opts.Config.Diagnostics.Errors() == 0 || opts.KeepGoing) {
-				embedder, err := opts.OpenEmbedder(opts.Config.Embeddings)
-				if err != nil {
-					listing <- listed{nil, err}
-					return
-				}
-				if embedder != nil {
-					opts.Embedder = embedder
-				}
-			}
-			digestKnowledge(src, opts.ContextFiles)
-			l, err := collect(src, &opts.Options)
-			listing <- listed{l, err}
-		}()
+	defer pub.abort()
+	// With the lock held: the configuration and the files it shapes.
+	if err := opts.Resolve(src); err != nil {
+		return nil, err
 	}
-	res := &BuildResult{}
-	var listErr error
-	err := publish(opts.Out, opts.Root, list, func(dir string, prev *previous, why string) (*artifact.Manifest, bool, func() error, error) {
-		got := <-listing
-		if got.err != nil {
-			listErr = got.err
-			return nil, false, nil, got.err
-		}
-		res.Diagnostics = append(got.l.diags, opts.Config.Diagnostics...)
-		if opts.Config.Diagnostics.Errors() > 0 && !opts.KeepGoing {
-			return nil, false, nil, ErrInvalid // a wrong setting would build the wrong artifact
-		}
-		// Vectors are reused by blob even when nothing else is.
-		vecPrev := prev
-		switch {
-		case prev == nil:
-		case opts.Full:
-			prev, why = nil, "--full"
-		case prev.m.BuildKey != buildKey(opts.Options):
-			prev, why = nil, fmt.Sprintf("the previous artifact was built by kbc %s or with other settings (%s, analysis, context files, size cap)", prev.m.CompilerVersion, ConfigPath)
-		}
-		ib := &indexBuild{dir: dir, opts: opts, res: res, prev: prev}
-		defer ib.openOldVectors(vecPrev)()
-		if prev != nil && opts.Embedder != nil && ib.oldVecs.v == nil {
-			// Documents the index reuses are not read again, so their
-			// vectors must come from the previous artifact's.
-			ib.prev, why = nil, "the previous artifact's vectors could not be read"
-		}
-		res.FullReason = why
-		m, err := ib.run(ctx, got.l)
-		res.Manifest = m
-		if err != nil {
-			return nil, false, nil, err
-		}
-		// The worktree record is written while the manifest is: it names
-		// the index, so whichever lands first misleads no reader.
-		recorded := make(chan error, 1)
-		go func() { recorded <- recordWorktree(opts.Out, src, got.l, m, &opts.Options) }()
-		finish := func() error { return <-recorded }
-		// The index in place already is this one only when it was checked
-		// and kept: a build that ignored it writes every file anew.
-		return m, ib.prev != nil && m.Index == ib.prev.m.Index, finish, nil
-	})
-	if listErr != nil {
-		return nil, listErr
+	// Listing the source and reading the previous artifact are
+	// independent: on a large repository each takes a third of an
+	// incremental build, so they run side by side, as does loading the
+	// embedding model.
+	listed := make(chan listedSource, 1)
+	go func() { listed <- listSource(src, opts) }()
+	prev, why := pub.previous()
+	got := <-listed
+	if got.err != nil {
+		return nil, got.err
 	}
-	res.Diagnostics.Sort()
+	if got.embedder != nil {
+		opts.Embedder = got.embedder
+	}
+	res := &BuildResult{Diagnostics: append(got.l.diags, opts.Config.Diagnostics...)}
+	defer res.Diagnostics.Sort()
+	if opts.Config.Diagnostics.Errors() > 0 && !opts.KeepGoing {
+		return res, ErrInvalid // a wrong setting would build the wrong artifact
+	}
+	// Vectors are reused by blob even when nothing else is.
+	vecPrev := prev
+	switch {
+	case prev == nil:
+	case opts.Full:
+		prev, why = nil, "--full"
+	case prev.m.BuildKey != buildKey(opts.Options):
+		prev, why = nil, fmt.Sprintf("the previous artifact was built by kbc %s or with other settings (%s, analysis, context files, size cap)", prev.m.CompilerVersion, ConfigPath)
+	}
+	ib := &indexBuild{dir: pub.dir, opts: opts, res: res, prev: prev}
+	defer ib.openOldVectors(vecPrev)()
+	if prev != nil && opts.Embedder != nil && ib.oldVecs.v == nil {
+		// Documents the index reuses are not read again, so their vectors
+		// must come from the previous artifact's.
+		ib.prev, why = nil, "the previous artifact's vectors could not be read"
+	}
+	res.FullReason = why
+	m, err := ib.run(ctx, got.l)
+	res.Manifest = m
 	if err != nil {
 		return res, err
 	}
-	return res, nil
+	// The worktree record is written while the manifest is: it names the
+	// index, so whichever lands first misleads no reader.
+	recorded := make(chan error, 1)
+	go func() { recorded <- recordWorktree(opts.Out, src, got.l, m, &opts.Options) }()
+	// The index in place already is this one only when it was checked and
+	// kept: a build that ignored it writes every file anew.
+	err = pub.commit(m, ib.prev != nil && m.Index == ib.prev.m.Index)
+	if rerr := <-recorded; err == nil {
+		err = rerr
+	}
+	return res, err
+}
+
+// listedSource is what listSource found.
+type listedSource struct {
+	l        *listing
+	embedder Embedder // opened from the configuration, when opts had none
+	err      error
+}
+
+// listSource lists src's knowledge files and opens the embedding model
+// the configuration names, for Build, with opts resolved.
+func listSource(src Source, opts BuildOptions) listedSource {
+	var out listedSource
+	if opts.Embedder == nil && opts.OpenEmbedder != nil && (opts.Config.Diagnostics.Errors() == 0 || opts.KeepGoing) {
+		if out.embedder, out.err = opts.OpenEmbedder(opts.Config.Embeddings); out.err != nil {
+			return out
+		}
+	}
+	digestKnowledge(src, opts.ContextFiles)
+	out.l, out.err = collect(src, &opts.Options)
+	return out
 }
 
 // documentLayout changes when what kbc records of a document changes (4:

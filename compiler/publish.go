@@ -20,93 +20,109 @@ var ErrOutput = errors.New("cannot write the artifact")
 
 const lockFile = ".lock"
 
-// publish builds a new index in a fresh directory inside the artifact
-// directory out, given the artifact already there when it checks out (or
-// nil, and why not), and makes it current: the index directory is renamed
-// to the name its manifest gives, then the manifest replaces the old one
-// with an atomic rename. Readers see the old artifact or the new one, never
-// a mix; if build fails, or the process dies, the old artifact stays as it
-// was. build reports keep when the current index already is the new one.
-// One build at a time holds out/.lock.
+// A publication is a build's hold on the artifact directory out: begun
+// with the lock held, a fresh directory inside out to build the new index
+// in, then committed or aborted. Committing makes the new index current:
+// the index directory is renamed to the name its manifest gives, then the
+// manifest replaces the old one with an atomic rename. Readers see the old
+// artifact or the new one, never a mix; if the build fails, or the process
+// dies, the old artifact stays as it was. One build at a time holds
+// out/.lock.
 //
-// locked runs as soon as the lock is held, before the previous artifact is
-// read: a source that can change (a working tree) must be read after it, or
-// a build that waited for the lock could publish an older view of the tree
-// over a newer one.
+// A source that can change (a working tree) must be read after the lock
+// is held, or a build that waited for it could publish an older view of
+// the tree over a newer one.
 //
-// finish, when build returns one, is work build started beside the
-// publishing (files of the artifact other than the index and manifest): it
-// is waited for before the lock is released, and its error returned.
-//
-// No path publish writes or removes is followed through a symbolic link:
-// out, and every directory between root (the repository, when known) and
-// out, must be real directories, and a link inside out is replaced or
-// removed, never written through, so a repository that commits a link
-// where the artifact goes cannot make kbc write or delete outside it.
-func publish(out, root string, locked func(), build func(dir string, prev *previous, why string) (m *artifact.Manifest, keep bool, finish func() error, err error)) (err error) {
+// No path a publication writes or removes is followed through a symbolic
+// link: out, and every directory between root (the repository, when
+// known) and out, must be real directories, and a link inside out is
+// replaced or removed, never written through, so a repository that commits
+// a link where the artifact goes cannot make kbc write or delete outside
+// it.
+type publication struct {
+	out    string
+	dir    string // the new index's directory, while it is being built
+	unlock func()
+	placed bool // dir was renamed into place, or kept
+}
+
+// beginPublish takes out's lock, waiting for another build to finish,
+// removes what killed builds left, and makes the directory the new index
+// is built in.
+func beginPublish(out, root string) (_ *publication, err error) {
 	if err := safefs.NoLinksBelow(root, out); err != nil {
-		return fmt.Errorf("%w: %w: kbc never writes through a link (remove it, or choose another directory with -o)", ErrOutput, err)
+		return nil, fmt.Errorf("%w: %w: kbc never writes through a link (remove it, or choose another directory with -o)", ErrOutput, err)
 	}
 	if fi, err := os.Stat(out); err == nil && !fi.IsDir() {
-		return fmt.Errorf("%w: %s is a file, not a directory (remove it, or choose another directory with -o)", ErrOutput, out)
+		return nil, fmt.Errorf("%w: %s is a file, not a directory (remove it, or choose another directory with -o)", ErrOutput, out)
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
-		return fmt.Errorf("%w: %w (choose another directory with -o)", ErrOutput, err)
+		return nil, fmt.Errorf("%w: %w (choose another directory with -o)", ErrOutput, err)
 	}
 	if err := safefs.NoLinksBelow(root, out); err != nil { // made meanwhile
-		return fmt.Errorf("%w: %w: kbc never writes through a link (remove it, or choose another directory with -o)", ErrOutput, err)
+		return nil, fmt.Errorf("%w: %w: kbc never writes through a link (remove it, or choose another directory with -o)", ErrOutput, err)
 	}
 	if err := ensureGitignore(out); err != nil {
-		return fmt.Errorf("%w: %w (choose another directory with -o)", ErrOutput, err)
+		return nil, fmt.Errorf("%w: %w (choose another directory with -o)", ErrOutput, err)
 	}
 	unlock, err := filelock.Wait(filepath.Join(out, lockFile), 5*time.Minute)
 	if err != nil {
-		return fmt.Errorf("%w: %w (is another kbc build stuck?)", ErrOutput, err)
+		return nil, fmt.Errorf("%w: %w (is another kbc build stuck?)", ErrOutput, err)
 	}
-	defer unlock()
-	locked()
-	removeStale(out, nil, time.Now())
-
-	tmp, err := os.MkdirTemp(out, "tmp-index-")
-	if err != nil {
-		return fmt.Errorf("%w: %w (choose another directory with -o)", ErrOutput, err)
-	}
-	placed := false
+	p := &publication{out: out, unlock: unlock}
 	defer func() {
-		if !placed {
-			os.RemoveAll(tmp)
+		if err != nil {
+			p.abort()
 		}
 	}()
-	prev, why := loadPrevious(out)
-	m, keep, finish, err := build(tmp, prev, why)
-	if finish != nil {
-		defer func() {
-			if ferr := finish(); err == nil {
-				err = ferr
-			}
-		}()
+	removeStale(out, nil, time.Now())
+	if p.dir, err = os.MkdirTemp(out, "tmp-index-"); err != nil {
+		return nil, fmt.Errorf("%w: %w (choose another directory with -o)", ErrOutput, err)
 	}
-	if err != nil {
-		return err
-	}
+	return p, nil
+}
+
+// previous reads the artifact the publication replaces, when it checks
+// out; otherwise it is nil, and why says why ("" when there is none).
+func (p *publication) previous() (prev *previous, why string) {
+	return loadPrevious(p.out)
+}
+
+// commit makes m current: the index built in p.dir takes its name (unless
+// keep: the index in place already is m's), then the ages table and the
+// manifest are written, and what replaced builds left is removed.
+func (p *publication) commit(m *artifact.Manifest, keep bool) error {
 	if !keep {
-		if err := syncDir(tmp); err != nil {
+		if err := syncDir(p.dir); err != nil {
 			return fmt.Errorf("%w: %w", ErrOutput, err)
 		}
-		if err := replaceDir(tmp, filepath.Join(out, m.Index)); err != nil {
+		if err := replaceDir(p.dir, filepath.Join(p.out, m.Index)); err != nil {
 			return fmt.Errorf("%w: %w", ErrOutput, err)
 		}
-		placed = true
+		p.placed = true
 	}
-	if err := writeAges(out, m); err != nil {
+	if err := writeAges(p.out, m); err != nil {
 		return fmt.Errorf("%w: %w", ErrOutput, err)
 	}
-	keepReplaced(out, m)
-	if err := writeManifest(out, m); err != nil {
+	keepReplaced(p.out, m)
+	if err := writeManifest(p.out, m); err != nil {
 		return fmt.Errorf("%w: %w", ErrOutput, err)
 	}
-	removeStale(out, m, time.Now())
+	removeStale(p.out, m, time.Now())
 	return nil
+}
+
+// abort removes the new index's directory unless commit placed it, and
+// releases the lock. It may be called again, and after commit.
+func (p *publication) abort() {
+	if !p.placed && p.dir != "" {
+		os.RemoveAll(p.dir)
+	}
+	p.dir = ""
+	if p.unlock != nil {
+		p.unlock()
+		p.unlock = nil
+	}
 }
 
 // writeAges writes the ages table of m's documents beside the manifest,
