@@ -1,6 +1,7 @@
 package kbccli
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -126,6 +127,11 @@ func runCompact(c *cli.Context, s *cli.Streams, g *globalOptions, o *compactOpti
 		src.Text = string(data)
 		job.existing += len(data)
 	}
+	scopeDir, _ := artifact.ScopeDir(job.scope)
+	scopeDir = filepath.Join(repo.Root(), filepath.FromSlash(scopeDir))
+	if err := checkSummaryKey(repo.Root(), scopeDir, job.key); err != nil {
+		return err
+	}
 	system, user := authoring.CompactPrompt(job.sources)
 	// The secret guard runs on what is sent, each source as it is placed.
 	var secrets compiler.Diagnostics
@@ -156,8 +162,7 @@ func runCompact(c *cli.Context, s *cli.Streams, g *globalOptions, o *compactOpti
 	if err != nil {
 		return err
 	}
-	scopeDir, _ := artifact.ScopeDir(job.scope)
-	path, _, err := authoring.WriteTopic(repo.Root(), filepath.Join(repo.Root(), filepath.FromSlash(scopeDir)), job.key, summary, authoring.TopicOptions{LockDir: repo.GitDir()})
+	path, _, err := authoring.WriteTopic(repo.Root(), scopeDir, job.key, summary, authoring.TopicOptions{LockDir: repo.GitDir()})
 	if err != nil {
 		return err
 	}
@@ -193,9 +198,24 @@ func selectCompaction(m *artifact.Manifest, target, key string, now time.Time) (
 			}
 		}
 	default:
-		prefixes := []string{target + "/", compiler.KBDir + "/" + target + "/"}
+		var prefix string
+		for _, p := range []string{target + "/", compiler.KBDir + "/" + target + "/"} {
+			if slices.ContainsFunc(m.Documents, func(d artifact.Document) bool { return strings.HasPrefix(d.Path, p) }) {
+				prefix = p
+				break
+			}
+		}
+		// The directory inside a .kb/ the target names: "" for a .kb/
+		// itself or a directory above one. Memories are merged only when
+		// it is theirs.
+		inside := ""
+		if i := strings.LastIndex(prefix, compiler.KBDir+"/"); i >= 0 {
+			inside = strings.Trim(prefix[i+len(compiler.KBDir)+1:], "/")
+		}
+		kindDir, _, _ := strings.Cut(inside, "/")
 		for _, d := range m.Documents {
-			if d.Kind != artifact.KindContext && slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(d.Path, p) }) {
+			if prefix != "" && strings.HasPrefix(d.Path, prefix) && d.Kind != artifact.KindContext &&
+				(d.Kind != artifact.KindMemory || kindDir == "memories") {
 				picked = append(picked, d)
 			}
 		}
@@ -208,13 +228,11 @@ func selectCompaction(m *artifact.Manifest, target, key string, now time.Time) (
 				return nil, cli.Usagef("%s holds documents of the scopes %s and %s: compact one scope's at a time", target, job.scope, d.Scope)
 			}
 		}
-		dir := strings.TrimSuffix(picked[0].Topic, "/"+filepath.Base(picked[0].Topic))
-		if i := strings.LastIndex(target, compiler.KBDir+"/"); i >= 0 {
-			dir = target[i+len(compiler.KBDir)+1:]
-		} else if !strings.HasPrefix(picked[0].Path, target+"/") {
-			dir = target
+		job.what, job.key = "the documents of "+target, inside+"/summary-"+date
+		if inside == "" || kindDir == "memories" || kindDir == "articles" || kindDir == "attachments" {
+			// Not a directory of topics: the summary goes beside the others.
+			job.key = "summaries/" + strings.ReplaceAll(cmp.Or(inside, "topics"), "/", "-") + "-" + date
 		}
-		job.what, job.key = "the documents of "+target, dir+"/summary-"+date
 	}
 	for _, d := range picked {
 		if _, retired := m.Retired[d.Path]; retired {
@@ -236,6 +254,20 @@ func selectCompaction(m *artifact.Manifest, target, key string, now time.Time) (
 		job.key = key
 	}
 	return job, nil
+}
+
+// checkSummaryKey refuses, before anything is sent, a summary key that
+// is not a topic's or names a file that exists: a summary is never
+// written over one.
+func checkSummaryKey(root, scopeDir, key string) error {
+	name, err := authoring.TopicPath(scopeDir, key)
+	if err != nil {
+		return cli.Usagef("--key: %v", err)
+	}
+	if _, err := os.Lstat(name); err == nil {
+		return cli.Usagef("%s exists: choose another --key; a summary is never written over a file", displayRepoPath(root, name))
+	}
+	return nil
 }
 
 func sortedKeys(set map[string]bool) []string {
