@@ -30,7 +30,6 @@ import (
 //	the bytes the offsets point into
 const (
 	AgesPrefix = "ages-"
-	agesMagic  = "KBQAGES1"
 	agesEntry  = 24
 	agesString = 8
 	// uncommittedBit marks, in an entry's path length, a file the build

@@ -95,12 +95,19 @@ func sampleManifest() *artifact.Manifest {
 
 func TestManifestRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	var buf bytes.Buffer
-	if err := artifact.Encode(&buf, sampleManifest()); err != nil {
+	m := sampleManifest()
+	if err := os.Mkdir(filepath.Join(dir, m.Index), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(buf.String(), "\n    {\"path\":\".kb/a.md\"") {
-		t.Errorf("documents are not one per line:\n%s", buf.String())
+	if err := os.WriteFile(filepath.Join(dir, m.Index, artifact.DocumentsFile), m.DocumentTable(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := artifact.Encode(&buf, m); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), ".kb/a.md") {
+		t.Errorf("the manifest holds documents:\n%s", buf.String())
 	}
 	if err := os.WriteFile(filepath.Join(dir, artifact.ManifestFile), buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
@@ -113,6 +120,19 @@ func TestManifestRoundTrip(t *testing.T) {
 	if err != nil || head.Documents != nil || head.Fields["body"].Tokens != 10 || head.Index != full.Index {
 		t.Fatalf("header: %v %+v", err, head)
 	}
+	// A table that is not the one the manifest commits to is corrupt.
+	other := sampleManifest()
+	other.Documents = other.Documents[:1]
+	if err := os.WriteFile(filepath.Join(dir, m.Index, artifact.DocumentsFile), other.DocumentTable(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := artifact.Read(dir); !errors.Is(err, artifact.ErrCorrupt) {
+		t.Errorf("another table: %v", err)
+	}
+	os.Remove(filepath.Join(dir, m.Index, artifact.DocumentsFile))
+	if _, err := artifact.Read(dir); !errors.Is(err, artifact.ErrCorrupt) {
+		t.Errorf("no table: %v", err)
+	}
 }
 
 func TestManifestErrors(t *testing.T) {
@@ -121,15 +141,15 @@ func TestManifestErrors(t *testing.T) {
 		want error
 	}{
 		"not json":     {"hello", artifact.ErrCorrupt},
-		"truncated":    {`{"format": "kbq-index", "format_version": 4,` + "\n  \"documents\": [\n    {\"path\":", artifact.ErrCorrupt},
+		"truncated":    {`{"format": "kbq-index", "format_version": 5,` + "\n  \"index\": \"ind", artifact.ErrCorrupt},
 		"other format": {`{"format": "zip", "format_version": 1}`, artifact.ErrCorrupt},
-		"newer":        {`{"format": "kbq-index", "format_version": 5}`, artifact.ErrIncompatible},
-		"no checksum":  {`{"format": "kbq-index", "format_version": 4, "analysis": {"stemmer": "porter", "stopwords": "lucene"},` + "\n  \"documents\": []}", artifact.ErrCorrupt},
+		"newer":        {`{"format": "kbq-index", "format_version": 6}`, artifact.ErrIncompatible},
+		"no checksum":  {`{"format": "kbq-index", "format_version": 5, "analysis": {"stemmer": "porter", "stopwords": "lucene"}}`, artifact.ErrCorrupt},
 		"older":        {`{"format": "kbq-index", "format_version": 0}`, artifact.ErrIncompatible},
-		"bad analysis": {`{"format": "kbq-index", "format_version": 4, "analysis": {"stemmer": "x"}}`, artifact.ErrCorrupt},
+		"bad analysis": {`{"format": "kbq-index", "format_version": 5, "analysis": {"stemmer": "x"}}`, artifact.ErrCorrupt},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := artifact.Decode(strings.NewReader(tt.text), false)
+			_, err := artifact.Decode(strings.NewReader(tt.text))
 			if !errors.Is(err, tt.want) {
 				t.Errorf("err = %v, want %v", err, tt.want)
 			}
@@ -149,9 +169,9 @@ func FuzzDecodeManifest(f *testing.F) {
 	var buf bytes.Buffer
 	artifact.Encode(&buf, sampleManifest())
 	f.Add(buf.String())
-	f.Add(`{"format":"kbq-index","format_version":1,"documents":[{"path":1}]}`)
+	f.Add(`{"format":"kbq-index","format_version":5,"index":1}`)
 	f.Fuzz(func(t *testing.T, text string) {
-		m, err := artifact.Decode(strings.NewReader(text), false)
+		m, err := artifact.Decode(strings.NewReader(text))
 		if err == nil && (m.Format != artifact.Format || m.FormatVersion != artifact.FormatVersion) {
 			t.Fatalf("accepted %q", text)
 		}
@@ -159,31 +179,6 @@ func FuzzDecodeManifest(f *testing.F) {
 			m.IndexDir("/x")
 		}
 	})
-}
-
-func TestScopes(t *testing.T) {
-	for _, tt := range []struct {
-		scope, dir string
-		contains   bool
-		depth      int
-	}{
-		{"global", "x/y", true, 0},
-		{"project", "", true, 1},
-		{"services/api", "services/api/x", true, 3},
-		{"services/api", "services/apix", false, 3},
-		{"services/api", "services", false, 3},
-		{"./global", "global/x", true, 2},
-	} {
-		if got := artifact.ScopeContains(tt.scope, tt.dir); got != tt.contains {
-			t.Errorf("ScopeContains(%q, %q) = %v", tt.scope, tt.dir, got)
-		}
-		if got := artifact.ScopeDepth(tt.scope); got != tt.depth {
-			t.Errorf("ScopeDepth(%q) = %d, want %d", tt.scope, got, tt.depth)
-		}
-	}
-	if artifact.ScopeName("global") != "./global" || artifact.ScopeName("") != "project" || artifact.ScopeName("a/b") != "a/b" {
-		t.Error("ScopeName")
-	}
 }
 
 // largeManifest is the manifest of 12,000 documents, what an incremental
@@ -203,31 +198,25 @@ func largeManifest() *artifact.Manifest {
 	return m
 }
 
-func BenchmarkDecodeManifest(b *testing.B) {
+func BenchmarkDecodeDocuments(b *testing.B) {
 	m := largeManifest()
-	var buf bytes.Buffer
-	if err := artifact.Encode(&buf, m); err != nil {
-		b.Fatal(err)
-	}
-	b.SetBytes(int64(buf.Len()))
+	table := artifact.EncodeDocuments(m.Documents, nil)
+	b.SetBytes(int64(len(table)))
 	for b.Loop() {
-		got, err := artifact.Decode(bytes.NewReader(buf.Bytes()), false)
-		if err != nil || len(got.Documents) != len(m.Documents) {
+		docs, _, err := artifact.DecodeDocuments(table)
+		if err != nil || len(docs) != len(m.Documents) {
 			b.Fatal(err)
 		}
 	}
 }
 
-func BenchmarkEncodeManifest(b *testing.B) {
+func BenchmarkEncodeDocuments(b *testing.B) {
 	m := largeManifest()
-	var buf bytes.Buffer
+	var n int
 	for b.Loop() {
-		buf.Reset()
-		if err := artifact.Encode(&buf, m); err != nil {
-			b.Fatal(err)
-		}
+		n = len(artifact.EncodeDocuments(m.Documents, nil))
 	}
-	b.SetBytes(int64(buf.Len()))
+	b.SetBytes(int64(n))
 }
 
 // A term begins with its word's first letter, lowercased: kbq's snippets

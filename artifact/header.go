@@ -17,7 +17,7 @@ import (
 // documents, into m. It returns false, leaving m partly set, when data is
 // not laid out as Encode writes it.
 func decodeHeader(data []byte, m *Manifest) bool {
-	s := docScanner{data: data}
+	s := jsonScanner{data: data}
 	ok := s.object(func(key string) bool {
 		var ok bool
 		switch key {
@@ -68,13 +68,13 @@ func decodeHeader(data []byte, m *Manifest) bool {
 }
 
 // tok consumes c if it comes next, after any white space.
-func (s *docScanner) tok(c byte) bool {
+func (s *jsonScanner) tok(c byte) bool {
 	s.space()
 	return s.next(c)
 }
 
 // word consumes w if it comes next, after any white space.
-func (s *docScanner) word(w string) bool {
+func (s *jsonScanner) word(w string) bool {
 	s.space()
 	if !bytes.HasPrefix(s.data[s.i:], []byte(w)) {
 		return false
@@ -84,11 +84,11 @@ func (s *docScanner) word(w string) bool {
 }
 
 // null consumes a null if it comes next.
-func (s *docScanner) null() bool { return s.word("null") }
+func (s *jsonScanner) null() bool { return s.word("null") }
 
 // object reads an object, calling value with each key to read its value,
 // white space allowed between tokens.
-func (s *docScanner) object(value func(key string) bool) bool {
+func (s *jsonScanner) object(value func(key string) bool) bool {
 	if !s.tok('{') {
 		return false
 	}
@@ -115,7 +115,7 @@ func (s *docScanner) object(value func(key string) bool) bool {
 }
 
 // boolean reads true or false.
-func (s *docScanner) boolean() (v, ok bool) {
+func (s *jsonScanner) boolean() (v, ok bool) {
 	if s.word("true") {
 		return true, true
 	}
@@ -124,7 +124,7 @@ func (s *docScanner) boolean() (v, ok bool) {
 
 // time reads a time as time.Time's JSON encoding writes it, and nothing
 // it would write otherwise.
-func (s *docScanner) time() (time.Time, bool) {
+func (s *jsonScanner) time() (time.Time, bool) {
 	v, ok := s.str()
 	if !ok {
 		return time.Time{}, false
@@ -134,7 +134,7 @@ func (s *docScanner) time() (time.Time, bool) {
 }
 
 // list reads an array of strings, or null as nil.
-func (s *docScanner) list() ([]string, bool) {
+func (s *jsonScanner) list() ([]string, bool) {
 	if s.null() {
 		return nil, true
 	}
@@ -142,7 +142,7 @@ func (s *docScanner) list() ([]string, bool) {
 }
 
 // counter reads an object of integers, or null as nil.
-func (s *docScanner) counter() (map[string]int, bool) {
+func (s *jsonScanner) counter() (map[string]int, bool) {
 	if s.null() {
 		return nil, true
 	}
@@ -155,7 +155,7 @@ func (s *docScanner) counter() (map[string]int, bool) {
 	return out, ok
 }
 
-func (s *docScanner) strMap() (map[string]string, bool) {
+func (s *jsonScanner) strMap() (map[string]string, bool) {
 	if s.null() {
 		return nil, true
 	}
@@ -168,7 +168,7 @@ func (s *docScanner) strMap() (map[string]string, bool) {
 	return out, ok
 }
 
-func (s *docScanner) fieldStats() (map[string]FieldStats, bool) {
+func (s *jsonScanner) fieldStats() (map[string]FieldStats, bool) {
 	if s.null() {
 		return nil, true
 	}
@@ -191,7 +191,7 @@ func (s *docScanner) fieldStats() (map[string]FieldStats, bool) {
 	return out, ok
 }
 
-func (s *docScanner) source(src *Source) bool {
+func (s *jsonScanner) source(src *Source) bool {
 	return s.object(func(key string) bool {
 		var ok bool
 		switch key {
@@ -210,7 +210,7 @@ func (s *docScanner) source(src *Source) bool {
 	})
 }
 
-func (s *docScanner) global(g *Global) bool {
+func (s *jsonScanner) global(g *Global) bool {
 	return s.object(func(key string) bool {
 		var ok bool
 		switch key {
@@ -223,7 +223,7 @@ func (s *docScanner) global(g *Global) bool {
 	})
 }
 
-func (s *docScanner) analysis(a *Analysis) bool {
+func (s *jsonScanner) analysis(a *Analysis) bool {
 	return s.object(func(key string) bool {
 		var ok bool
 		switch key {
@@ -238,7 +238,7 @@ func (s *docScanner) analysis(a *Analysis) bool {
 	})
 }
 
-func (s *docScanner) counts(c *Counts) bool {
+func (s *jsonScanner) counts(c *Counts) bool {
 	return s.object(func(key string) bool {
 		var ok bool
 		switch key {
@@ -257,7 +257,7 @@ func (s *docScanner) counts(c *Counts) bool {
 	})
 }
 
-func (s *docScanner) config(c *Config) bool {
+func (s *jsonScanner) config(c *Config) bool {
 	return s.object(func(key string) bool {
 		var ok bool
 		switch key {
@@ -283,7 +283,7 @@ func (s *docScanner) config(c *Config) bool {
 	})
 }
 
-func (s *docScanner) embeddings(e *Embeddings) bool {
+func (s *jsonScanner) embeddings(e *Embeddings) bool {
 	return s.object(func(key string) bool {
 		var ok bool
 		switch key {

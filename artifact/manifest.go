@@ -1,7 +1,6 @@
 package artifact
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"crypto/sha256"
@@ -10,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,14 +17,13 @@ import (
 	// hold a line per document, two to three times faster.
 	"encoding/hex"
 	"encoding/json"
+
+	"github.com/kbqdev/kbq/knowledge"
 )
 
 const (
 	// Format names the artifact format in every manifest.
 	Format = "kbq-index"
-	// FormatVersion is the version this package reads and writes. Any change to
-	// the manifest's meaning, the index schema or the analysis chain bumps it.
-	FormatVersion = 4
 	// ManifestFile is the manifest's name inside the artifact directory.
 	ManifestFile = "manifest.json"
 	// DefaultDir is the artifact directory at the repository root.
@@ -42,13 +39,14 @@ var (
 	ErrIncompatible = errors.New("incompatible kbq artifact")
 )
 
-// Manifest describes an artifact. Documents comes last in the encoding so that
-// ReadHeader can stop before it.
+// Manifest describes an artifact: the header that commits to one index,
+// its document table and its ages table. Replacing it is what publishes a
+// build.
 type Manifest struct {
-	// Checksum is the SHA-256 of the header as encoded, from the line after
-	// its own to the document list: a reader of the header checks it, and
-	// the header holds DocumentsSHA256, so a damaged byte anywhere is found
-	// by whoever reads that part. Encode sets both.
+	// Checksum is the SHA-256 of the manifest as encoded, from the line
+	// after its own to the end: every reader checks it, and the manifest
+	// holds DocumentsSHA256, so a damaged byte anywhere is found by
+	// whoever reads that part. Encode sets it.
 	Checksum        string `json:"checksum"`
 	Format          string `json:"format"`
 	FormatVersion   int    `json:"format_version"`
@@ -80,11 +78,14 @@ type Manifest struct {
 	Statuses map[string]string `json:"statuses,omitempty"`
 	// DocumentsSHA256 is the SHA-256 of the encoding from the document
 	// list to the end: what a reader of the documents checks.
-	DocumentsSHA256 string     `json:"documents_sha256"`
-	Documents       []Document `json:"documents"`
+	DocumentsSHA256 string `json:"documents_sha256"`
+	// Documents are the index's documents, in its document table (a file
+	// of the index directory) rather than in the manifest, which only
+	// commits to them by their checksum.
+	Documents []Document `json:"-"`
 	// Attachments lists the attachment files compiled against, so that an
-	// incremental build knows when they change.
-	Attachments []string `json:"attachments,omitempty"`
+	// incremental build knows when they change; kept in the document table.
+	Attachments []string `json:"-"`
 }
 
 // Source says what a build read.
@@ -130,9 +131,9 @@ func (b Budgets) Or(d Budgets) Budgets {
 // Of returns the budget of a scope's context.
 func (b Budgets) Of(scope string) int {
 	switch scope {
-	case ScopeGlobal:
+	case knowledge.ScopeGlobal:
 		return b.Global
-	case ScopeProject:
+	case knowledge.ScopeProject:
 		return b.Project
 	}
 	return b.Directory
@@ -168,8 +169,7 @@ func (s FieldStats) Add(o FieldStats) FieldStats {
 }
 
 // DocFields are a document's statistics for each text field, in the order
-// of TextFields. In JSON they are [[docs, tokens], ...], which is short and
-// quick to decode: manifests hold one per document.
+// of TextFields. In JSON they are [[docs, tokens], ...].
 type DocFields [4]FieldStats
 
 // Get returns the statistics of field.
@@ -212,63 +212,17 @@ func (f *DocFields) appendJSON(b []byte) []byte {
 	return append(b, ']')
 }
 
-// UnmarshalJSON reads [[docs, tokens], ...], with the document scanner: a
-// manifest holds one per document, and decoding them as generic JSON arrays
-// was a fifth of the time of reading a manifest.
+// UnmarshalJSON reads [[docs, tokens], ...].
 func (f *DocFields) UnmarshalJSON(data []byte) error {
-	compact := make([]byte, 0, len(data))
-	for _, c := range data {
-		if c != ' ' && c != '\n' && c != '\r' && c != '\t' {
-			compact = append(compact, c)
-		}
-	}
-	s := docScanner{data: compact}
-	if !s.fields(f) || s.i != len(compact) {
+	var pairs [][2]uint64
+	if err := json.Unmarshal(data, &pairs); err != nil || len(pairs) > len(f) {
 		return fmt.Errorf("field statistics %s: want up to %d pairs of counts, [[docs, tokens], ...]", brief(errors.New(string(data))), len(f))
 	}
+	*f = DocFields{}
+	for i, p := range pairs {
+		f[i] = FieldStats{Docs: p[0], Tokens: p[1]}
+	}
 	return nil
-}
-
-// Document is one compiled document.
-type Document struct {
-	Path       string   `json:"path"`
-	Scope      string   `json:"scope"`
-	Kind       string   `json:"kind"`
-	Topic      string   `json:"topic"`
-	Blob       string   `json:"blob"`
-	ID         int      `json:"id,omitempty"` // memories only
-	Title      string   `json:"title,omitempty"`
-	Tags       []string `json:"tags,omitempty"`
-	Source     string   `json:"source,omitempty"`
-	ShadowedBy []string `json:"shadowed_by,omitempty"`
-	// Importance is the document's importance, 0 to 1, when it sets one.
-	Importance *float64 `json:"importance,omitempty"`
-	// Created is when a memory was created or an article fetched, and
-	// Expires when the document sets a date past which kbc prune may
-	// remove it: RFC 3339 timestamps, or "".
-	Created string `json:"created,omitempty"`
-	Expires string `json:"expires,omitempty"`
-	// Status is the document's own status, "" for active: draft,
-	// deprecated or superseded.
-	Status string `json:"status,omitempty"`
-	// Supersedes lists the documents it replaces, as written: topic keys
-	// or memory:ID.
-	Supersedes []string `json:"supersedes,omitempty"`
-	// Commit, Author and Updated say which commit last changed the
-	// document's file, whose change it was and when it landed (the
-	// committer's time, RFC 3339), along the first-parent history of the
-	// commit built; Uncommitted marks a file the build read changed since
-	// then. All empty for the global scope, which is not in the repository.
-	Commit      string    `json:"commit,omitempty"`
-	Author      string    `json:"author,omitempty"`
-	Updated     string    `json:"updated,omitempty"`
-	Uncommitted bool      `json:"uncommitted,omitempty"`
-	Chunks      int       `json:"chunks"`
-	Fields      DocFields `json:"fields"`
-	// Seg and Doc locate the document's chunks in the index: segment Seg,
-	// document numbers Doc to Doc+Chunks-1.
-	Seg uint64 `json:"seg"`
-	Doc uint32 `json:"doc"`
 }
 
 // validIndexName reports whether name is index- and 8 to 64 hex digits.
@@ -295,31 +249,28 @@ func (m *Manifest) IndexDir(dir string) (string, error) {
 	return filepath.Join(dir, m.Index), nil
 }
 
-// Read reads the whole manifest of the artifact in dir.
+// Read reads the whole manifest of the artifact in dir: its header and
+// the documents of the index it names.
 func Read(dir string) (*Manifest, error) {
-	return read(dir, false)
+	m, err := ReadHeader(dir)
+	if err != nil {
+		return nil, err
+	}
+	if m.Documents, m.Attachments, err = ReadDocuments(dir, m); err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	return m, nil
 }
 
-// ReadHeader reads the manifest of the artifact in dir without its Documents,
-// which is all a search needs and much cheaper for large artifacts.
+// ReadHeader reads the manifest of the artifact in dir without its
+// documents, which is all a search needs.
 func ReadHeader(dir string) (*Manifest, error) {
-	return read(dir, true)
-}
-
-func read(dir string, headerOnly bool) (*Manifest, error) {
 	path := filepath.Join(dir, ManifestFile)
-	var m *Manifest
-	var err error
-	if headerOnly {
-		var f *os.File
-		if f, err = os.Open(path); err == nil {
-			m, err = Decode(f, true)
-			f.Close()
-		}
-	} else {
-		var data []byte
-		if data, err = os.ReadFile(path); err == nil {
-			m, err = decode(data, false)
+	data, err := os.ReadFile(path)
+	if err == nil {
+		var m *Manifest
+		if m, err = decode(data); err == nil {
+			return m, nil
 		}
 	}
 	switch {
@@ -327,104 +278,35 @@ func read(dir string, headerOnly bool) (*Manifest, error) {
 		return nil, fmt.Errorf("%w in %s", ErrNoArtifact, dir)
 	case errors.Is(err, ErrCorrupt) || errors.Is(err, ErrIncompatible):
 		return nil, fmt.Errorf("%s: %w", path, err)
-	case err != nil:
-		return nil, fmt.Errorf("read manifest: %w", err)
 	}
-	return m, nil
+	return nil, fmt.Errorf("read manifest: %w", err)
 }
 
-// documentsKey starts the document list in manifests written by Encode. It
-// cannot occur earlier: a newline inside a JSON string is escaped.
-var documentsKey = []byte(",\n  \"documents\": [")
-
-// Decode reads a manifest from r and checks its format and version. With
-// headerOnly it stops reading at the document list.
-func Decode(r io.Reader, headerOnly bool) (*Manifest, error) {
-	if !headerOnly {
-		data, err := io.ReadAll(r)
-		if err != nil {
-			return nil, err
-		}
-		return decode(data, false)
+// Decode reads a manifest from r and checks its format, version and
+// checksum. The manifest holds no documents: ReadDocuments reads them.
+func Decode(r io.Reader) (*Manifest, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
 	}
-	// The header is a kilobyte or two: read a page, then more as needed.
-	data := make([]byte, 0, 4<<10)
-	for {
-		if len(data) == cap(data) {
-			data = slices.Grow(data, len(data))
-		}
-		n, err := r.Read(data[len(data):cap(data)])
-		data = data[:len(data)+n]
-		from := max(0, len(data)-n-len(documentsKey))
-		if i := bytes.Index(data[from:], documentsKey); i >= 0 {
-			return decode(data[:from+i+len(documentsKey)], true)
-		}
-		if err == io.EOF {
-			return decode(data, true)
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
+	return decode(data)
 }
 
-// decode decodes a whole manifest, or with headerOnly its beginning, which
-// may stop where the document list starts. Strings point into data, which
-// must not change afterwards: a manifest holds a few strings per document,
-// and copying them took a third of the time of decoding it.
-func decode(data []byte, headerOnly bool) (*Manifest, error) {
+// decode decodes a manifest. Strings point into data, which must not
+// change afterwards.
+func decode(data []byte) (*Manifest, error) {
 	m := new(Manifest)
-	head := data
-	header := bytes.Index(data, documentsKey)
-	if header >= 0 {
-		head = append(data[:header:header], '}')
-	}
-	if !decodeHeader(head, m) {
+	if !decodeHeader(data, m) {
 		*m = Manifest{}
-		if err := json.Unmarshal(head, m); err != nil {
+		if err := json.Unmarshal(data, m); err != nil {
 			return nil, fmt.Errorf("%w: %s", ErrCorrupt, brief(err))
 		}
 	}
 	if err := m.checkFormat(); err != nil {
 		return nil, err
 	}
-	if header < 0 {
-		return nil, fmt.Errorf("%w: the manifest has no document list", ErrCorrupt)
-	}
-	if err := checkHeader(data[:header]); err != nil {
+	if err := checkHeader(data); err != nil {
 		return nil, err
-	}
-	if !headerOnly {
-		if err := checkDocuments(data[:header], data[header:]); err != nil {
-			return nil, err
-		}
-	}
-	if !headerOnly {
-		// One document per line: room for all of them, in one allocation.
-		docs := make([]Document, 0, bytes.Count(data[header:], []byte("\n")))
-		docs, tail, ok := decodeDocumentLines(data[header+len(documentsKey):], docs)
-		if ok {
-			// What follows the documents, attachments for one.
-			tail = bytes.TrimLeft(tail, " \n\r\t")
-			if len(tail) > 0 && tail[0] == ',' {
-				err := json.Unmarshal(append([]byte{'{'}, tail[1:]...), m)
-				ok = err == nil
-			} else {
-				ok = len(bytes.TrimSpace(tail)) == 1 && tail[0] == '}'
-			}
-		}
-		if ok {
-			m.Documents = docs
-		} else {
-			// Not the layout Encode writes: the general decoder.
-			m.Documents = docs[:0]
-			if err := json.Unmarshal(data, m); err != nil {
-				return nil, fmt.Errorf("%w: %s", ErrCorrupt, brief(err))
-			}
-		}
-	}
-	if headerOnly {
-		m.Documents, m.Attachments = nil, nil
 	}
 	if !m.Analysis.Valid() {
 		return nil, fmt.Errorf("%w: unknown analysis %+v", ErrCorrupt, m.Analysis)
@@ -440,30 +322,15 @@ var checksumLine = []byte("{\n  \"checksum\": \"")
 // digits, `",` and a newline.
 var checksumLineLen = len(checksumLine) + 64 + 3
 
-// checkHeader checks the header's checksum: the SHA-256 of what follows
+// checkHeader checks the manifest's checksum: the SHA-256 of what follows
 // the checksum's line.
-func checkHeader(head []byte) error {
-	if len(head) < checksumLineLen || !bytes.HasPrefix(head, checksumLine) || !bytes.Equal(head[checksumLineLen-3:checksumLineLen], []byte("\",\n")) {
+func checkHeader(data []byte) error {
+	if len(data) < checksumLineLen || !bytes.HasPrefix(data, checksumLine) || !bytes.Equal(data[checksumLineLen-3:checksumLineLen], []byte("\",\n")) {
 		return fmt.Errorf("%w: the manifest has no checksum where kbc writes it", ErrCorrupt)
 	}
-	sum := sha256.Sum256(head[checksumLineLen:])
-	if hex.EncodeToString(sum[:]) != string(head[len(checksumLine):checksumLineLen-3]) {
-		return fmt.Errorf("%w: the manifest's header does not match its checksum (the file was changed or damaged)", ErrCorrupt)
-	}
-	return nil
-}
-
-// checkDocuments checks the document list against the checksum the
-// header records.
-func checkDocuments(head, docs []byte) error {
-	i := bytes.Index(head, []byte(`"documents_sha256": "`))
-	if i < 0 || len(head) < i+21+64 {
-		return fmt.Errorf("%w: the manifest records no checksum of its documents", ErrCorrupt)
-	}
-	want := head[i+21 : i+21+64]
-	sum := sha256.Sum256(docs)
-	if hex.EncodeToString(sum[:]) != string(want) {
-		return fmt.Errorf("%w: the manifest's documents do not match their checksum (the file was changed or damaged)", ErrCorrupt)
+	sum := sha256.Sum256(data[checksumLineLen:])
+	if hex.EncodeToString(sum[:]) != string(data[len(checksumLine):checksumLineLen-3]) {
+		return fmt.Errorf("%w: the manifest does not match its checksum (the file was changed or damaged)", ErrCorrupt)
 	}
 	return nil
 }
@@ -490,72 +357,22 @@ func (m *Manifest) checkFormat() error {
 	return nil
 }
 
-// Encode writes m as indented JSON with one document per line, so that
-// manifests stay readable and diff well.
-//
-// The documents are encoded twice, once for their checksum, which the
-// header holds, and once to write them: a manifest of 100,000 documents is
-// tens of megabytes, and holding it all costs page faults.
+// Encode writes m, without its documents, as indented JSON under a line
+// holding its checksum. m.DocumentsSHA256 must be the checksum of its
+// document table (DocumentTable sets it).
 func Encode(w io.Writer, m *Manifest) error {
-	sum := sha256.New()
-	if err := encodeDocuments(sum, m); err != nil {
-		return err
-	}
 	header := *m
-	header.Documents, header.Attachments = nil, nil
 	header.Checksum = strings.Repeat("0", 64)
-	header.DocumentsSHA256 = hex.EncodeToString(sum.Sum(nil))
 	head, err := json.MarshalIndent(header, "", "  ")
 	if err != nil {
 		return err
 	}
-	// Drop `"documents": null` and the closing brace; documents follow.
-	cut := bytes.LastIndex(head, []byte(`,`+"\n"+`  "documents"`))
-	if cut < 0 || !bytes.HasPrefix(head, checksumLine) {
+	if !bytes.HasPrefix(head, checksumLine) {
 		return fmt.Errorf("encode manifest: unexpected layout")
 	}
-	head = head[:cut]
-	headSum := sha256.Sum256(head[checksumLineLen:])
-	hex.Encode(head[len(checksumLine):], headSum[:])
-	bw := bufio.NewWriterSize(w, 64<<10)
-	bw.Write(head)
-	if err := encodeDocuments(bw, m); err != nil {
-		return err
-	}
-	return bw.Flush()
-}
-
-// encodeDocuments writes the manifest from its document list to the end.
-func encodeDocuments(w io.Writer, m *Manifest) error {
-	bw, ok := w.(*bufio.Writer)
-	if !ok {
-		bw = bufio.NewWriterSize(w, 64<<10)
-	}
-	bw.WriteString(",\n  \"documents\": [")
-	var scratch []byte
-	for i := range m.Documents {
-		if i > 0 {
-			bw.WriteByte(',')
-		}
-		bw.WriteString("\n    ")
-		scratch = appendDocument(scratch[:0], &m.Documents[i])
-		bw.Write(scratch)
-	}
-	if len(m.Documents) > 0 {
-		bw.WriteString("\n  ")
-	}
-	bw.WriteString("]")
-	if len(m.Attachments) > 0 {
-		att, err := json.Marshal(m.Attachments)
-		if err != nil {
-			return err
-		}
-		bw.WriteString(",\n  \"attachments\": ")
-		bw.Write(att)
-	}
-	bw.WriteString("\n}\n")
-	if !ok {
-		return bw.Flush()
-	}
-	return nil
+	head = append(head, '\n')
+	sum := sha256.Sum256(head[checksumLineLen:])
+	hex.Encode(head[len(checksumLine):], sum[:])
+	_, err = w.Write(head)
+	return err
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 )
@@ -69,29 +70,46 @@ func fill(t *testing.T, v reflect.Value, seed *int) {
 }
 
 // Every field of the manifest, its documents' included, is written and
-// read back: a field added to a persisted struct and left out of its
-// codec fails here.
+// read back, through the manifest, the document table and the ages table:
+// a field added to a persisted struct and left out of its codec fails
+// here.
 func TestManifestRoundTripsEveryField(t *testing.T) {
 	var m Manifest
 	seed := 0
 	fill(t, reflect.ValueOf(&m), &seed)
-	// What the format itself fixes, or Encode computes.
+	// What the format itself fixes, or the writers compute.
 	m.Format, m.FormatVersion, m.Analysis = Format, FormatVersion, DefaultAnalysis
 	m.Index = "index-0123456789abcdef"
-	m.Checksum, m.DocumentsSHA256 = "", ""
 	for i := range m.Documents {
-		m.Documents[i].Created = "2024-05-01T10:00:00Z"
-		m.Documents[i].Expires = "2025-05-01T10:00:00Z"
+		d := &m.Documents[i]
+		d.Created = "2024-05-01T10:00:00Z"
+		d.Expires = "2025-05-01T10:00:00Z"
+		d.Updated = time.Date(2024, 6, 1+i, 10, 0, 0, 0, time.UTC).Format(time.RFC3339)
+	}
+	dir := t.TempDir()
+	name, ages := EncodeAges(m.Documents)
+	m.Ages = name
+	if err := os.WriteFile(filepath.Join(dir, name), ages, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, m.Index), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, m.Index, DocumentsFile), m.DocumentTable(), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	var buf bytes.Buffer
 	if err := Encode(&buf, &m); err != nil {
 		t.Fatal(err)
 	}
-	got, err := decode(buf.Bytes(), false)
-	if err != nil {
-		t.Fatalf("decode: %v\n%s", err, buf.Bytes())
+	if err := os.WriteFile(filepath.Join(dir, ManifestFile), buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	got.Checksum, got.DocumentsSHA256 = "", ""
+	got, err := Read(dir)
+	if err != nil {
+		t.Fatalf("read: %v\n%s", err, buf.Bytes())
+	}
+	got.Checksum, m.Checksum = "", ""
 	if !reflect.DeepEqual(*got, m) {
 		t.Errorf("the manifest does not round-trip:\n got %+v\nwant %+v", *got, m)
 		for i := range m.Documents {
@@ -100,15 +118,41 @@ func TestManifestRoundTripsEveryField(t *testing.T) {
 			}
 		}
 	}
-	header, err := decode(buf.Bytes(), true)
+	header, err := ReadHeader(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	header.Checksum, header.DocumentsSHA256 = "", ""
+	header.Checksum = ""
 	want := m
 	want.Documents, want.Attachments = nil, nil
 	if !reflect.DeepEqual(*header, want) {
 		t.Errorf("the header does not round-trip:\n got %+v\nwant %+v", *header, want)
+	}
+}
+
+// A damaged document table is found, whatever byte is changed, and never
+// crashes the reader.
+func TestDocumentTableDamageIsDetected(t *testing.T) {
+	var m Manifest
+	seed := 0
+	fill(t, reflect.ValueOf(&m), &seed)
+	table := EncodeDocuments(m.Documents, m.Attachments)
+	docs, att, err := DecodeDocuments(table)
+	if err != nil || len(docs) != len(m.Documents) || len(att) != len(m.Attachments) {
+		t.Fatalf("intact table: %d documents, %d attachments, %v", len(docs), len(att), err)
+	}
+	for i := range table {
+		damaged := slices.Clone(table)
+		damaged[i] ^= 0xff
+		DecodeDocuments(damaged) // must not panic
+	}
+	for n := range len(table) - 1 {
+		if _, _, err := DecodeDocuments(table[:n]); err == nil {
+			t.Fatalf("a table cut to %d of %d bytes reads", n, len(table))
+		}
+	}
+	if _, _, err := DecodeDocuments(append(slices.Clone(table), 0)); err == nil {
+		t.Fatal("a table with a byte more reads")
 	}
 }
 

@@ -1,7 +1,10 @@
 package artifact
 
 import (
+	"bytes"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -35,6 +38,7 @@ const (
 	FieldSource       = "source"      // the document's source (memories, articles)
 	FieldChunk        = "chunk"       // ordinal of the chunk in its document
 	FieldBlob         = "blob"        // first chunk only: the git blob hash of the document's file
+	FieldMeta         = "meta"        // the document's Meta keys, as EncodeMeta writes them
 )
 
 // TextFields lists the scored fields, in the order queries search them.
@@ -42,83 +46,6 @@ var TextFields = []string{FieldTitle, FieldHeading, FieldTags, FieldBody}
 
 // TagSeparator joins a document's tags in the stored tags field.
 const TagSeparator = "\x1f"
-
-// Document kinds.
-const (
-	KindContext    = "context"
-	KindMemory     = "memory"
-	KindArticle    = "article"
-	KindTopic      = "topic"
-	KindAttachment = "attachment"
-)
-
-// Kinds lists the kinds of indexed documents.
-var Kinds = []string{KindContext, KindMemory, KindArticle, KindTopic}
-
-// Scope names. A directory scope is named by its slash-separated path from
-// the repository root; the root's .kb/ is the project scope, and the personal
-// knowledge directory the global scope. A top-level directory that happens to
-// be called "global" or "project" is named "./global" or "./project".
-const (
-	ScopeGlobal  = "global"
-	ScopeProject = "project"
-)
-
-// ScopeName returns the scope name of the .kb/ directory (or agent context
-// file) found in dir, a slash-separated path relative to the repository root
-// ("" or "." for the root).
-func ScopeName(dir string) string {
-	switch dir {
-	case "", ".":
-		return ScopeProject
-	case ScopeGlobal, ScopeProject:
-		return "./" + dir
-	}
-	return dir
-}
-
-// ScopeDir is the inverse of ScopeName for repository scopes: the directory
-// the scope applies to, "" for the project scope. ok is false for the global
-// scope.
-func ScopeDir(scope string) (dir string, ok bool) {
-	switch scope {
-	case ScopeGlobal:
-		return "", false
-	case ScopeProject:
-		return "", true
-	}
-	return strings.TrimPrefix(scope, "./"), true
-}
-
-// ScopeDepth orders scopes by precedence: global 0, project 1, then one more
-// for every directory level.
-func ScopeDepth(scope string) int {
-	dir, ok := ScopeDir(scope)
-	switch {
-	case !ok:
-		return 0
-	case dir == "":
-		return 1
-	}
-	return 2 + strings.Count(dir, "/")
-}
-
-// ScopeContains reports whether scope applies to dir, a slash-separated path
-// relative to the repository root ("" for the root).
-func ScopeContains(scope, dir string) bool {
-	sdir, ok := ScopeDir(scope)
-	switch {
-	case !ok || sdir == "":
-		return true
-	case dir == sdir:
-		return true
-	}
-	return strings.HasPrefix(dir, sdir+"/")
-}
-
-// GlobalPathPrefix starts the path of every global-scope document, which lives
-// outside the repository: "global:notes/x.md".
-const GlobalPathPrefix = "global:"
 
 // EncodeNorm is how a field's length (its number of terms) is stored in the
 // index as Bluge's per-document norm.
@@ -141,3 +68,32 @@ func FacetTopic(topic string) string      { return "topic=" + topic }
 func FacetScope(scope string) string      { return "scope=" + scope }
 func FacetTag(tag string) string          { return "tag=" + strings.ToLower(tag) }
 func FacetShadowedBy(scope string) string { return "shadowed=" + scope }
+
+// EncodeMeta writes a document's Meta keys for the stored meta field:
+// key, unit separator, value, record separator, sorted by key.
+func EncodeMeta(meta map[string]string) []byte {
+	var b []byte
+	for _, k := range slices.Sorted(maps.Keys(meta)) {
+		b = append(append(append(append(b, k...), 0x1f), meta[k]...), 0x1e)
+	}
+	return b
+}
+
+// DecodeMeta reads what EncodeMeta wrote; nil for nothing.
+func DecodeMeta(b []byte) map[string]string {
+	var m map[string]string
+	for len(b) > 0 {
+		rec, rest, _ := bytes.Cut(b, []byte{0x1e})
+		k, v, _ := bytes.Cut(rec, []byte{0x1f})
+		if m == nil {
+			m = make(map[string]string)
+		}
+		m[string(k)] = string(v)
+		b = rest
+	}
+	return m
+}
+
+// FacetMeta is the facet term of a Meta key that queries filter on
+// (knowledge.Key.Filter): the key, "=" and the value, lowercased.
+func FacetMeta(key, value string) string { return key + "=" + strings.ToLower(value) }

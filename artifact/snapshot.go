@@ -30,8 +30,6 @@ const (
 	// SegmentType and SegmentVersion name the segment format.
 	SegmentType    = ice.Type
 	SegmentVersion = ice.Version
-	// snapshotFormat is Bluge's snapshot format version.
-	snapshotFormat = 1
 	// segmentFooterLen is the size of an ice segment's footer: document
 	// count, three offsets, chunk mode, version and CRC.
 	segmentFooterLen = 8*4 + 4*3

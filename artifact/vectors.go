@@ -13,13 +13,6 @@ import (
 // of the manifest's documents and of each document's chunks.
 const VectorsFile = "vectors"
 
-// vectorsMagic starts a vectors file; the digits are its layout's version.
-const (
-	vectorsMagic   = "KBQVEC03"
-	vectorsMagicV2 = "KBQVEC02"
-	vectorsMagicV1 = "KBQVEC01"
-)
-
 // Embeddings says how an index's vectors were made: a query must be
 // embedded by the same model to be compared with them.
 type Embeddings struct {

@@ -22,8 +22,6 @@ import (
 // the same for the same knowledge wherever it is built.
 const WorktreeFile = "worktree.stamps"
 
-const worktreeHeader = "kbq-worktree 1"
-
 // Worktree is what a build from the working tree saw of the knowledge
 // files and the directories that hold them, so that a reader can tell,
 // with a stat call per file, which changed since: git's stat cache, for

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kbqdev/kbq/compiler"
+	"github.com/kbqdev/kbq/knowledge"
 )
 
 // ErrUnreachable means knowledge written into a directory would never be
@@ -26,13 +26,13 @@ func Reachable(root, scopeDir, sub string, leftOut func(rel string) (string, err
 		return fmt.Errorf("%w: %s is outside the repository at %s", ErrUnreachable, scopeDir, root)
 	}
 	rel = filepath.ToSlash(rel)
-	if slices.Contains(strings.Split(rel, "/"), compiler.KBDir) {
-		return fmt.Errorf("%w: %s is inside a %s/ directory, where it would be a topic's folder; give the directory that holds the %s/", ErrUnreachable, rel, compiler.KBDir, compiler.KBDir)
+	if slices.Contains(strings.Split(rel, "/"), knowledge.Dir) {
+		return fmt.Errorf("%w: %s is inside a %s/ directory, where it would be a topic's folder; give the directory that holds the %s/", ErrUnreachable, rel, knowledge.Dir, knowledge.Dir)
 	}
 	if leftOut == nil {
 		return nil
 	}
-	target := strings.TrimSuffix(compiler.KBDir+"/"+sub, "/")
+	target := strings.TrimSuffix(knowledge.Dir+"/"+sub, "/")
 	if rel != "." {
 		target = rel + "/" + target
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/internal/filelock"
+	"github.com/kbqdev/kbq/knowledge"
 )
 
 // MaxMemoryBytes caps the text of a memory; longer knowledge belongs in a
@@ -71,11 +72,11 @@ func Remember(scopeDir, text string, opts MemoryOptions) (string, error) {
 	case len(text) > MaxMemoryBytes:
 		return "", fmt.Errorf("%w: the text is over %d KiB, the most a memory may hold (write a topic instead)", ErrMemoryText, MaxMemoryBytes>>10)
 	}
-	kb := filepath.Join(scopeDir, compiler.KBDir)
+	kb := filepath.Join(scopeDir, knowledge.Dir)
 	if fi, err := os.Stat(kb); err == nil && !fi.IsDir() {
 		return "", fmt.Errorf("%w: %s is a file, not a directory", ErrMemoryText, kb)
 	}
-	dir := filepath.Join(kb, "memories")
+	dir := filepath.Join(kb, knowledge.MemoriesDir)
 	if opts.Root != "" {
 		if err := noLinks(opts.Root, dir, ErrMemoryText); err != nil {
 			return "", err
@@ -134,7 +135,7 @@ func Remember(scopeDir, text string, opts MemoryOptions) (string, error) {
 	}
 	slug := Slug(text)
 	for range 1000 {
-		name := filepath.Join(dir, fmt.Sprintf("%03d-%s.md", id, slug))
+		name := filepath.Join(dir, knowledge.MemoryName(id, slug))
 		// A hard link is created atomically and never replaces a file: a
 		// memory appears whole or not at all.
 		err := os.Link(tmp.Name(), name)
@@ -181,7 +182,7 @@ func memoryFile(id int, text string, opts MemoryOptions) ([]byte, error) {
 	b.WriteString("---\n")
 	b.WriteString(text)
 	b.WriteString("\n")
-	name := fmt.Sprintf("%03d-%s.md", id, Slug(text))
+	name := knowledge.MemoryName(id, Slug(text))
 	for _, d := range compiler.Validate("memories/"+name, b.Bytes()) {
 		if d.Severity == compiler.Error {
 			return nil, fmt.Errorf("%w: %s", ErrMemoryText, d.Message)
@@ -200,17 +201,17 @@ func maxMemoryID(dir string) (int, error) {
 	top := 0
 	for _, e := range entries {
 		name := e.Name()
-		if e.IsDir() || !compiler.IsMarkdown(name) {
+		if e.IsDir() || !knowledge.IsMarkdown(name) {
 			continue
 		}
-		if n, ok := compiler.MemoryNameID(name); ok {
+		if n, ok := knowledge.MemoryNameID(name); ok {
 			top = max(top, n)
 		}
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			return 0, fmt.Errorf("read %s: %w", name, err)
 		}
-		if n, ok := compiler.MemoryID(data); ok {
+		if n, ok := knowledge.MemoryID(data); ok {
 			top = max(top, n)
 		}
 	}
@@ -273,10 +274,10 @@ var latinFold = strings.NewReplacer("ø", "o", "Ø", "O", "ß", "ss", "æ", "ae"
 func Exists(root, scopeDir, ref string) bool {
 	idText, memory := strings.CutPrefix(strings.TrimSpace(ref), "memory:")
 	for d := scopeDir; ; d = filepath.Dir(d) {
-		kb := filepath.Join(d, compiler.KBDir)
+		kb := filepath.Join(d, knowledge.Dir)
 		if memory {
 			if id, err := strconv.Atoi(idText); err == nil && id > 0 {
-				if _, err := findMemory(filepath.Join(kb, "memories"), id); err == nil {
+				if _, err := findMemory(filepath.Join(kb, knowledge.MemoriesDir), id); err == nil {
 					return true
 				}
 			}
@@ -303,7 +304,7 @@ func ScopeDir(root, dir string) string {
 		return root
 	}
 	for d := dir; ; d = filepath.Dir(d) {
-		if fi, err := os.Lstat(filepath.Join(d, compiler.KBDir)); err == nil && fi.IsDir() {
+		if fi, err := os.Lstat(filepath.Join(d, knowledge.Dir)); err == nil && fi.IsDir() {
 			return d
 		}
 		if d == root || filepath.Dir(d) == d {
@@ -320,7 +321,7 @@ func ScopeDir(root, dir string) string {
 // path.
 func Forget(root, scopeDir, ref string) (string, error) {
 	if id, err := strconv.Atoi(ref); err == nil {
-		dir := filepath.Join(scopeDir, compiler.KBDir, "memories")
+		dir := filepath.Join(scopeDir, knowledge.Dir, knowledge.MemoriesDir)
 		path, err := findMemory(dir, id)
 		if errors.Is(err, ErrNoMemory) {
 			if other := enclosingMemory(root, scopeDir, id); other != "" {
@@ -337,8 +338,8 @@ func Forget(root, scopeDir, ref string) (string, error) {
 		return "", err
 	}
 	slash := filepath.ToSlash(abs)
-	if filepath.Base(filepath.Dir(abs)) != "memories" || filepath.Base(filepath.Dir(filepath.Dir(abs))) != compiler.KBDir ||
-		!compiler.IsMarkdown(slash) {
+	if filepath.Base(filepath.Dir(abs)) != knowledge.MemoriesDir || filepath.Base(filepath.Dir(filepath.Dir(abs))) != knowledge.Dir ||
+		!knowledge.IsMarkdown(slash) {
 		return "", fmt.Errorf("%w: %s is not in a .kb/memories/ directory; kbc forget only removes memories", ErrNotMemory, ref)
 	}
 	fi, err := os.Lstat(abs)
@@ -379,7 +380,7 @@ func writeFailed(what, dir string, err error) error {
 func enclosingMemory(root, scopeDir string, id int) string {
 	for d := scopeDir; d != root && filepath.Dir(d) != d; {
 		d = filepath.Dir(d)
-		if path, err := findMemory(filepath.Join(d, compiler.KBDir, "memories"), id); err == nil {
+		if path, err := findMemory(filepath.Join(d, knowledge.Dir, knowledge.MemoriesDir), id); err == nil {
 			return path
 		}
 		if rel, err := filepath.Rel(root, d); err != nil || strings.HasPrefix(rel, "..") {
@@ -402,14 +403,14 @@ func findMemory(dir string, id int) (string, error) {
 	var byName, byID string
 	for _, e := range entries {
 		name := e.Name()
-		if e.IsDir() || !compiler.IsMarkdown(name) {
+		if e.IsDir() || !knowledge.IsMarkdown(name) {
 			continue
 		}
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			return "", err
 		}
-		if n, ok := compiler.MemoryID(data); ok {
+		if n, ok := knowledge.MemoryID(data); ok {
 			if n == id {
 				if byID != "" {
 					return "", fmt.Errorf("%w: memory id %d is used by both %s and %s: forget one of them by path", ErrNotMemory, id, byID, filepath.Join(dir, name))
@@ -418,7 +419,7 @@ func findMemory(dir string, id int) (string, error) {
 			}
 			continue
 		}
-		if n, ok := compiler.MemoryNameID(name); ok && n == id && byName == "" {
+		if n, ok := knowledge.MemoryNameID(name); ok && n == id && byName == "" {
 			byName = filepath.Join(dir, name)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/kbqdev/kbq/gitsource"
 	"github.com/kbqdev/kbq/internal/filelock"
 	"github.com/kbqdev/kbq/internal/safefs"
+	"github.com/kbqdev/kbq/knowledge"
 )
 
 // MaxTopicBytes caps a topic written through WriteTopic.
@@ -72,12 +73,12 @@ func TopicPath(scopeDir, key string) (string, error) {
 	switch {
 	case key == "context":
 		return "", fmt.Errorf("%w: context is the scope's always-loaded context, not a topic; edit .kb/context.md by hand", ErrTopic)
-	case parts[0] == "memories":
-		return "", fmt.Errorf("%w: memories/ holds memories; write one with knowledge_remember", ErrTopic)
-	case parts[0] == "articles" || parts[0] == "attachments":
+	case parts[0] == knowledge.MemoriesDir:
+		return "", fmt.Errorf("%w: %s/ holds memories; write one with knowledge_remember", ErrTopic, parts[0])
+	case knowledge.IsKindDir(parts[0]):
 		return "", fmt.Errorf("%w: %s/ is not for topics; choose another key", ErrTopic, parts[0])
 	}
-	return filepath.Join(scopeDir, compiler.KBDir, filepath.FromSlash(key)+".md"), nil
+	return filepath.Join(scopeDir, knowledge.Dir, filepath.FromSlash(key)+".md"), nil
 }
 
 // WriteTopic creates or replaces the topic key of the scope rooted at

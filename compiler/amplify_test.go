@@ -6,11 +6,12 @@ import (
 	"testing"
 
 	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/knowledge"
 )
 
 func parseTopic(text string) *document {
 	return parseDocument(input{path: ".kb/x.md", display: ".kb/x.md", data: []byte(text),
-		loc: location{kind: artifact.KindTopic, scope: artifact.ScopeProject, topic: "x"}})
+		loc: knowledge.Location{Kind: knowledge.KindTopic, Scope: knowledge.ScopeProject, Topic: "x"}})
 }
 
 func diagnosticsOf(d *document) string {

@@ -19,6 +19,7 @@ import (
 	"github.com/kbqdev/kbq/gitsource"
 	"github.com/kbqdev/kbq/internal/units"
 	"github.com/kbqdev/kbq/internal/version"
+	"github.com/kbqdev/kbq/knowledge"
 )
 
 // Version is the compiler's version, recorded in every manifest.
@@ -33,7 +34,7 @@ var ErrInvalid = errors.New("knowledge has errors")
 // Options configure what the compiler reads.
 type Options struct {
 	// ContextFiles are the agent context file names picked up outside .kb/
-	// directories; nil means DefaultContextFiles.
+	// directories; nil means knowledge.DefaultContextFiles.
 	ContextFiles []string
 	// MaxFileSize caps the size of a knowledge file; 0 means the default.
 	MaxFileSize int64
@@ -92,7 +93,7 @@ func (o *Options) defaults() {
 		o.Config = &Config{}
 	}
 	if o.ContextFiles == nil {
-		o.ContextFiles = DefaultContextFiles
+		o.ContextFiles = knowledge.DefaultContextFiles
 	}
 	if o.MaxFileSize <= 0 {
 		o.MaxFileSize = DefaultMaxFileSize
@@ -250,19 +251,11 @@ func listSource(src Source, opts BuildOptions) listedSource {
 	return out
 }
 
-// documentLayout changes when what kbc records of a document changes (4:
-// its blob in its first chunk; its importance, creation and expiry in the
-// manifest; 5: long lines cut between sentences, with overlap; 6: the
-// description searched with the title; 7: status and supersedes; 8: the
-// last commit, author and time), so that an
-// incremental build does not mix documents compiled both ways.
-const documentLayout = 8
-
 // buildKey identifies the settings that shape compiled documents.
 func buildKey(o Options) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s %d %s %+v %v %d %d/%d/%d %d %s\n", artifact.Format, artifact.FormatVersion, Version,
-		o.Analysis, o.ContextFiles, o.MaxFileSize, minChunk, maxChunk, maxOverlap, documentLayout, o.Config.Hash)
+		o.Analysis, o.ContextFiles, o.MaxFileSize, minChunk, maxChunk, maxOverlap, artifact.DocumentLayout, o.Config.Hash)
 	if o.Embedder != nil {
 		id := o.Embedder.Identity()
 		fmt.Fprintf(h, "embeddings %s %s %s %s %d\n", id.Provider, id.Model, id.Hash, id.URL, id.Dims)
@@ -276,7 +269,7 @@ func readAndParse(c candidate, opts *Options) (*document, error) {
 	maxSize := opts.MaxFileSize
 	data, err := c.src.Read(c.file, maxSize)
 	if errors.Is(err, gitsource.ErrTooLarge) {
-		d := &document{Document: artifact.Document{Path: c.path, Scope: c.loc.scope, Kind: c.loc.kind, Topic: c.loc.topic, Blob: c.blob}}
+		d := &document{Document: artifact.Document{Path: c.path, Scope: c.loc.Scope, Kind: c.loc.Kind, Topic: c.loc.Topic, Blob: c.blob}}
 		d.diags = Diagnostics{{Path: c.display, Line: 1, Col: 1, Severity: Error,
 			Message: fmt.Sprintf("file is over the %s size cap: split it into smaller documents, or raise the cap (max_file_size in "+ConfigPath+", or --max-file-size)", units.Bytes(maxSize))}}
 		return d, nil
@@ -289,7 +282,7 @@ func readAndParse(c candidate, opts *Options) (*document, error) {
 		in.blob = gitsource.HashBlob(data)
 	}
 	in.data = data
-	if !strings.HasPrefix(c.path, artifact.GlobalPathPrefix) {
+	if !strings.HasPrefix(c.path, knowledge.GlobalPathPrefix) {
 		in.secrets = opts.Config.secretsAllowedIn(c.path)
 	}
 	return parseDocument(in), nil
@@ -319,7 +312,7 @@ func (b *indexBuild) manifest(docs []artifact.Document, attachments []string) *a
 		for i, f := range artifact.TextFields {
 			m.Fields[f] = m.Fields[f].Add(d.Fields[i])
 		}
-		if d.Scope == artifact.ScopeGlobal {
+		if d.Scope == knowledge.ScopeGlobal {
 			fmt.Fprintf(globalHash, "%s\x00%s\n", d.Path, d.Blob)
 		}
 	}
@@ -407,7 +400,7 @@ func (b *indexBuild) dirty(l *listing) (bool, error) {
 		if err != nil {
 			return false, fmt.Errorf("read base for comparison: %w", err)
 		}
-		if _, ok := classify(f.Path, b.opts.ContextFiles); !ok {
+		if _, ok := knowledge.Classify(f.Path, b.opts.ContextFiles); !ok {
 			continue
 		}
 		b.baseBlobs[f.Path] = f.Blob

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/knowledge"
 )
 
 // CheckOptions configure a check.
@@ -111,12 +112,12 @@ func checkTodo(l *listing, selected func(display string) bool) []candidate {
 	scopes := make(map[string]bool)
 	for _, c := range l.docs {
 		if selected(c.display) {
-			scopes[c.loc.scope] = true
+			scopes[c.loc.Scope] = true
 		}
 	}
 	var todo []candidate
 	for _, c := range l.docs {
-		related := scopes[c.loc.scope] && (c.loc.kind == artifact.KindMemory || c.loc.kind == artifact.KindContext)
+		related := scopes[c.loc.Scope] && (c.loc.Kind == knowledge.KindMemory || c.loc.Kind == knowledge.KindContext)
 		if selected(c.display) || related {
 			todo = append(todo, c)
 		}

@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/gitsource"
+	"github.com/kbqdev/kbq/knowledge"
 )
 
 // Source is what the compiler reads files from. gitsource snapshots satisfy
@@ -65,13 +65,13 @@ func collect(src Source, opts *Options) (*listing, error) {
 			}
 		}
 		l.paths.add(f.Path)
-		loc, ok := classify(f.Path, contextFiles)
+		loc, ok := knowledge.Classify(f.Path, contextFiles)
 		if ok && opts.Config.Ignored(f.Path) {
 			continue
 		}
 		if !ok {
 			switch {
-			case path.Base(f.Path) != KBDir:
+			case path.Base(f.Path) != knowledge.Dir:
 			case !f.Kind.IsFile():
 				l.skip(f.Path, fmt.Sprintf("%s is a %s; kbc never follows links or enters submodules, so it is skipped", f.Path, f.Kind))
 			default:
@@ -87,12 +87,12 @@ func collect(src Source, opts *Options) (*listing, error) {
 			if err != nil {
 				return nil, fmt.Errorf("read global knowledge in %s: %w", global.Dir, err)
 			}
-			loc, ok := classifyGlobal(f.Path)
+			loc, ok := knowledge.ClassifyGlobal(f.Path)
 			if !ok {
 				continue
 			}
 			display := filepath.Join(global.Dir, filepath.FromSlash(f.Path))
-			l.add(candidate{input: input{path: artifact.GlobalPathPrefix + f.Path, display: display, blob: f.Blob, loc: loc}, file: f, src: global.Source})
+			l.add(candidate{input: input{path: knowledge.GlobalPathPrefix + f.Path, display: display, blob: f.Blob, loc: loc}, file: f, src: global.Source})
 		}
 	}
 	slices.SortFunc(l.docs, func(a, b candidate) int { return cmp.Compare(a.path, b.path) })
@@ -110,8 +110,8 @@ func (l *listing) add(c candidate) {
 		l.skip(c.display, fmt.Sprintf("%s skipped: kbc never follows links or enters submodules (copy the file in instead)", f.Kind))
 		return
 	}
-	if c.loc.kind == artifact.KindAttachment {
-		l.attachments[c.loc.scope+"\x00"+c.loc.topic] = true
+	if c.loc.Kind == knowledge.KindAttachment {
+		l.attachments[c.loc.Scope+"\x00"+c.loc.Topic] = true
 		l.attached = append(l.attached, c.path)
 		return
 	}
@@ -136,30 +136,30 @@ func shadowing(docs []candidate) map[string][]string {
 	first := make(map[string]int, len(docs))
 	var shared map[string][]string // topic → its scopes, when several
 	for i, c := range docs {
-		if c.loc.kind == artifact.KindContext {
+		if c.loc.Kind == knowledge.KindContext {
 			continue
 		}
-		j, seen := first[c.loc.topic]
+		j, seen := first[c.loc.Topic]
 		if !seen {
-			first[c.loc.topic] = i
+			first[c.loc.Topic] = i
 			continue
 		}
 		if shared == nil {
 			shared = make(map[string][]string)
 		}
-		if shared[c.loc.topic] == nil {
-			shared[c.loc.topic] = []string{docs[j].loc.scope}
+		if shared[c.loc.Topic] == nil {
+			shared[c.loc.Topic] = []string{docs[j].loc.Scope}
 		}
-		shared[c.loc.topic] = append(shared[c.loc.topic], c.loc.scope)
+		shared[c.loc.Topic] = append(shared[c.loc.Topic], c.loc.Scope)
 	}
 	out := make(map[string][]string)
 	for _, c := range docs {
-		scopes := shared[c.loc.topic]
-		if scopes == nil || c.loc.kind == artifact.KindContext {
+		scopes := shared[c.loc.Topic]
+		if scopes == nil || c.loc.Kind == knowledge.KindContext {
 			continue
 		}
 		for _, s := range scopes {
-			if shadows(s, c.loc.scope) {
+			if shadows(s, c.loc.Scope) {
 				out[c.path] = append(out[c.path], s)
 			}
 		}
@@ -171,24 +171,24 @@ func shadowing(docs []candidate) map[string][]string {
 // shadows reports whether a document in scope deeper hides one of the same
 // topic in scope shallower.
 func shadows(deeper, shallower string) bool {
-	if artifact.ScopeDepth(deeper) <= artifact.ScopeDepth(shallower) {
+	if knowledge.ScopeDepth(deeper) <= knowledge.ScopeDepth(shallower) {
 		return false
 	}
-	dir, ok := artifact.ScopeDir(deeper)
-	return ok && artifact.ScopeContains(shallower, dir)
+	dir, ok := knowledge.ScopeDir(deeper)
+	return ok && knowledge.ScopeContains(shallower, dir)
 }
 
 // kbDir returns the .kb/ directory of a scope, relative to the repository
 // root, for messages.
 func kbDir(scope string) string {
-	dir, ok := artifact.ScopeDir(scope)
+	dir, ok := knowledge.ScopeDir(scope)
 	switch {
 	case !ok:
 		return "the global knowledge directory"
 	case dir == "":
-		return KBDir
+		return knowledge.Dir
 	}
-	return strings.TrimSuffix(dir, "/") + "/" + KBDir
+	return strings.TrimSuffix(dir, "/") + "/" + knowledge.Dir
 }
 
 // KnowledgeFiles lists the files of src that are knowledge, documents and
@@ -200,7 +200,7 @@ func KnowledgeFiles(src Source, opts Options) ([]gitsource.File, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, ok := classify(f.Path, opts.ContextFiles); ok && !opts.Config.Ignored(f.Path) {
+		if _, ok := knowledge.Classify(f.Path, opts.ContextFiles); ok && !opts.Config.Ignored(f.Path) {
 			files = append(files, f)
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"path"
 	"slices"
 
-	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/knowledge"
 )
 
 // largeCategories warns about each category of knowledge over threshold
@@ -28,9 +28,9 @@ func largeCategories(facts []docFacts, threshold int, allTopics bool, selected f
 		f := &facts[i]
 		var name, what, compact string
 		switch {
-		case f.kind == artifact.KindMemory:
+		case f.kind == knowledge.KindMemory:
 			name, what, compact = "memories\x00"+f.scope, "the memories of scope "+f.scope, f.scope
-		case f.kind == artifact.KindTopic && allTopics:
+		case f.kind == knowledge.KindTopic && allTopics:
 			dir := path.Dir(f.path)
 			name, what, compact = "topics\x00"+dir, "the topics of "+dir, dir
 		default:

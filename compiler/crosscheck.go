@@ -8,6 +8,7 @@ import (
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/units"
+	"github.com/kbqdev/kbq/knowledge"
 )
 
 // docFacts is what the checks between documents need to know of one.
@@ -44,7 +45,7 @@ func crossCheck(docs []docFacts, attachments map[string]bool, budgets artifact.B
 	contextDocs := make(map[string][]docFacts)
 	for _, d := range docs {
 		switch d.kind {
-		case artifact.KindMemory:
+		case knowledge.KindMemory:
 			if d.id == 0 {
 				continue
 			}
@@ -56,13 +57,13 @@ func crossCheck(docs []docFacts, attachments map[string]bool, budgets artifact.B
 				continue
 			}
 			ids[key] = d
-		case artifact.KindArticle:
+		case knowledge.KindArticle:
 			if d.attachment != "" && !attachments[d.scope+"\x00"+d.attachment] {
 				diags = append(diags, Diagnostic{Path: d.display, Line: d.attLine, Col: d.attCol, Severity: Error,
 					Message: fmt.Sprintf("attachment %s does not exist in %s/ (add the file, or remove the attachment key)", d.attachment, kbDir(d.scope))})
 				failed[d.path] = true
 			}
-		case artifact.KindContext:
+		case knowledge.KindContext:
 			contextBytes[d.scope] += d.bodyBytes
 			contextDocs[d.scope] = append(contextDocs[d.scope], d)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/gitsource"
+	"github.com/kbqdev/kbq/knowledge"
 )
 
 // DiffEntry is a document added, changed or removed between two revisions.
@@ -125,7 +126,7 @@ func diffFiles(src Source, opts Options) (map[string]gitsource.File, error) {
 	}
 	out := make(map[string]gitsource.File, len(list))
 	for _, f := range list {
-		if loc, _ := classify(f.Path, opts.ContextFiles); loc.kind != artifact.KindAttachment {
+		if loc, _ := knowledge.Classify(f.Path, opts.ContextFiles); loc.Kind != knowledge.KindAttachment {
 			out[f.Path] = f
 		}
 	}
@@ -176,7 +177,7 @@ func staleKnowledge(ctx context.Context, base, head Source, before, after map[st
 	var paths []string
 	for _, p := range slices.Sorted(maps.Keys(after)) {
 		f := after[p]
-		if prev, ok := before[p]; !ok || prev.Blob != f.Blob || strings.HasPrefix(p, artifact.GlobalPathPrefix) {
+		if prev, ok := before[p]; !ok || prev.Blob != f.Blob || strings.HasPrefix(p, knowledge.GlobalPathPrefix) {
 			continue
 		}
 		if err := ctx.Err(); err != nil {

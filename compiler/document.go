@@ -5,13 +5,12 @@ import (
 	"cmp"
 	"fmt"
 	"path"
-	"regexp"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/knowledge"
 )
 
 // document is one knowledge file, parsed and validated.
@@ -86,24 +85,22 @@ type input struct {
 	path    string // the document's path in the artifact
 	display string // the path diagnostics name
 	blob    string
-	loc     location
+	loc     knowledge.Location
 	data    []byte
 	secrets secretAllowances // what the configuration allows in this file
 	paths   *repoPaths       // the source's files, for references; nil to not check
 }
 
-var memoryNameRE = regexp.MustCompile(`^([0-9]+)-[^/]+\.md$`)
-
 // parseDocument validates in and splits it into chunks.
 func parseDocument(in input) *document {
 	d := &document{Document: artifact.Document{
-		Path: in.path, Scope: in.loc.scope, Kind: in.loc.kind, Topic: in.loc.topic, Blob: in.blob,
+		Path: in.path, Scope: in.loc.Scope, Kind: in.loc.Kind, Topic: in.loc.Topic, Blob: in.blob,
 	}}
 	report := func(line, col int, sev Severity, msg string) {
 		d.diags = append(d.diags, Diagnostic{Path: in.display, Line: line, Col: col, Severity: sev, Message: msg})
 	}
-	if in.loc.warning != "" {
-		report(1, 1, Warning, in.loc.warning)
+	if in.loc.Warning != "" {
+		report(1, 1, Warning, in.loc.Warning)
 	}
 	if !checkText(in.data, report) {
 		return d
@@ -111,11 +108,11 @@ func parseDocument(in input) *document {
 	checkControls(in.path, in.data, report)
 	d.src = newSource(in.data)
 	findSecrets(d.src, in.secrets, report)
-	format := textFormat(in.path)
+	format := knowledge.TextFormat(in.path)
 	var fm frontmatter
 	switch format {
 	case "md":
-		allowTagsLine := d.Kind == artifact.KindTopic
+		allowTagsLine := d.Kind == knowledge.KindTopic
 		fm = splitFrontmatter(d.src, allowTagsLine, func(line, col int, msg string) { report(line, col, Error, msg) })
 	case "html":
 		// Searched as the text a reader sees, its lines mapped back to
@@ -143,7 +140,7 @@ func parseDocument(in input) *document {
 	case !fm.unclosed && len(bytes.TrimSpace(d.src.text[d.body:])) == 0:
 		report(d.src.lineOf(max(d.body-1, 0)), 1, Warning, "empty body: the document has frontmatter but no text to search")
 	}
-	if d.Kind == artifact.KindMemory {
+	if d.Kind == knowledge.KindMemory {
 		d.checkMemoryName(report)
 	}
 	d.Title = cmp.Or(d.meta.title, h1, d.fallbackTitle())
@@ -182,6 +179,7 @@ func (d *document) fromMeta() {
 	}
 	d.Tags = d.meta.tags
 	d.Source = d.meta.source
+	d.Meta = d.meta.extra
 	d.ID = d.meta.id
 	if d.meta.hasImportance {
 		importance := d.meta.importance // not a pointer into d, which the manifest would keep alive
@@ -292,20 +290,21 @@ func rawPosition(src []byte, i int) (line, col int) {
 
 func (d *document) checkMemoryName(report reporter) {
 	name := path.Base(d.Path)
-	m := memoryNameRE.FindStringSubmatch(name)
-	if m == nil {
+	n, ok := knowledge.MemoryNameID(name)
+	if !ok {
 		report(1, 1, Error, fmt.Sprintf("memory file name %q is not NNN-slug.md (kbc remember names them so)", name))
 		return
 	}
-	if n, err := strconv.Atoi(m[1]); err == nil && d.meta.id > 0 && n != d.meta.id {
-		report(d.meta.idLine, d.meta.idCol, Warning, fmt.Sprintf("id %d does not match the file name's number %s", d.meta.id, m[1]))
+	if d.meta.id > 0 && n != d.meta.id {
+		number, _, _ := strings.Cut(name, "-")
+		report(d.meta.idLine, d.meta.idCol, Warning, fmt.Sprintf("id %d does not match the file name's number %s", d.meta.id, number))
 	}
 }
 
 // fallbackTitle is the title of a document that sets none and has no level-1
 // heading: a memory's first line, or the topic's last path element.
 func (d *document) fallbackTitle() string {
-	if d.Kind == artifact.KindMemory && d.src != nil {
+	if d.Kind == knowledge.KindMemory && d.src != nil {
 		body := strings.TrimSpace(string(d.src.text[d.body:]))
 		first, _, _ := strings.Cut(body, "\n")
 		first = strings.TrimLeft(first, "#>-* ")
@@ -314,9 +313,9 @@ func (d *document) fallbackTitle() string {
 		}
 	}
 	name := path.Base(d.Topic)
-	if d.Kind == artifact.KindMemory {
-		if m := memoryNameRE.FindStringSubmatch(name + ".md"); m != nil {
-			name = strings.TrimPrefix(name, m[1]+"-")
+	if d.Kind == knowledge.KindMemory {
+		if _, ok := knowledge.MemoryNameID(name + ".md"); ok {
+			_, name, _ = strings.Cut(name, "-")
 		}
 	}
 	return strings.NewReplacer("-", " ", "_", " ").Replace(name)

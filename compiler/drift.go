@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/gitsource"
+	"github.com/kbqdev/kbq/knowledge"
 )
 
 // DriftEntry is a document whose named paths changed after it last did.
@@ -91,7 +91,7 @@ func Drift(ctx context.Context, head Source, history iter.Seq2[gitsource.Commit,
 func readDriftDocs(ctx context.Context, l *listing, opts *Options) ([]*driftDoc, error) {
 	var docs []*driftDoc
 	for _, c := range l.docs {
-		if strings.HasPrefix(c.path, artifact.GlobalPathPrefix) {
+		if strings.HasPrefix(c.path, knowledge.GlobalPathPrefix) {
 			continue
 		}
 		if err := ctx.Err(); err != nil {

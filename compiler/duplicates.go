@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/knowledge"
 )
 
 // DefaultDuplicateThreshold is the share of word triples two documents
@@ -141,7 +141,7 @@ type dupDoc struct {
 }
 
 // dupKind reports whether documents of kind are compared for duplicates.
-func dupKind(kind string) bool { return kind == artifact.KindMemory || kind == artifact.KindTopic }
+func dupKind(kind string) bool { return kind == knowledge.KindMemory || kind == knowledge.KindTopic }
 
 // candidatePairs calls compare with the pairs of members whose MinHash
 // signatures agree in some band: the candidates among many documents.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/kbqdev/kbq/knowledge"
 )
 
 type problem struct {
@@ -118,7 +120,7 @@ func FuzzSplitFrontmatter(f *testing.F) {
 		}
 		if fm.fields != nil {
 			// Reading the metadata of every kind must not panic either.
-			for kind := range kindRules {
+			for _, kind := range knowledge.IndexedKinds() {
 				readMeta(kind, fm, func(line, col int, _ Severity, msg string) {
 					if line < 1 || col < 1 || !utf8.ValidString(msg) && utf8.ValidString(text) {
 						t.Fatalf("bad diagnostic %d:%d %q", line, col, msg)

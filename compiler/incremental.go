@@ -13,6 +13,7 @@ import (
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/artifact/postings"
+	"github.com/kbqdev/kbq/knowledge"
 )
 
 // An incremental build keeps the previous index's segments (hard-linked
@@ -92,7 +93,7 @@ func (p *previous) plan(l *listing, shadow map[string][]string) (todo []candidat
 			// scope, or one the working tree's stat cache does not vouch
 			// for): it is read, and recompiled if it changed, so the
 			// checks between documents of its scope need the others too.
-			changedScopes[c.loc.scope] = true
+			changedScopes[c.loc.Scope] = true
 			continue
 		}
 		if old != nil && c.blob == old.Blob && slices.Equal(shadow[c.path], old.ShadowedBy) {
@@ -100,7 +101,7 @@ func (p *previous) plan(l *listing, shadow map[string][]string) (todo []candidat
 		}
 		reindex[c.path] = true
 		p.stale[c.path] = true
-		changedScopes[c.loc.scope] = true
+		changedScopes[c.loc.Scope] = true
 	}
 	var deletedChunks uint64
 	for _, s := range p.segs {
@@ -116,21 +117,21 @@ func (p *previous) plan(l *listing, shadow map[string][]string) (todo []candidat
 		}
 	}
 	for _, a := range attachmentChanges(p.m.Attachments, l.attachmentPaths()) {
-		loc, ok := classify(a, nil)
-		if inner, global := strings.CutPrefix(a, artifact.GlobalPathPrefix); global {
-			loc, ok = classifyGlobal(inner)
+		loc, ok := knowledge.Classify(a, nil)
+		if inner, global := strings.CutPrefix(a, knowledge.GlobalPathPrefix); global {
+			loc, ok = knowledge.ClassifyGlobal(inner)
 		}
 		if ok {
-			changedScopes[loc.scope] = true
+			changedScopes[loc.Scope] = true
 		}
 	}
 	if why := rebuild(len(p.segs), uint64(p.m.Counts.Chunks), deletedChunks); why != "" {
 		return nil, nil, why
 	}
 	for _, c := range l.docs {
-		crossChecked := c.loc.kind == artifact.KindMemory || c.loc.kind == artifact.KindArticle || c.loc.kind == artifact.KindContext
+		crossChecked := c.loc.Kind == knowledge.KindMemory || c.loc.Kind == knowledge.KindArticle || c.loc.Kind == knowledge.KindContext
 		unknown := c.blob == "" && p.docs[c.path] != nil
-		if reindex[c.path] || unknown || (crossChecked && changedScopes[c.loc.scope]) {
+		if reindex[c.path] || unknown || (crossChecked && changedScopes[c.loc.Scope]) {
 			todo = append(todo, c)
 		}
 	}

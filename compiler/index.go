@@ -9,6 +9,7 @@ import (
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/artifact/postings"
+	"github.com/kbqdev/kbq/knowledge"
 )
 
 // indexDocument builds the index documents of d's chunks with fb, appends
@@ -36,7 +37,7 @@ func indexDocument(d *document, fb *fieldBuilder, out []segment.Document, pw *po
 	title := fb.analyze(titleText, nil)
 	tagTerms := fb.analyze(tags, nil)
 	text := d.src.text
-	pw.StartDocument(artifact.ScopeDepth(d.Scope), path)
+	pw.StartDocument(knowledge.ScopeDepth(d.Scope), path)
 	for i, c := range d.chunks {
 		startLine, endLine := d.fileLine(c.start, false), d.fileLine(max(c.end-1, c.start), true)
 		heading, body := []byte(c.heading), text[c.start:c.end]
@@ -95,6 +96,9 @@ func sharedFields(d *document) []*indexField {
 	if d.Source != "" {
 		shared = append(shared, stored(artifact.FieldSource, []byte(d.Source)))
 	}
+	if len(d.Meta) > 0 {
+		shared = append(shared, stored(artifact.FieldMeta, artifact.EncodeMeta(d.Meta)))
+	}
 	return shared
 }
 
@@ -117,6 +121,11 @@ func facetTerms(d *document) [][]byte {
 	}
 	for _, s := range d.ShadowedBy {
 		terms = append(terms, artifact.FacetShadowedBy(s))
+	}
+	for key, value := range d.Meta {
+		if knowledge.IsFilter(key) {
+			terms = append(terms, artifact.FacetMeta(key, value))
+		}
 	}
 	slices.Sort(terms)
 	terms = slices.Compact(terms)

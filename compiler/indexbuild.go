@@ -14,6 +14,7 @@ import (
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/artifact/postings"
+	"github.com/kbqdev/kbq/knowledge"
 )
 
 // Segment batches: a segment is built in memory, so these bound the memory
@@ -165,7 +166,7 @@ func (b *indexBuild) assemble(ctx context.Context, l *listing) (*artifact.Manife
 	if b.prev != nil {
 		prevDocs = make(map[string]artifact.Document)
 		for p, d := range b.prev.docs {
-			if len(d.Supersedes) > 0 || d.Kind == artifact.KindMemory {
+			if len(d.Supersedes) > 0 || d.Kind == knowledge.KindMemory {
 				prevDocs[p] = *d // what the check needs: references and ids
 			}
 		}
@@ -236,7 +237,7 @@ func (b *indexBuild) markAges(ctx context.Context, m *artifact.Manifest) error {
 		d.Uncommitted = false
 		// A rev build reads the commit itself; the others, the working
 		// tree or the index, whose files may differ from it.
-		global := strings.HasPrefix(d.Path, artifact.GlobalPathPrefix)
+		global := strings.HasPrefix(d.Path, knowledge.GlobalPathPrefix)
 		if global || commit == "" || b.opts.Base != nil && b.baseBlobs[d.Path] != d.Blob {
 			d.Commit, d.Author, d.Updated, d.Uncommitted = "", "", "", !global
 			continue

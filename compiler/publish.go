@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -92,6 +93,9 @@ func (p *publication) previous() (prev *previous, why string) {
 // keep: the index in place already is m's), then the ages table and the
 // manifest are written, and what replaced builds left is removed.
 func (p *publication) commit(m *artifact.Manifest, keep bool) error {
+	if err := p.writeDocuments(m, keep); err != nil {
+		return fmt.Errorf("%w: %w", ErrOutput, err)
+	}
 	if !keep {
 		if err := syncDir(p.dir); err != nil {
 			return fmt.Errorf("%w: %w", ErrOutput, err)
@@ -104,12 +108,31 @@ func (p *publication) commit(m *artifact.Manifest, keep bool) error {
 	if err := writeAges(p.out, m); err != nil {
 		return fmt.Errorf("%w: %w", ErrOutput, err)
 	}
-	keepReplaced(p.out, m)
+	markReplaced(p.out, m)
 	if err := writeManifest(p.out, m); err != nil {
 		return fmt.Errorf("%w: %w", ErrOutput, err)
 	}
 	removeStale(p.out, m, time.Now())
 	return nil
+}
+
+// writeDocuments writes the document table of m into the new index's
+// directory, or, when the index in place is kept, into that one unless it
+// holds the same table already.
+func (p *publication) writeDocuments(m *artifact.Manifest, keep bool) error {
+	table := m.DocumentTable()
+	fill := func(w io.Writer) error {
+		_, err := w.Write(table)
+		return err
+	}
+	if !keep {
+		return writeFileSync(filepath.Join(p.dir, artifact.DocumentsFile), fill)
+	}
+	name := filepath.Join(p.out, m.Index, artifact.DocumentsFile)
+	if old, err := os.ReadFile(name); err == nil && bytes.Equal(old, table) {
+		return nil
+	}
+	return replaceFile(name, fill)
 }
 
 // abort removes the new index's directory unless commit placed it, and
@@ -144,33 +167,25 @@ func writeAges(out string, m *artifact.Manifest) error {
 	})
 }
 
-// keepReplaced links the manifest about to be replaced into the index
-// directory it names, unless that index is current's: a reader that
-// opened that index and reads its documents after the new manifest lands
-// finds them there, for as long as removeStale keeps the directory.
-func keepReplaced(out string, m *artifact.Manifest) {
-	name := filepath.Join(out, artifact.ManifestFile)
+// markReplaced stamps the index directory and the ages table of the
+// manifest about to be replaced with the time, unless m keeps them: a
+// reader that opened that index finds its documents and ages there for as
+// long as removeStale keeps them, keepFor from now.
+func markReplaced(out string, m *artifact.Manifest) {
 	old, err := artifact.ReadHeader(out)
 	if err != nil {
 		return
 	}
+	now := time.Now()
 	if old.Ages != "" && old.Ages != m.Ages && filepath.Base(old.Ages) == old.Ages {
-		// Kept as long as an index directory: from now.
-		now := time.Now()
 		os.Chtimes(filepath.Join(out, old.Ages), now, now)
 	}
 	if old.Index == m.Index {
 		return
 	}
-	dir, err := old.IndexDir(out)
-	if err != nil || safefs.NotLink(dir) != nil {
-		return
+	if dir, err := old.IndexDir(out); err == nil && safefs.NotLink(dir) == nil {
+		os.Chtimes(dir, now, now)
 	}
-	kept := filepath.Join(dir, artifact.ManifestFile)
-	if err := os.RemoveAll(kept); err != nil {
-		return
-	}
-	os.Link(name, kept) // without it, a slow reader is told to run again
 }
 
 // Replaced index directories stay for readers that opened them: for
@@ -237,7 +252,7 @@ func replaceFile(name string, fill func(io.Writer) error) error {
 // temporary directories (when current is nil), and index directories and
 // ages tables other than current's, once replaced more than keepFor before now or beyond the
 // keepAtMost most recent. A directory's modification time is when it was
-// replaced: keepReplaced adds the manifest to it then. A reader that
+// replaced: markReplaced stamps it then. A reader that
 // opened an old index keeps its open files; deleting them is harmless on
 // POSIX systems and retried by the next build elsewhere.
 func removeStale(out string, current *artifact.Manifest, now time.Time) {

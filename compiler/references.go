@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/knowledge"
 )
 
 // repoPaths is every file and directory of a build's source, for checking
@@ -48,7 +48,7 @@ var (
 // paths whose first directory exists. Links to sites (with a scheme, or
 // from the site's root) and anchors are not paths of the repository.
 func checkReferences(d *document, paths *repoPaths, report reporter) {
-	if paths == nil || d.src == nil || strings.HasPrefix(d.Path, artifact.GlobalPathPrefix) {
+	if paths == nil || d.src == nil || strings.HasPrefix(d.Path, knowledge.GlobalPathPrefix) {
 		return
 	}
 	seen := make(map[string]bool)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/knowledge"
 )
 
 // superseder is a document as the supersession check sees it.
@@ -28,21 +29,21 @@ func resolveTarget(docs []superseder, scope, text string) (int, string) {
 		return -1, fmt.Sprintf("%q is not memory:ID with a number ID", text)
 	}
 	key := strings.TrimSuffix(strings.Trim(text, "/"), ".md")
-	dir, inRepo := artifact.ScopeDir(scope)
+	dir, inRepo := knowledge.ScopeDir(scope)
 	best, hidden := -1, ""
 	for i, d := range docs {
-		match := memory && d.kind == artifact.KindMemory && d.id == id || !memory && d.topic == key && d.kind != artifact.KindMemory
+		match := memory && d.kind == knowledge.KindMemory && d.id == id || !memory && d.topic == key && d.kind != knowledge.KindMemory
 		if !match {
 			continue
 		}
 		// The global scope is seen from everywhere; a repository scope
 		// from its directory and below.
-		visible := d.scope == artifact.ScopeGlobal || inRepo && artifact.ScopeContains(d.scope, dir)
+		visible := d.scope == knowledge.ScopeGlobal || inRepo && knowledge.ScopeContains(d.scope, dir)
 		if !visible {
 			hidden = d.scope
 			continue
 		}
-		if best < 0 || artifact.ScopeDepth(d.scope) > artifact.ScopeDepth(docs[best].scope) {
+		if best < 0 || knowledge.ScopeDepth(d.scope) > knowledge.ScopeDepth(docs[best].scope) {
 			best = i
 		}
 	}
@@ -143,7 +144,7 @@ func superseders(l *listing, facts []docFacts, prev map[string]artifact.Document
 	}
 	out := make([]superseder, 0, len(l.docs))
 	for _, c := range l.docs {
-		s := superseder{path: c.path, display: c.display, scope: c.loc.scope, kind: c.loc.kind, topic: c.loc.topic}
+		s := superseder{path: c.path, display: c.display, scope: c.loc.Scope, kind: c.loc.Kind, topic: c.loc.Topic}
 		if f, ok := read[c.path]; ok {
 			s.id, s.refs = f.id, f.supersedes
 		} else if p, ok := prev[c.path]; ok {
@@ -152,7 +153,7 @@ func superseders(l *listing, facts []docFacts, prev map[string]artifact.Document
 				s.refs = append(s.refs, ref{text: t})
 			}
 		}
-		if s.id == 0 && s.kind == artifact.KindMemory {
+		if s.id == 0 && s.kind == knowledge.KindMemory {
 			name := path.Base(c.path)
 			s.id, _ = strconv.Atoi(name[:len(name)-len(strings.TrimLeft(name, "0123456789"))])
 		}

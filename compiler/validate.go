@@ -2,7 +2,6 @@ package compiler
 
 import (
 	"fmt"
-	"maps"
 	"net/url"
 	"path"
 	"slices"
@@ -10,9 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kbqdev/kbq/knowledge"
 	"go.yaml.in/yaml/v3"
-
-	"github.com/kbqdev/kbq/artifact"
 )
 
 // meta is what the compiler takes from a document's frontmatter.
@@ -37,6 +35,8 @@ type meta struct {
 	status     string
 	supersedes []ref
 	reviewed   time.Time
+	// extra holds the values of the registry's Meta keys.
+	extra map[string]string
 }
 
 // ref is a reference to another document as written in frontmatter.
@@ -45,69 +45,46 @@ type ref struct {
 	line, col int
 }
 
-// fieldRule validates one frontmatter key of one kind.
-type fieldRule struct {
-	required bool
-	check    func(v *yaml.Node, m *meta, r reporter)
+// check validates the value of one frontmatter key and stores it in m.
+type check func(v *yaml.Node, m *meta, r reporter)
+
+// checks attaches a validator to every frontmatter key of the registry
+// (knowledge.Keys) that has code of its own; Meta keys share checkMeta.
+var checks = map[string]check{
+	"status":      checkStatus,
+	"supersedes":  checkSupersedes,
+	"reviewed":    checkReviewed,
+	"version":     checkVersion,
+	"updated":     checkISOTime,
+	"title":       checkTitle,
+	"description": checkDescription,
+	"tags":        checkTags,
+	"id":          checkID,
+	"created":     checkCreated,
+	"fetched":     checkFetched,
+	"expires":     checkExpires,
+	"importance":  checkImportance,
+	"attachment":  checkAttachment,
 }
 
-// kindRules lists the frontmatter keys each kind knows. Other keys are
-// allowed and ignored.
-var kindRules = map[string]map[string]fieldRule{
-	artifact.KindContext: {
-		"status":      {check: checkStatus},
-		"supersedes":  {check: checkSupersedes},
-		"reviewed":    {check: checkReviewed},
-		"version":     {required: true, check: checkVersion},
-		"updated":     {required: true, check: checkISOTime},
-		"title":       {check: checkTitle},
-		"description": {check: checkDescription},
-		"tags":        {check: checkTags},
-	},
-	artifact.KindMemory: {
-		"status":      {check: checkStatus},
-		"supersedes":  {check: checkSupersedes},
-		"reviewed":    {check: checkReviewed},
-		"id":          {required: true, check: checkID},
-		"created":     {required: true, check: checkCreated},
-		"expires":     {check: checkExpires},
-		"tags":        {check: checkTags},
-		"source":      {check: checkSourceString},
-		"importance":  {check: checkImportance},
-		"title":       {check: checkTitle},
-		"description": {check: checkDescription},
-	},
-	artifact.KindArticle: {
-		"status":      {check: checkStatus},
-		"supersedes":  {check: checkSupersedes},
-		"reviewed":    {check: checkReviewed},
-		"source":      {required: true, check: checkURL},
-		"fetched":     {required: true, check: checkFetched},
-		"expires":     {check: checkExpires},
-		"title":       {check: checkTitle},
-		"description": {check: checkDescription},
-		"tags":        {check: checkTags},
-		"attachment":  {check: checkAttachment},
-		"importance":  {check: checkImportance},
-	},
-	artifact.KindTopic: {
-		"status":      {check: checkStatus},
-		"supersedes":  {check: checkSupersedes},
-		"reviewed":    {check: checkReviewed},
-		"expires":     {check: checkExpires},
-		"title":       {check: checkTitle},
-		"description": {check: checkDescription},
-		"tags":        {check: checkTags},
-		"source":      {check: checkSourceString},
-		"importance":  {check: checkImportance},
-	},
-}
-
-// requiredHint names a kind's required keys for messages.
-var requiredHint = map[string]string{
-	artifact.KindContext: "context frontmatter, when present, needs version and updated",
-	artifact.KindMemory:  "memories need id and created",
-	artifact.KindArticle: "articles need source and fetched",
+// keyCheck returns the validator of key for a document of kind, or nil
+// when the kind does not know the key. An article's source is its URL.
+func keyCheck(kind knowledge.Kind, key string) check {
+	switch {
+	case !kind.Knows(key):
+		return nil
+	case key == "source" && kind.Name == knowledge.KindArticle:
+		return checkURL
+	case key == "source":
+		return checkSourceString
+	}
+	if c := checks[key]; c != nil {
+		return c
+	}
+	if k, ok := knowledge.LookupKey(key); ok && k.Meta {
+		return metaCheck(key)
+	}
+	return nil
 }
 
 // reporter reports a problem at a line and column.
@@ -119,13 +96,13 @@ type reporter func(line, col int, sev Severity, msg string)
 func readMeta(kind string, fm frontmatter, r reporter) meta {
 	var m meta
 	m.tags = capTags(fm.tagsLine, 1, 1, r)
-	rules := kindRules[kind]
+	rules, _ := knowledge.LookupKind(kind)
 	if fm.fields == nil {
 		if fm.present {
 			return m // the YAML problem is already reported
 		}
-		if kind == artifact.KindMemory || kind == artifact.KindArticle {
-			r(1, 1, Error, "missing frontmatter: "+requiredHint[kind]+" (start the file with a --- block)")
+		if len(rules.Required) > 0 && !rules.FrontmatterOptional {
+			r(1, 1, Error, "missing frontmatter: "+rules.RequiredHint+" (start the file with a --- block)")
 		}
 		return m
 	}
@@ -141,20 +118,20 @@ func readMeta(kind string, fm frontmatter, r reporter) meta {
 			continue
 		}
 		seen[k.Value] = k
-		if rule, ok := rules[k.Value]; ok {
+		if check := keyCheck(rules, k.Value); check != nil {
 			v = resolveAlias(v)
-			rule.check(v, &m, keyReporter(k.Value, r))
+			check(v, &m, keyReporter(k.Value, r))
 		}
 	}
 	var missing []string
-	for _, key := range slices.Sorted(maps.Keys(rules)) {
-		if rules[key].required && seen[key] == nil {
+	for _, key := range slices.Sorted(slices.Values(rules.Required)) {
+		if seen[key] == nil {
 			missing = append(missing, key)
 		}
 	}
 	if len(missing) > 0 {
-		hint := requiredHint[kind]
-		if kind == artifact.KindContext {
+		hint := rules.RequiredHint
+		if kind == knowledge.KindContext {
 			if keys := docSiteKeys(seen); len(keys) > 0 {
 				hint += "; its frontmatter (" + strings.Join(keys, ", ") + ") looks like a documentation page's: a context file is loaded into every agent session, so move a page elsewhere in .kb/, where it is a topic"
 			}
@@ -272,12 +249,9 @@ func checkExpires(v *yaml.Node, m *meta, r reporter) {
 	}
 }
 
-// Statuses are the values of status:.
-var Statuses = []string{"active", "draft", "deprecated", "superseded"}
-
 func checkStatus(v *yaml.Node, m *meta, r reporter) {
-	if !isScalar(v) || isNull(v) || !slices.Contains(Statuses, v.Value) {
-		r(v.Line, v.Column, Error, "must be one of "+strings.Join(Statuses, ", ")+", not "+describeNode(v))
+	if !isScalar(v) || isNull(v) || !slices.Contains(knowledge.Statuses, v.Value) {
+		r(v.Line, v.Column, Error, "must be one of "+strings.Join(knowledge.Statuses, ", ")+", not "+describeNode(v))
 		return
 	}
 	if v.Value != "active" {
@@ -422,4 +396,24 @@ func checkAttachment(v *yaml.Node, m *meta, r reporter) {
 		return
 	}
 	m.attachment, m.attLine, m.attCol = "attachments/"+p, v.Line, v.Column
+}
+
+// metaCheck validates a Meta key: one line of text, at most
+// knowledge.MaxMetaValue bytes.
+func metaCheck(key string) check {
+	return func(v *yaml.Node, m *meta, r reporter) {
+		if !isScalar(v) || isNull(v) || strings.TrimSpace(v.Value) == "" || strings.ContainsAny(v.Value, "\n\r") {
+			r(v.Line, v.Column, Error, "must be one line of text, not "+describeNode(v))
+			return
+		}
+		value := strings.TrimSpace(v.Value)
+		if len(value) > knowledge.MaxMetaValue {
+			r(v.Line, v.Column, Error, fmt.Sprintf("is %d bytes, over the %d it may hold", len(value), knowledge.MaxMetaValue))
+			return
+		}
+		if m.extra == nil {
+			m.extra = make(map[string]string)
+		}
+		m.extra[key] = value
+	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/gitsource"
+	"github.com/kbqdev/kbq/knowledge"
 )
 
 // dirLister is a snapshot of files on disk that knows the directories it
@@ -55,7 +56,7 @@ func recordWorktree(out string, src Source, l *listing, m *artifact.Manifest, op
 	holders := map[string]bool{"": true} // directories that hold a scope or a context file
 	j := 0                               // the listing and the documents are both in path order
 	for _, c := range l.docs {
-		if strings.HasPrefix(c.path, artifact.GlobalPathPrefix) || c.file.Mod == 0 {
+		if strings.HasPrefix(c.path, knowledge.GlobalPathPrefix) || c.file.Mod == 0 {
 			continue
 		}
 		for j < len(m.Documents) && m.Documents[j].Path < c.path {
@@ -66,7 +67,7 @@ func recordWorktree(out string, src Source, l *listing, m *artifact.Manifest, op
 			blob = m.Documents[j].Blob
 		}
 		w.Files = append(w.Files, artifact.FileStamp{Path: c.path, Size: c.file.Size, Mod: c.file.Mod, Blob: blob})
-		if dir, _, found := cutKB(c.path); found {
+		if dir, _, found := knowledge.CutKB(c.path); found {
 			holders[dir] = true
 		} else {
 			holders[dirOf(c.path)] = true
@@ -79,7 +80,7 @@ func recordWorktree(out string, src Source, l *listing, m *artifact.Manifest, op
 		w.Files = slices.Insert(w.Files, i, config)
 	}
 	for _, d := range lister.Dirs() {
-		if holders[d.Path] || slices.Contains(strings.Split(d.Path, "/"), KBDir) {
+		if holders[d.Path] || slices.Contains(strings.Split(d.Path, "/"), knowledge.Dir) {
 			// The entries are those the walk listed, and so read: a file
 			// added after the walk makes a later listing differ.
 			w.Dirs = append(w.Dirs, artifact.DirStamp{Path: d.Path, Mod: d.Mod, Entries: d.Digest})

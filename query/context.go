@@ -10,6 +10,7 @@ import (
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/units"
+	"github.com/kbqdev/kbq/knowledge"
 )
 
 // ContextOptions shape the context.
@@ -72,7 +73,7 @@ func (ix *Index) Context(ctx context.Context, dir string, opts ContextOptions) (
 	docs = current
 	byScope := make(map[string][]artifact.Document)
 	for _, d := range docs {
-		if d.Kind == artifact.KindContext && artifact.ScopeContains(d.Scope, dir) {
+		if d.Kind == knowledge.KindContext && knowledge.ScopeContains(d.Scope, dir) {
 			byScope[d.Scope] = append(byScope[d.Scope], d)
 		}
 	}
@@ -81,7 +82,7 @@ func (ix *Index) Context(ctx context.Context, dir string, opts ContextOptions) (
 		scopes = append(scopes, s)
 	}
 	slices.SortFunc(scopes, func(a, b string) int {
-		return cmp.Or(cmp.Compare(artifact.ScopeDepth(a), artifact.ScopeDepth(b)), cmp.Compare(a, b))
+		return cmp.Or(cmp.Compare(knowledge.ScopeDepth(a), knowledge.ScopeDepth(b)), cmp.Compare(a, b))
 	})
 	budgets := ix.Manifest.Config.Budgets.Or(artifact.DefaultBudgets)
 	res := &ContextResult{MaxBytes: cmp.Or(opts.MaxBytes, budgets.Total), MaxLines: opts.MaxLines}
@@ -168,8 +169,8 @@ func knowledgeIndex(docs []artifact.Document, dir string, opts ContextOptions) [
 	var inForce []artifact.Document
 	used := false
 	for _, d := range docs {
-		if d.Kind == artifact.KindContext || !artifact.ScopeContains(d.Scope, dir) ||
-			slices.ContainsFunc(d.ShadowedBy, func(s string) bool { return artifact.ScopeContains(s, dir) }) {
+		if d.Kind == knowledge.KindContext || !knowledge.ScopeContains(d.Scope, dir) ||
+			slices.ContainsFunc(d.ShadowedBy, func(s string) bool { return knowledge.ScopeContains(s, dir) }) {
 			continue
 		}
 		inForce = append(inForce, d)
@@ -319,24 +320,24 @@ func atxLevel(line string) int {
 
 func contextHeading(scope string) string {
 	switch scope {
-	case artifact.ScopeGlobal:
+	case knowledge.ScopeGlobal:
 		return "Global Context"
-	case artifact.ScopeProject:
+	case knowledge.ScopeProject:
 		return "Project Context"
 	}
-	dir, _ := artifact.ScopeDir(scope)
+	dir, _ := knowledge.ScopeDir(scope)
 	return "Directory Context: " + dir
 }
 
 // contextName names a scope's context in messages.
 func contextName(scope string) string {
 	switch scope {
-	case artifact.ScopeGlobal:
+	case knowledge.ScopeGlobal:
 		return "global context"
-	case artifact.ScopeProject:
+	case knowledge.ScopeProject:
 		return "project context"
 	}
-	dir, _ := artifact.ScopeDir(scope)
+	dir, _ := knowledge.ScopeDir(scope)
 	return "context of " + dir
 }
 

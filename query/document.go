@@ -10,6 +10,7 @@ import (
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/suggest"
+	"github.com/kbqdev/kbq/knowledge"
 )
 
 // Document is a whole document of the artifact.
@@ -90,7 +91,7 @@ func resolve(docs []artifact.Document, ref, dir string) (artifact.Document, erro
 			return artifact.Document{}, fmt.Errorf("%w: %q is not memory:ID with a number ID", ErrNotFound, ref)
 		}
 		for _, d := range docs {
-			if d.Kind == artifact.KindMemory && d.ID == id {
+			if d.Kind == knowledge.KindMemory && d.ID == id {
 				candidates = append(candidates, d)
 			}
 		}
@@ -127,7 +128,7 @@ func resolve(docs []artifact.Document, ref, dir string) (artifact.Document, erro
 	// The deepest scope in force from dir shadows the others.
 	var best *artifact.Document
 	for i, d := range candidates {
-		if artifact.ScopeContains(d.Scope, dir) && (best == nil || artifact.ScopeDepth(d.Scope) > artifact.ScopeDepth(best.Scope)) {
+		if knowledge.ScopeContains(d.Scope, dir) && (best == nil || knowledge.ScopeDepth(d.Scope) > knowledge.ScopeDepth(best.Scope)) {
 			best = &candidates[i]
 		}
 	}
@@ -148,7 +149,7 @@ func resolve(docs []artifact.Document, ref, dir string) (artifact.Document, erro
 func resolveMemory(docs, candidates []artifact.Document, ref, dir string) (artifact.Document, error) {
 	here := ""
 	for _, d := range docs {
-		if d.Scope != artifact.ScopeGlobal && artifact.ScopeContains(d.Scope, dir) && (here == "" || artifact.ScopeDepth(d.Scope) > artifact.ScopeDepth(here)) {
+		if d.Scope != knowledge.ScopeGlobal && knowledge.ScopeContains(d.Scope, dir) && (here == "" || knowledge.ScopeDepth(d.Scope) > knowledge.ScopeDepth(here)) {
 			here = d.Scope
 		}
 	}
@@ -160,7 +161,7 @@ func resolveMemory(docs, candidates []artifact.Document, ref, dir string) (artif
 		if d.Scope == here {
 			return d, nil
 		}
-		if artifact.ScopeContains(d.Scope, dir) {
+		if knowledge.ScopeContains(d.Scope, dir) {
 			enclosing = append(enclosing, d.Path)
 		}
 	}
@@ -253,6 +254,12 @@ type Listed struct {
 	Tags   []string `json:"tags"`
 	Source string   `json:"source"`
 	ID     int      `json:"id,omitempty"`
+	// Status is the document's own status when it is not active, and
+	// Supersedes what it replaces.
+	Status     string   `json:"status,omitempty"`
+	Supersedes []string `json:"supersedes,omitempty"`
+	// Meta holds the document's Meta keys (owner), when it sets any.
+	Meta map[string]string `json:"meta,omitempty"`
 	Age
 }
 
@@ -281,7 +288,7 @@ func (ix *Index) List(req ListRequest) ([]Listed, error) {
 		if tags == nil {
 			tags = []string{}
 		}
-		out = append(out, Listed{Path: d.Path, Topic: d.Topic, Kind: d.Kind, Scope: d.Scope, Title: d.Title, Tags: tags, Source: d.Source, ID: d.ID, Age: ageOf(d)})
+		out = append(out, Listed{Path: d.Path, Topic: d.Topic, Kind: d.Kind, Scope: d.Scope, Title: d.Title, Tags: tags, Source: d.Source, ID: d.ID, Status: d.Status, Supersedes: d.Supersedes, Meta: d.Meta, Age: ageOf(d)})
 	}
 	// Scopes from the widest in: global, the project, then directories
 	// in path order (a directory's subdirectories after it); paths within
@@ -314,9 +321,9 @@ func (ix *Index) List(req ListRequest) ([]Listed, error) {
 // directory scopes.
 func scopeRank(scope string) int {
 	switch scope {
-	case artifact.ScopeGlobal:
+	case knowledge.ScopeGlobal:
 		return 0
-	case artifact.ScopeProject:
+	case knowledge.ScopeProject:
 		return 1
 	}
 	return 2
@@ -338,12 +345,12 @@ func inAnyScope(scope string, scopes []string) bool {
 	for _, s := range scopes {
 		s = strings.TrimSuffix(s, "/")
 		if s == "." || s == "" {
-			s = artifact.ScopeProject
+			s = knowledge.ScopeProject
 		}
 		if scope == s {
 			return true
 		}
-		if dir, ok := artifact.ScopeDir(s); ok && dir != "" && strings.HasPrefix(scope, s+"/") {
+		if dir, ok := knowledge.ScopeDir(s); ok && dir != "" && strings.HasPrefix(scope, s+"/") {
 			return true
 		}
 	}

@@ -199,60 +199,50 @@ func (ix *Index) Close() error {
 	return nil
 }
 
-// Documents returns every document of the manifest.
+// Documents returns every document of the index: its document table,
+// which stays in the index directory for as long as a build keeps that
+// index, so a reader racing a build reads the documents of the index it
+// opened.
 func (ix *Index) Documents() ([]artifact.Document, error) {
 	ix.docsOnce.Do(func() {
-		m, err := ix.ownManifest()
-		if err != nil {
-			ix.docsErr = err
-			return
-		}
-		indexDir, err := m.IndexDir(ix.Dir)
-		if err != nil {
-			ix.docsErr = err
-			return
-		}
-		snapshot, err := artifact.ReadSnapshot(indexDir)
-		if err != nil {
-			ix.docsErr = err
-			return
-		}
-		if len(snapshot.Segments) != len(ix.engine.segs) {
-			ix.docsErr = fmt.Errorf("%w: index %s changed while it was read: run the command again", artifact.ErrCorrupt, indexDir)
-			return
-		}
-		counts := make(map[uint64]uint64, len(ix.engine.segs))
-		for i, s := range snapshot.Segments {
-			counts[s.ID] = ix.engine.segs[i].Count()
-		}
-		if err := m.CheckPlacement(snapshot, counts); err != nil {
-			ix.docsErr = fmt.Errorf("%w: run kbc build to rebuild it", err)
-			return
-		}
-		ix.docs = m.Documents
+		ix.docs, ix.docsErr = ix.readDocuments()
 	})
 	return ix.docs, ix.docsErr
 }
 
-// ownManifest reads the whole manifest of the index ix opened: the
-// artifact's, while it still names that index, else the copy a later
-// build kept beside the index it replaced, for the readers that opened it.
-func (ix *Index) ownManifest() (*artifact.Manifest, error) {
-	m, err := artifact.Read(ix.Dir)
-	if err == nil && m.Index == ix.Manifest.Index {
-		return m, nil
-	}
-	kept, kerr := artifact.Read(filepath.Join(ix.Dir, ix.Manifest.Index))
-	if kerr == nil && kept.Index == ix.Manifest.Index {
-		return kept, nil
-	}
-	if errors.Is(err, artifact.ErrCorrupt) {
-		return nil, fmt.Errorf("%w: rebuild it with `kbc build`", err)
-	}
+func (ix *Index) readDocuments() ([]artifact.Document, error) {
+	m := ix.Manifest
+	indexDir, err := m.IndexDir(ix.Dir)
 	if err != nil {
 		return nil, err
 	}
-	return nil, fmt.Errorf("%w: the artifact in %s was replaced while it was read, and the index read is gone: run the command again", ErrReplaced, ix.Dir)
+	docs, _, err := artifact.ReadDocuments(ix.Dir, m)
+	if err != nil {
+		if _, serr := os.Stat(indexDir); errors.Is(serr, os.ErrNotExist) {
+			return nil, fmt.Errorf("%w: the artifact in %s was replaced while it was read, and the index read is gone: run the command again", ErrReplaced, ix.Dir)
+		}
+		if errors.Is(err, artifact.ErrCorrupt) {
+			return nil, fmt.Errorf("%w: rebuild it with `kbc build`", err)
+		}
+		return nil, err
+	}
+	snapshot, err := artifact.ReadSnapshot(indexDir)
+	if err != nil {
+		return nil, err
+	}
+	if len(snapshot.Segments) != len(ix.engine.segs) {
+		return nil, fmt.Errorf("%w: index %s changed while it was read: run the command again", artifact.ErrCorrupt, indexDir)
+	}
+	counts := make(map[uint64]uint64, len(ix.engine.segs))
+	for i, s := range snapshot.Segments {
+		counts[s.ID] = ix.engine.segs[i].Count()
+	}
+	check := *m
+	check.Documents = docs
+	if err := check.CheckPlacement(snapshot, counts); err != nil {
+		return nil, fmt.Errorf("%w: run kbc build to rebuild it", err)
+	}
+	return docs, nil
 }
 
 // Locate finds the artifact directory: dir when set, else env (the value of

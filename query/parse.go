@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/kbqdev/kbq/knowledge"
 )
 
 // Occur says how a clause takes part in a query.
@@ -44,8 +46,11 @@ type Parsed struct {
 	Clauses []Clause
 }
 
-// filterFields are the field names a field:value term may use.
+// filterFields are the field names a field:value term may use, beside
+// the registry's Meta keys that are filters (owner:).
 var filterFields = map[string]bool{"tag": true, "kind": true, "scope": true, "path": true, "topic": true, "status": true, "updated": true, "author": true}
+
+func isFilterField(name string) bool { return filterFields[name] || knowledge.IsFilter(name) }
 
 // Parse parses the query language:
 //
@@ -60,6 +65,7 @@ var filterFields = map[string]bool{"tag": true, "kind": true, "scope": true, "pa
 //	status:deprecated      documents of a status (active, draft, deprecated, superseded)
 //	updated:>2026-06-01    last changed in git after that day; updated:<90d, older than 90 days
 //	author:ada             last changed by an author whose name holds "ada"
+//	owner:platform         a Meta key of the registry that is a filter (knowledge.Keys)
 //	title:rollback         a word (or "phrase") in titles only
 //
 // Any other punctuation is text: + and - are operators only before a
@@ -153,7 +159,7 @@ func (t token) clause() (Clause, bool) {
 	case '-':
 		c.Occur = MustNot
 	}
-	if !t.quoted && !filterFields[t.field] {
+	if !t.quoted && !isFilterField(t.field) {
 		// A question mark that ends a word ends a sentence: "ranked?" is
 		// the word; one inside a word ("te?t") stays a wildcard.
 		c.Text = strings.TrimRight(c.Text, "?")
@@ -165,7 +171,7 @@ func (t token) clause() (Clause, bool) {
 		return c, false
 	}
 	switch {
-	case filterFields[t.field]:
+	case isFilterField(t.field):
 		c.Kind = Filter
 		if c.Occur == Should {
 			c.Occur = Must
@@ -192,8 +198,11 @@ func (t token) clause() (Clause, bool) {
 
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
-// knownFields may prefix a value: tag:x. Other "word:" text stays text.
+// knownFields may prefix a value: tag:x, as may the registry's filters.
+// Other "word:" text stays text.
 var knownFields = map[string]bool{"tag": true, "kind": true, "scope": true, "path": true, "topic": true, "title": true, "status": true, "updated": true, "author": true}
+
+func isKnownField(name string) bool { return knownFields[name] || knowledge.IsFilter(name) }
 
 // lex splits a query into tokens at white space, keeping quoted text
 // together.
@@ -211,7 +220,7 @@ func lex(q string) []token {
 			i++
 		}
 		// field:value, value possibly quoted
-		if j := strings.IndexByte(q[i:], ':'); j > 0 && knownFields[strings.ToLower(q[i:i+j])] && !strings.ContainsAny(q[i:i+j], " \t\n\"") {
+		if j := strings.IndexByte(q[i:], ':'); j > 0 && isKnownField(strings.ToLower(q[i:i+j])) && !strings.ContainsAny(q[i:i+j], " \t\n\"") {
 			if k := i + j + 1; k < len(q) && !isSpaceAt(q, k) {
 				t.field = strings.ToLower(q[i : i+j])
 				i = k

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/knowledge"
 )
 
 // plan is a parsed query turned into a Bluge query, plus what the index
@@ -273,6 +274,10 @@ func (ix *Index) clauseNode(c Clause, an *artifact.Analyzer, pl *plan) node {
 		case "topic":
 			topic := strings.TrimSuffix(strings.Trim(c.Text, "/"), ".md")
 			return anyNode{facetNode(artifact.FacetTopic(topic)), expandNode{fields: []string{artifact.FieldFacet}, prefix: artifact.FacetTopic(topic) + "/"}}
+		default:
+			if knowledge.IsFilter(c.Field) {
+				return facetNode(artifact.FacetMeta(c.Field, c.Text))
+			}
 		}
 	case Any:
 		// Members are alternatives: their phrases are not all required.
@@ -302,7 +307,7 @@ func facetNode(term string) node {
 func scopeNode(scope string) node {
 	scope = normalizeScope(scope)
 	ns := anyNode{facetNode(artifact.FacetScope(scope))}
-	if dir, ok := artifact.ScopeDir(scope); ok && dir != "" {
+	if dir, ok := knowledge.ScopeDir(scope); ok && dir != "" {
 		ns = append(ns, expandNode{fields: []string{artifact.FieldFacet}, prefix: artifact.FacetScope(scope) + "/"})
 	}
 	return ns

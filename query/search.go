@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/knowledge"
 )
 
 // Request is a search.
@@ -66,6 +67,8 @@ type Result struct {
 	Snippet string   `json:"snippet"`
 	Content string   `json:"content"`
 	Tags    []string `json:"tags"`
+	// Meta holds the document's Meta keys (owner), when it sets any.
+	Meta map[string]string `json:"meta,omitempty"`
 	// Channels says which rankings found the result: lexical, semantic
 	// or both.
 	Channels []string `json:"channels"`
@@ -189,8 +192,8 @@ func (ix *Index) search(ctx context.Context, req Request) (*Response, error) {
 		req.MaxTokens = DefaultMaxTokens
 	}
 	for _, k := range req.Kinds {
-		if !slices.Contains(artifact.Kinds, k) {
-			return nil, fmt.Errorf("unknown kind %q (want one of %s)", k, strings.Join(artifact.Kinds, ", "))
+		if !slices.Contains(knowledge.IndexedKinds(), k) {
+			return nil, fmt.Errorf("unknown kind %q (want one of %s)", k, strings.Join(knowledge.IndexedKinds(), ", "))
 		}
 	}
 	parsed := pathsFrom(Parse(req.Query), req.Dir)
@@ -445,7 +448,7 @@ func (ix *Index) knownScope(scope string) bool {
 		if s == scope {
 			return true
 		}
-		if dir, ok := artifact.ScopeDir(scope); ok && dir != "" && strings.HasPrefix(s, scope+"/") {
+		if dir, ok := knowledge.ScopeDir(scope); ok && dir != "" && strings.HasPrefix(s, scope+"/") {
 			return true
 		}
 	}
@@ -457,7 +460,7 @@ func (ix *Index) knownScope(scope string) bool {
 func normalizeScope(scope string) string {
 	scope = strings.TrimSuffix(strings.TrimPrefix(scope, "./"), "/")
 	if scope == "." || scope == "" {
-		return artifact.ScopeProject
+		return knowledge.ScopeProject
 	}
 	return scope
 }
@@ -523,7 +526,7 @@ func (ix *Index) scopesLimit(dir string) bool {
 func (ix *Index) scopesInForce(dir string) []string {
 	var out []string
 	for s := range ix.Manifest.Counts.ByScope {
-		if artifact.ScopeContains(s, dir) {
+		if knowledge.ScopeContains(s, dir) {
 			out = append(out, s)
 		}
 	}
@@ -591,7 +594,7 @@ func (h *hit) visit(field string, value []byte) bool {
 		h.Kind = string(value)
 	case artifact.FieldScope:
 		h.Scope = string(value)
-		h.depth = artifact.ScopeDepth(h.Scope)
+		h.depth = knowledge.ScopeDepth(h.Scope)
 	case artifact.FieldHeading:
 		h.Heading = string(value)
 	case artifact.FieldTags:
@@ -606,6 +609,8 @@ func (h *hit) visit(field string, value []byte) bool {
 		h.Lines[0], h.Lines[1], h.err = parseRange(field, value)
 	case artifact.FieldChunk:
 		h.chunk, h.err = parseStored(field, value, strconv.Atoi)
+	case artifact.FieldMeta:
+		h.Meta = artifact.DecodeMeta(value)
 	}
 	return h.err == nil
 }

@@ -89,7 +89,7 @@ func (w *Writer) Reset() {
 }
 
 // StartDocument starts a document whose chunks AddDoc adds next: its
-// path, and its scope's depth (artifact.ScopeDepth). Search breaks ties
+// path, and its scope's depth (knowledge.ScopeDepth). Search breaks ties
 // between chunks of equal scores with them. A document with no chunks
 // leaves no trace.
 func (w *Writer) StartDocument(depth int, path []byte) {

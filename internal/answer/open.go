@@ -10,6 +10,7 @@ import (
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/version"
+	"github.com/kbqdev/kbq/knowledge"
 	"github.com/kbqdev/kbq/query"
 )
 
@@ -159,7 +160,7 @@ func HereRelative(root string, paths []string) []string {
 	out := make([]string, len(paths))
 	for i, p := range paths {
 		out[i] = p
-		if strings.HasPrefix(p, artifact.GlobalPathPrefix) {
+		if strings.HasPrefix(p, knowledge.GlobalPathPrefix) {
 			continue
 		}
 		if rel, err := filepath.Rel(filepath.FromSlash(here), filepath.FromSlash(p)); err == nil {

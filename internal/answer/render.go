@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/kbqdev/kbq/internal/visible"
+	"github.com/kbqdev/kbq/knowledge"
 	"github.com/kbqdev/kbq/query"
 )
 
@@ -39,6 +40,9 @@ func WriteSearchMarkdown(w io.Writer, resp *query.Response) error {
 		fmt.Fprintf(&b, " · %s · scope %s", r.Kind, r.Scope)
 		if len(r.Tags) > 0 {
 			fmt.Fprintf(&b, " · tags: %s", visible.Line(strings.Join(r.Tags, ", ")))
+		}
+		if meta := MetaText(r.Meta); meta != "" {
+			b.WriteString(" · " + visible.Line(meta))
 		}
 		switch {
 		case r.Uncommitted:
@@ -100,4 +104,38 @@ func NewContextJSON(dir string, res *query.ContextResult) ContextJSON {
 	out.Index = append(out.Index, res.Index...)
 	out.Warnings = append(out.Warnings, res.Warnings...)
 	return out
+}
+
+// MetaText shows a document's Meta keys: "owner: platform", one after
+// another in the registry's order, joined by " · ".
+func MetaText(meta map[string]string) string {
+	var parts []string
+	for _, k := range knowledge.MetaKeys() {
+		if v, ok := meta[k.Name]; ok {
+			parts = append(parts, k.Name+": "+v)
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
+// MetaColumns are the columns of the registry's Meta keys that any of
+// metas sets, for tables: their names, and each row's values ("-" for
+// none).
+func MetaColumns(metas []map[string]string) (names []string, cells [][]string) {
+	cells = make([][]string, len(metas))
+	for _, k := range knowledge.MetaKeys() {
+		set := false
+		for _, m := range metas {
+			_, ok := m[k.Name]
+			set = set || ok
+		}
+		if !set {
+			continue
+		}
+		names = append(names, k.Name)
+		for i, m := range metas {
+			cells[i] = append(cells[i], cmp.Or(m[k.Name], "-"))
+		}
+	}
+	return names, cells
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/knowledge"
 	"github.com/kbqdev/kbq/query"
 )
 
@@ -48,6 +49,7 @@ its word triples with another of the same scope is a warning naming both.
 When only some files are checked (PATH, --staged), the others of their
 scope are looked up in the artifact (.kbq/), if there is one.
 
+` + knowledge.KindsHelp() + `
 EXAMPLES:
    kbc check                          the working tree (HEAD when CI=true)
    kbc check .kb/memories             your memories as they are on disk
@@ -168,7 +170,7 @@ func artifactSimilar(ctx context.Context, dir string) (func(scope, path, body st
 	}
 	return func(scope, path, body string) ([]compiler.Similar, error) {
 		resp, err := ix.Search(ctx, query.Request{Query: likeQuery(body), N: 5, AllScopes: true, Scopes: []string{scope},
-			Kinds: []string{artifact.KindMemory, artifact.KindTopic}})
+			Kinds: []string{knowledge.KindMemory, knowledge.KindTopic}})
 		if err != nil {
 			return nil, nil // an artifact that cannot answer finds nothing
 		}

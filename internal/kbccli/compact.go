@@ -18,6 +18,7 @@ import (
 	"github.com/kbqdev/kbq/internal/llm"
 	"github.com/kbqdev/kbq/internal/openai"
 	"github.com/kbqdev/kbq/internal/units"
+	"github.com/kbqdev/kbq/knowledge"
 )
 
 type compactOptions struct {
@@ -127,7 +128,7 @@ func runCompact(c *cli.Context, s *cli.Streams, g *globalOptions, o *compactOpti
 		src.Text = string(data)
 		job.existing += len(data)
 	}
-	scopeDir, _ := artifact.ScopeDir(job.scope)
+	scopeDir, _ := knowledge.ScopeDir(job.scope)
 	scopeDir = filepath.Join(repo.Root(), filepath.FromSlash(scopeDir))
 	if err := checkSummaryKey(repo.Root(), scopeDir, job.key); err != nil {
 		return err
@@ -193,13 +194,13 @@ func selectCompaction(m *artifact.Manifest, target, key string, now time.Time) (
 	case scopes[target]:
 		job.what, job.scope, job.key = "the memories of scope "+target, target, "summaries/memories-"+date
 		for _, d := range m.Documents {
-			if d.Scope == target && d.Kind == artifact.KindMemory {
+			if d.Scope == target && d.Kind == knowledge.KindMemory {
 				picked = append(picked, d)
 			}
 		}
 	default:
 		var prefix string
-		for _, p := range []string{target + "/", compiler.KBDir + "/" + target + "/"} {
+		for _, p := range []string{target + "/", knowledge.Dir + "/" + target + "/"} {
 			if slices.ContainsFunc(m.Documents, func(d artifact.Document) bool { return strings.HasPrefix(d.Path, p) }) {
 				prefix = p
 				break
@@ -209,13 +210,13 @@ func selectCompaction(m *artifact.Manifest, target, key string, now time.Time) (
 		// itself or a directory above one. Memories are merged only when
 		// it is theirs.
 		inside := ""
-		if i := strings.LastIndex(prefix, compiler.KBDir+"/"); i >= 0 {
-			inside = strings.Trim(prefix[i+len(compiler.KBDir)+1:], "/")
+		if i := strings.LastIndex(prefix, knowledge.Dir+"/"); i >= 0 {
+			inside = strings.Trim(prefix[i+len(knowledge.Dir)+1:], "/")
 		}
 		kindDir, _, _ := strings.Cut(inside, "/")
 		for _, d := range m.Documents {
-			if prefix != "" && strings.HasPrefix(d.Path, prefix) && d.Kind != artifact.KindContext &&
-				(d.Kind != artifact.KindMemory || kindDir == "memories") {
+			if prefix != "" && strings.HasPrefix(d.Path, prefix) && d.Kind != knowledge.KindContext &&
+				(d.Kind != knowledge.KindMemory || kindDir == knowledge.MemoriesDir) {
 				picked = append(picked, d)
 			}
 		}
@@ -229,7 +230,7 @@ func selectCompaction(m *artifact.Manifest, target, key string, now time.Time) (
 			}
 		}
 		job.what, job.key = "the documents of "+target, inside+"/summary-"+date
-		if inside == "" || kindDir == "memories" || kindDir == "articles" || kindDir == "attachments" {
+		if inside == "" || knowledge.IsKindDir(kindDir) {
 			// Not a directory of topics: the summary goes beside the others.
 			job.key = "summaries/" + strings.ReplaceAll(cmp.Or(inside, "topics"), "/", "-") + "-" + date
 		}
@@ -239,7 +240,7 @@ func selectCompaction(m *artifact.Manifest, target, key string, now time.Time) (
 			continue
 		}
 		src := authoring.CompactSource{Path: d.Path, Ref: d.Topic, Updated: d.Updated}
-		if d.Kind == artifact.KindMemory {
+		if d.Kind == knowledge.KindMemory {
 			src.Ref = "memory:" + strconv.Itoa(d.ID)
 		}
 		if d.Uncommitted {

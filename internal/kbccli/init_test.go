@@ -8,6 +8,7 @@ import (
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/compiler"
+	"github.com/kbqdev/kbq/knowledge"
 )
 
 // The configuration kbc init writes is valid as it stands, and its
@@ -26,7 +27,7 @@ func TestScaffoldConfigShowsTheDefaults(t *testing.T) {
 	if len(c.Diagnostics) > 0 {
 		t.Fatalf("uncommented: %v\n%s", c.Diagnostics, uncommented)
 	}
-	if !slices.Equal(c.ContextFiles, compiler.DefaultContextFiles) || c.MaxFileSize != compiler.DefaultMaxFileSize || c.Budgets != artifact.DefaultBudgets {
+	if !slices.Equal(c.ContextFiles, knowledge.DefaultContextFiles) || c.MaxFileSize != compiler.DefaultMaxFileSize || c.Budgets != artifact.DefaultBudgets {
 		t.Errorf("the settings shown are not the defaults: context files %v, size %d, budgets %+v", c.ContextFiles, c.MaxFileSize, c.Budgets)
 	}
 	if len(c.Ignore) != 1 || len(c.Secrets) != 2 {

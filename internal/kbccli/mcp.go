@@ -14,6 +14,7 @@ import (
 	"github.com/kbqdev/kbq/gitsource"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/kbqserve"
+	"github.com/kbqdev/kbq/knowledge"
 )
 
 const writerInstructions = `This server reads and writes the project's knowledge base: conventions,
@@ -157,7 +158,7 @@ func (w *writer) remember(ctx context.Context, _ *mcp.CallToolRequest, in rememb
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := authoring.Reachable(w.root, scope, "memories", w.repo.LeftOut); err != nil {
+	if err := authoring.Reachable(w.root, scope, knowledge.MemoriesDir, w.repo.LeftOut); err != nil {
 		return nil, nil, err
 	}
 	path, err := authoring.Remember(scope, in.Text, authoring.MemoryOptions{

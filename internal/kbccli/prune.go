@@ -17,6 +17,7 @@ import (
 	"github.com/kbqdev/kbq/gitsource"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/usage"
+	"github.com/kbqdev/kbq/knowledge"
 )
 
 // pruneCandidate is a memory or topic that kbc prune would remove, and why.
@@ -68,7 +69,7 @@ func pruneCandidates(docs []artifact.Document, retired map[string]string, sum *u
 	logCovers := !sum.Since.IsZero() && !sum.Since.After(cutoff)
 	var out []pruneCandidate
 	for _, d := range docs {
-		if d.Kind != artifact.KindMemory && d.Kind != artifact.KindTopic || strings.HasPrefix(d.Path, artifact.GlobalPathPrefix) {
+		if d.Kind != knowledge.KindMemory && d.Kind != knowledge.KindTopic || strings.HasPrefix(d.Path, knowledge.GlobalPathPrefix) {
 			continue
 		}
 		c := pruneCandidate{Path: d.Path, Kind: d.Kind, Topic: d.Topic, Title: d.Title, Expires: d.Expires, blob: d.Blob}
@@ -202,7 +203,7 @@ list first. --format md writes the report for a pull request.
 				rep.LogSince = sum.Since.UTC().Format(time.RFC3339)
 			}
 			for _, d := range m.Documents {
-				if d.Kind == artifact.KindMemory || d.Kind == artifact.KindTopic {
+				if d.Kind == knowledge.KindMemory || d.Kind == knowledge.KindTopic {
 					rep.Considered++
 				}
 			}

@@ -6,25 +6,26 @@ import (
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/usage"
+	"github.com/kbqdev/kbq/knowledge"
 )
 
 func TestPruneCandidates(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	daysAgo := func(n int) time.Time { return now.Add(-time.Duration(n) * 24 * time.Hour) }
 	docs := []artifact.Document{
-		{Path: ".kb/context.md", Kind: artifact.KindContext},
-		{Path: ".kb/memories/001-old.md", Kind: artifact.KindMemory, Created: daysAgo(400).Format(time.RFC3339)},
-		{Path: ".kb/memories/002-new.md", Kind: artifact.KindMemory, Created: daysAgo(10).Format(time.RFC3339)},
-		{Path: ".kb/used.md", Kind: artifact.KindTopic},
-		{Path: ".kb/stale.md", Kind: artifact.KindTopic},
-		{Path: ".kb/expired.md", Kind: artifact.KindTopic, Expires: daysAgo(1).Format(time.RFC3339)},
-		{Path: ".kb/later.md", Kind: artifact.KindTopic, Expires: daysAgo(-30).Format(time.RFC3339)},
-		{Path: ".kb/article.md", Kind: artifact.KindArticle},
-		{Path: "global:.kb/g.md", Kind: artifact.KindTopic},
-		{Path: ".kb/old-way.md", Kind: artifact.KindTopic},
-		{Path: ".kb/new-way.md", Kind: artifact.KindTopic},
-		{Path: ".kb/just-replaced.md", Kind: artifact.KindTopic},
-		{Path: ".kb/deprecated.md", Kind: artifact.KindTopic, Status: "deprecated"},
+		{Path: ".kb/context.md", Kind: knowledge.KindContext},
+		{Path: ".kb/memories/001-old.md", Kind: knowledge.KindMemory, Created: daysAgo(400).Format(time.RFC3339)},
+		{Path: ".kb/memories/002-new.md", Kind: knowledge.KindMemory, Created: daysAgo(10).Format(time.RFC3339)},
+		{Path: ".kb/used.md", Kind: knowledge.KindTopic},
+		{Path: ".kb/stale.md", Kind: knowledge.KindTopic},
+		{Path: ".kb/expired.md", Kind: knowledge.KindTopic, Expires: daysAgo(1).Format(time.RFC3339)},
+		{Path: ".kb/later.md", Kind: knowledge.KindTopic, Expires: daysAgo(-30).Format(time.RFC3339)},
+		{Path: ".kb/article.md", Kind: knowledge.KindArticle},
+		{Path: "global:.kb/g.md", Kind: knowledge.KindTopic},
+		{Path: ".kb/old-way.md", Kind: knowledge.KindTopic},
+		{Path: ".kb/new-way.md", Kind: knowledge.KindTopic},
+		{Path: ".kb/just-replaced.md", Kind: knowledge.KindTopic},
+		{Path: ".kb/deprecated.md", Kind: knowledge.KindTopic, Status: "deprecated"},
 	}
 	retired := map[string]string{
 		".kb/old-way.md":       ".kb/new-way.md",

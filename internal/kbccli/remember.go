@@ -8,9 +8,9 @@ import (
 	"strings"
 
 	"github.com/kbqdev/kbq/authoring"
-	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/gitsource"
 	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/knowledge"
 )
 
 type rememberOptions struct {
@@ -75,7 +75,7 @@ func runRemember(c *cli.Context, s *cli.Streams, g *globalOptions, o *rememberOp
 	if err != nil {
 		return err
 	}
-	if err := authoring.Reachable(repoRoot(repo), scope, "memories", repo.LeftOut); err != nil {
+	if err := authoring.Reachable(repoRoot(repo), scope, knowledge.MemoriesDir, repo.LeftOut); err != nil {
 		return err
 	}
 	var tags []string
@@ -241,7 +241,7 @@ func memoriesHere(g *globalOptions, dir string) []string {
 	if err != nil {
 		return nil
 	}
-	entries, err := os.ReadDir(filepath.Join(scope, compiler.KBDir, "memories"))
+	entries, err := os.ReadDir(filepath.Join(scope, knowledge.Dir, knowledge.MemoriesDir))
 	if err != nil {
 		return nil
 	}

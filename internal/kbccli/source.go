@@ -11,6 +11,7 @@ import (
 	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/gitsource"
 	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/knowledge"
 )
 
 // sourceOptions choose what a build or check reads.
@@ -41,7 +42,7 @@ func sourceFlags(o *sourceOptions, globalDefault string) []cli.Flag {
 
 // contextFilesFlag is --context-files, for the commands that list sources.
 func contextFilesFlag() cli.Flag {
-	return &cli.StringSliceFlag{Name: "context-files", Usage: "agent context file `NAMES` picked up outside .kb/; default context_files in " + compiler.ConfigPath + ", else " + strings.Join(compiler.DefaultContextFiles, ",")}
+	return &cli.StringSliceFlag{Name: "context-files", Usage: "agent context file `NAMES` picked up outside .kb/; default context_files in " + compiler.ConfigPath + ", else " + strings.Join(knowledge.DefaultContextFiles, ",")}
 }
 
 // source is an opened build input.

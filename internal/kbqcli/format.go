@@ -11,6 +11,7 @@ import (
 
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/visible"
+	"github.com/kbqdev/kbq/knowledge"
 	"github.com/kbqdev/kbq/query"
 )
 
@@ -89,14 +90,14 @@ func writePaths(w io.Writer, paths []string) error {
 // writeSearchCSV writes one row per result; tags are joined with ";".
 func writeSearchCSV(w io.Writer, results []query.Result) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"path", "topic", "kind", "scope", "heading", "start_line", "end_line", "score", "tags", "updated", "author"})
+	cw.Write(append([]string{"path", "topic", "kind", "scope", "heading", "start_line", "end_line", "score", "tags", "updated", "author"}, metaHeader()...))
 	for _, r := range results {
 		updated := r.Updated
 		if r.Uncommitted {
 			updated = "uncommitted"
 		}
-		cw.Write(visibleCells(r.Path, r.Topic, r.Kind, r.Scope, r.Heading, strconv.Itoa(r.Lines[0]), strconv.Itoa(r.Lines[1]),
-			strconv.FormatFloat(r.Score, 'f', 4, 64), strings.Join(r.Tags, ";"), updated, r.Author))
+		cw.Write(visibleCells(append([]string{r.Path, r.Topic, r.Kind, r.Scope, r.Heading, strconv.Itoa(r.Lines[0]), strconv.Itoa(r.Lines[1]),
+			strconv.FormatFloat(r.Score, 'f', 4, 64), strings.Join(r.Tags, ";"), updated, r.Author}, metaCells(r.Meta)...)...))
 	}
 	cw.Flush()
 	return cw.Error()
@@ -105,9 +106,9 @@ func writeSearchCSV(w io.Writer, results []query.Result) error {
 // writeListCSV writes one row per document; tags are joined with ";".
 func writeListCSV(w io.Writer, docs []query.Listed) error {
 	cw := csv.NewWriter(w)
-	cw.Write([]string{"path", "topic", "kind", "scope", "title", "tags", "source"})
+	cw.Write(append([]string{"path", "topic", "kind", "scope", "title", "tags", "source"}, metaHeader()...))
 	for _, d := range docs {
-		cw.Write(visibleCells(d.Path, d.Topic, d.Kind, d.Scope, d.Title, strings.Join(d.Tags, ";"), d.Source))
+		cw.Write(visibleCells(append([]string{d.Path, d.Topic, d.Kind, d.Scope, d.Title, strings.Join(d.Tags, ";"), d.Source}, metaCells(d.Meta)...)...))
 	}
 	cw.Flush()
 	return cw.Error()
@@ -123,6 +124,24 @@ func writeListMarkdown(w io.Writer, docs []query.Listed) error {
 			cell(d.Title), cell(strings.Join(d.Tags, ", ")))
 	}
 	return nil
+}
+
+// metaHeader names a CSV column for each of the registry's Meta keys.
+func metaHeader() []string {
+	var names []string
+	for _, k := range knowledge.MetaKeys() {
+		names = append(names, k.Name)
+	}
+	return names
+}
+
+// metaCells are a row's cells under metaHeader.
+func metaCells(meta map[string]string) []string {
+	var cells []string
+	for _, k := range knowledge.MetaKeys() {
+		cells = append(cells, meta[k.Name])
+	}
+	return cells
 }
 
 // visibleCells are the cells of a CSV row with their control characters

@@ -7,10 +7,10 @@ import (
 	"text/tabwriter"
 	"unicode/utf8"
 
-	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/visible"
+	"github.com/kbqdev/kbq/knowledge"
 	"github.com/kbqdev/kbq/query"
 )
 
@@ -37,7 +37,7 @@ add the commit and its author.
 ` + answer.ExitCodesHelp,
 		Flags: append([]cli.Flag{
 			answer.IndexFlag(&o.index),
-			&cli.StringSliceFlag{Name: "kind", Complete: cli.Values(artifact.Kinds...), Usage: "only documents of `KIND` (repeatable)"},
+			&cli.StringSliceFlag{Name: "kind", Complete: cli.Values(knowledge.IndexedKinds()...), Usage: "only documents of `KIND`: " + knowledge.KindList("or") + " (repeatable)"},
 			&cli.StringSliceFlag{Name: "tag", Complete: artifactTags(s), Usage: "only documents tagged `TAG` (repeatable)"},
 			&cli.StringSliceFlag{Name: "scope", Complete: artifactScopes(s), Usage: "only documents of `SCOPE` and below (repeatable)"},
 			&cli.StringFlag{Name: "sort", Complete: cli.Values("path", "updated"), Value: "path", Usage: "order by `path` or updated (most recent first)", Destination: &o.sort},
@@ -105,9 +105,22 @@ func writeList(w io.Writer, docs []query.Listed, width int) error {
 	if len(docs) == 0 {
 		return nil
 	}
-	rows := [][]string{{"TOPIC", "KIND", "SCOPE", "TAGS", "SOURCE", "UPDATED", "PATH"}}
-	for _, d := range docs {
-		rows = append(rows, []string{visible.Line(d.Topic), d.Kind, visible.Line(d.Scope), orDash(visible.Line(strings.Join(d.Tags, ","))), orDash(visible.Line(d.Source)), updatedCell(d.Age), visible.Line(d.Path)})
+	metas := make([]map[string]string, len(docs))
+	for i, d := range docs {
+		metas[i] = d.Meta
+	}
+	metaNames, metaCells := answer.MetaColumns(metas)
+	head := []string{"TOPIC", "KIND", "SCOPE", "TAGS", "SOURCE"}
+	for _, n := range metaNames {
+		head = append(head, strings.ToUpper(n))
+	}
+	rows := [][]string{append(head, "UPDATED", "PATH")}
+	for i, d := range docs {
+		row := []string{visible.Line(d.Topic), d.Kind, visible.Line(d.Scope), orDash(visible.Line(strings.Join(d.Tags, ","))), orDash(visible.Line(d.Source))}
+		for _, c := range metaCells[i] {
+			row = append(row, visible.Line(c))
+		}
+		rows = append(rows, append(row, updatedCell(d.Age), visible.Line(d.Path)))
 	}
 	if width > 0 {
 		fitColumns(rows, width, []int{3, 4, 0, 2}) // shorten tags, then sources, topics, scopes

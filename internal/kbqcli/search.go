@@ -8,11 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/usage"
 	"github.com/kbqdev/kbq/internal/visible"
+	"github.com/kbqdev/kbq/knowledge"
 	"github.com/kbqdev/kbq/query"
 )
 
@@ -51,7 +51,7 @@ QUERY SYNTAX:
    updated:>2026-06-01    last changed in git after that day (<, <=, >, >=;
                           updated:<90d is older than 90 days, >2w the last two weeks)
    author:ada             last changed by an author whose name holds "ada"
-   title:rollback         a word in titles only
+` + knowledge.FilterHelp("   ") + `   title:rollback         a word in titles only
    Any other punctuation is text: paste questions as they are.
 
 SCOPES: --dir (default: the current directory) decides which .kb/ scopes
@@ -79,7 +79,7 @@ EXAMPLES:
 			answer.IndexFlag(&o.index),
 			&cli.IntFlag{Name: "n", Aliases: []string{"limit"}, Usage: "show `N` results", Value: query.DefaultN, Destination: &o.n},
 			&cli.IntFlag{Name: "max-tokens", Usage: "fit results into about `T` tokens", Value: query.DefaultMaxTokens, Destination: &o.maxTokens},
-			&cli.StringSliceFlag{Name: "kind", Complete: cli.Values(artifact.Kinds...), Usage: "only documents of `KIND`: context, memory, article, topic (repeatable)"},
+			&cli.StringSliceFlag{Name: "kind", Complete: cli.Values(knowledge.IndexedKinds()...), Usage: "only documents of `KIND`: " + knowledge.KindList("or") + " (repeatable)"},
 			&cli.StringSliceFlag{Name: "tag", Complete: artifactTags(s), Usage: "only documents tagged `TAG` (repeatable)"},
 			&cli.StringSliceFlag{Name: "scope", Complete: artifactScopes(s), Usage: "only documents of `SCOPE` and below: global, project or a directory (repeatable)"},
 			&cli.StringFlag{Name: "dir", Complete: cli.Dirs, Usage: "query from `DIR`: its scopes are in force (default: the current directory)", Destination: &o.dir},
@@ -226,6 +226,9 @@ func writeSearchText(w io.Writer, resp *query.Response, color bool) error {
 		place := visible.Line(r.Scope)
 		if r.Updated != "" || r.Uncommitted {
 			place += " · " + updatedCell(r.Age)
+		}
+		if m := answer.MetaText(r.Meta); m != "" {
+			place += " · " + visible.Line(m)
 		}
 		fmt.Fprintf(&b, "  %s\n", paint(styleDim, fmt.Sprintf("[%s · %s] %.2f", visible.Line(meta), place, r.Score)))
 		fmt.Fprintf(&b, "    %s\n", highlight(r.Snippet, r.Highlights, func(t string) string { return paint(styleMatch, t) }))

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/usage"
 	"github.com/kbqdev/kbq/internal/visible"
+	"github.com/kbqdev/kbq/knowledge"
 	"github.com/kbqdev/kbq/query"
 )
 
@@ -57,7 +57,7 @@ func ReadUsageStats(s *cli.Streams, ix *query.Index, n int) (*UsageStats, error)
 	}
 	var used []DocUse
 	for _, d := range docs {
-		if d.Kind == artifact.KindContext {
+		if d.Kind == knowledge.KindContext {
 			continue // always loaded, never searched for
 		}
 		u := sum.Docs[d.Path]

@@ -9,12 +9,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/usage"
+	"github.com/kbqdev/kbq/knowledge"
 	"github.com/kbqdev/kbq/query"
 )
 
@@ -48,7 +49,7 @@ type searchArgs struct {
 	Query     string `json:"query" jsonschema:"what to look for: a question as the user asked it, or keywords. Supports \"exact phrases\" (ranked first; +\"phrase\" requires one), -excluded words, prefix*, and filters tag:x kind:memory scope:services/api"`
 	N         int    `json:"n,omitempty" jsonschema:"number of results, 1 to 50 (default 5)"`
 	MaxTokens int    `json:"max_tokens,omitempty" jsonschema:"fit the results' content into about this many tokens (default 8000)"`
-	Kind      string `json:"kind,omitempty" jsonschema:"only documents of this kind: context, memory, article or topic"`
+	Kind      string `json:"kind,omitempty" jsonschema:"only documents of this kind"`
 	Tag       string `json:"tag,omitempty" jsonschema:"only documents with this tag"`
 	Dir       string `json:"dir,omitempty" jsonschema:"the directory the question is about, relative to the repository root or absolute: the knowledge scopes that contain it are in force and deeper ones win (default: where the server runs)"`
 	Scope     string `json:"scope,omitempty" jsonschema:"only documents of this scope and below, from wherever the question is asked: global, project or a directory such as services/api"`
@@ -66,7 +67,7 @@ type getArgs struct {
 }
 
 type listArgs struct {
-	Kind  string `json:"kind,omitempty" jsonschema:"only documents of this kind: context, memory, article or topic"`
+	Kind  string `json:"kind,omitempty" jsonschema:"only documents of this kind"`
 	Tag   string `json:"tag,omitempty" jsonschema:"only documents with this tag"`
 	Scope string `json:"scope,omitempty" jsonschema:"only documents of this scope and below: global, project or a directory"`
 }
@@ -97,6 +98,7 @@ func newMCPServerWith(t *tools, name, instructions string) *mcp.Server {
 		Name:        "knowledge_search",
 		Title:       "Search project knowledge",
 		Annotations: readOnly,
+		InputSchema: inputSchema[searchArgs](),
 		Description: `Search the project's knowledge base: conventions, design decisions,
 procedures (deploy, release, debugging), memories of past work and notes. Call
 it before answering questions about this project's conventions, decisions or
@@ -117,6 +119,7 @@ result's blob identifies the version read.`,
 		Name:        "knowledge_list",
 		Title:       "List knowledge documents",
 		Annotations: readOnly,
+		InputSchema: inputSchema[listArgs](),
 		Description: `List the documents of the knowledge base with topic, kind, scope, tags and
 source. Call it to see what knowledge exists (for instance every memory, or
 everything tagged deploy) before searching or reading.`,
@@ -130,6 +133,27 @@ project and directory context files (.kb/context.md, AGENTS.md, CLAUDE.md,
 GEMINI.md) on the way down to it. Call it once at the start of a task, for
 the directory you will work in, and follow what it says.`,
 	}, t.context)
+	return s
+}
+
+// inputSchema is the input schema of a tool's arguments, with what the
+// knowledge registry defines written in: the kinds, and the filters of
+// its Meta keys.
+func inputSchema[T any]() *jsonschema.Schema {
+	s, err := jsonschema.For[T](nil)
+	if err != nil {
+		panic(fmt.Sprintf("input schema of %T: %v", *new(T), err))
+	}
+	if p := s.Properties["kind"]; p != nil {
+		p.Description += ": " + knowledge.KindList("or")
+	}
+	if p := s.Properties["query"]; p != nil {
+		for _, k := range knowledge.MetaKeys() {
+			if k.Filter {
+				p.Description += ", " + k.Name + ":VALUE (" + k.Doc + ")"
+			}
+		}
+	}
 	return s
 }
 
@@ -184,8 +208,8 @@ func (t *tools) searchRequest(in searchArgs) (query.Request, error) {
 		return query.Request{}, fmt.Errorf("%w: n must be between 1 and %d", errArgs, maxResults)
 	case in.MaxTokens < 0:
 		return query.Request{}, fmt.Errorf("%w: max_tokens must be positive", errArgs)
-	case in.Kind != "" && !slices.Contains(artifact.Kinds, in.Kind):
-		return query.Request{}, fmt.Errorf("%w: kind must be one of %s", errArgs, strings.Join(artifact.Kinds, ", "))
+	case in.Kind != "" && !slices.Contains(knowledge.IndexedKinds(), in.Kind):
+		return query.Request{}, fmt.Errorf("%w: kind must be one of %s", errArgs, strings.Join(knowledge.IndexedKinds(), ", "))
 	case in.Mode != "" && !slices.Contains(query.Modes, in.Mode):
 		return query.Request{}, fmt.Errorf("%w: mode must be one of %s", errArgs, strings.Join(query.Modes, ", "))
 	}
@@ -266,8 +290,8 @@ func (t *tools) document(ctx context.Context, in getArgs, via string) (*query.Do
 }
 
 func (t *tools) list(_ context.Context, _ *mcp.CallToolRequest, in listArgs) (*mcp.CallToolResult, *listOutput, error) {
-	if in.Kind != "" && !slices.Contains(artifact.Kinds, in.Kind) {
-		return nil, nil, fmt.Errorf("%w: kind must be one of %s", errArgs, strings.Join(artifact.Kinds, ", "))
+	if in.Kind != "" && !slices.Contains(knowledge.IndexedKinds(), in.Kind) {
+		return nil, nil, fmt.Errorf("%w: kind must be one of %s", errArgs, strings.Join(knowledge.IndexedKinds(), ", "))
 	}
 	req := query.ListRequest{}
 	if in.Kind != "" {
