@@ -11,6 +11,7 @@ import (
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/suggest"
 	"github.com/kbqdev/kbq/knowledge"
+	"github.com/kbqdev/kbq/query/syntax"
 )
 
 // Document is a whole document of the artifact.
@@ -270,7 +271,7 @@ func (ix *Index) List(req ListRequest) ([]Listed, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := ix.selectedScopes(req.Scopes, Parsed{}); err != nil {
+	if _, err := ix.selectedScopes(req.Scopes, syntax.Parsed{}); err != nil {
 		return nil, err
 	}
 	out := []Listed{}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/query/syntax"
 )
 
 // SetExhaustive makes ix score every match term at a time, the reference
@@ -12,7 +13,7 @@ func SetExhaustive(ix *Index, on bool) { ix.exhaustive = on }
 
 // UsesTopK reports whether a search for q would use top-k evaluation.
 func UsesTopK(ix *Index, q string) bool {
-	pl := ix.plan(Parse(q), artifact.NewAnalyzer(ix.Manifest.Analysis))
+	pl := ix.plan(syntax.Parse(q), artifact.NewAnalyzer(ix.Manifest.Analysis))
 	if pl.root == nil {
 		return false
 	}
@@ -48,13 +49,13 @@ type Cost struct {
 
 // SearchCost runs q as a lexical search does and reports its cost.
 func SearchCost(ix *Index, q string) (Cost, error) {
-	parsed := Parse(q)
+	parsed := syntax.Parse(q)
 	pl := ix.plan(parsed, artifact.NewAnalyzer(ix.Manifest.Analysis))
 	c := Cost{Terms: len(pl.searched), MaxClauses: maxClauses, MaxTerms: maxTerms,
 		MaxExpanded: maxExpandedTerms, MaxDF: maxExpandedPostings, MaxScanned: maxScannedTotal}
 	bounded, _ := bound(parsed)
 	for _, cl := range bounded.Clauses {
-		if cl.Occur != Should || cl.Kind != Word {
+		if cl.Occur != syntax.Should || cl.Kind != syntax.Word {
 			c.Clauses += 1 + len(cl.Sub)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/bits-and-blooms/bitset"
+	"github.com/kbqdev/kbq/query/syntax"
 )
 
 // What one query may cost. A query of any length is accepted, and its
@@ -36,12 +37,12 @@ var (
 // past maxClauses, saying so in notes. Optional words are kept as they
 // are: a repeated word counts as often as it is written (collapseRepeats
 // reads it once), and maxTerms bounds them once analyzed.
-func bound(p Parsed) (Parsed, []string) {
+func bound(p syntax.Parsed) (syntax.Parsed, []string) {
 	seen := make(map[string]bool)
-	var out []Clause
+	var out []syntax.Clause
 	n, dropped := 0, 0
 	for _, c := range p.Clauses {
-		if c.Occur == Should && c.Kind == Word {
+		if c.Occur == syntax.Should && c.Kind == syntax.Word {
 			out = append(out, c)
 			continue
 		}
@@ -62,17 +63,17 @@ func bound(p Parsed) (Parsed, []string) {
 	if dropped > 0 {
 		notes = append(notes, fmt.Sprintf("the query has more than %d clauses: %d were left out; shorten it", maxClauses, dropped))
 	}
-	return Parsed{Clauses: out}, notes
+	return syntax.Parsed{Clauses: out}, notes
 }
 
 // clauseKey identifies a clause: two with the same key match the same.
-func clauseKey(c Clause) string {
+func clauseKey(c syntax.Clause) string {
 	var b strings.Builder
 	writeClauseKey(&b, c)
 	return b.String()
 }
 
-func writeClauseKey(b *strings.Builder, c Clause) {
+func writeClauseKey(b *strings.Builder, c syntax.Clause) {
 	b.WriteString(strconv.Itoa(int(c.Occur)))
 	b.WriteByte(' ')
 	b.WriteString(strconv.Itoa(int(c.Kind)))

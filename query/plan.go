@@ -7,6 +7,7 @@ import (
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/knowledge"
+	"github.com/kbqdev/kbq/query/syntax"
 )
 
 // plan is a parsed query turned into a Bluge query, plus what the index
@@ -54,7 +55,7 @@ func (pl *plan) note(s string) {
 	}
 }
 
-func (ix *Index) plan(p Parsed, an *artifact.Analyzer) *plan {
+func (ix *Index) plan(p syntax.Parsed, an *artifact.Analyzer) *plan {
 	pl := &plan{terms: make(map[string]bool)}
 	p, pl.notes = bound(p)
 	var b boolNode
@@ -65,14 +66,14 @@ func (ix *Index) plan(p Parsed, an *artifact.Analyzer) *plan {
 			continue
 		}
 		switch {
-		case c.Occur == Must && isFilter(c):
+		case c.Occur == syntax.Must && isFilter(c):
 			// Filters narrow the results; they do not stand in for words.
 			filters = append(filters, n)
-		case c.Occur == Should:
+		case c.Occur == syntax.Should:
 			b.should = append(b.should, n)
-		case c.Occur == Must:
+		case c.Occur == syntax.Must:
 			b.must = append(b.must, n)
-		case c.Occur == MustNot:
+		case c.Occur == syntax.MustNot:
 			b.mustNot = append(b.mustNot, n)
 		}
 	}
@@ -99,17 +100,17 @@ type constraints struct {
 	pl            *plan // the phrases to verify in the chunks' text
 }
 
-func (ix *Index) constraints(p Parsed, an *artifact.Analyzer) constraints {
+func (ix *Index) constraints(p syntax.Parsed, an *artifact.Analyzer) constraints {
 	c := constraints{pl: &plan{terms: make(map[string]bool)}}
 	p, _ = bound(p) // the lexical plan notes what it drops
 	for _, cl := range p.Clauses {
-		if cl.Occur == Should {
+		if cl.Occur == syntax.Should {
 			continue
 		}
 		n := ix.clauseNode(cl, an, c.pl)
 		switch {
 		case n == nil:
-		case cl.Occur == Must:
+		case cl.Occur == syntax.Must:
 			c.must = append(c.must, n)
 		default:
 			c.mustNot = append(c.mustNot, n)
@@ -152,11 +153,11 @@ func collapseRepeats(ns []node) []node {
 
 // isFilter reports whether a clause only narrows results: a facet filter,
 // or a group of them.
-func isFilter(c Clause) bool {
-	if c.Kind == Filter {
+func isFilter(c syntax.Clause) bool {
+	if c.Kind == syntax.Filter {
 		return true
 	}
-	if c.Kind != Any {
+	if c.Kind != syntax.Any {
 		return false
 	}
 	for _, s := range c.Sub {
@@ -194,19 +195,19 @@ func analyze(text string, an *artifact.Analyzer) []string {
 
 // clauseNode builds the node of one clause, or nil when the clause has
 // nothing to search for (only stop words, say).
-func (ix *Index) clauseNode(c Clause, an *artifact.Analyzer, pl *plan) node {
+func (ix *Index) clauseNode(c syntax.Clause, an *artifact.Analyzer, pl *plan) node {
 	fields := artifact.TextFields
 	if c.Field == "title" {
 		fields = []string{artifact.FieldTitle}
 	}
-	positive := c.Occur != MustNot
+	positive := c.Occur != syntax.MustNot
 	switch c.Kind {
-	case All:
+	case syntax.All:
 		return allNode{}
-	case Word, Phrase:
+	case syntax.Word, syntax.Phrase:
 		all := analyze(c.Text, an)
 		terms := pl.admit(all)
-		if len(terms) == 0 || c.Kind == Phrase && len(terms) < len(slices.Compact(slices.Sorted(slices.Values(all)))) {
+		if len(terms) == 0 || c.Kind == syntax.Phrase && len(terms) < len(slices.Compact(slices.Sorted(slices.Values(all)))) {
 			return nil // only stop words, or over the budget: a phrase is checked whole or not at all
 		}
 		if positive {
@@ -214,13 +215,13 @@ func (ix *Index) clauseNode(c Clause, an *artifact.Analyzer, pl *plan) node {
 				pl.terms[t] = true
 			}
 		}
-		if c.Kind == Phrase && len(terms) > 1 {
+		if c.Kind == syntax.Phrase && len(terms) > 1 {
 			phrase := analyzePhrase(c.Text, an)
 			switch c.Occur {
-			case MustNot:
+			case syntax.MustNot:
 				pl.notPhrases = append(pl.notPhrases, phrase)
 				return nil
-			case Should:
+			case syntax.Should:
 				pl.preferred = append(pl.preferred, phrase)
 			default:
 				pl.phrases = append(pl.phrases, phrase)
@@ -230,26 +231,26 @@ func (ix *Index) clauseNode(c Clause, an *artifact.Analyzer, pl *plan) node {
 		for i, t := range terms {
 			ns[i] = newTextNode(t, fields, ix.ranking)
 		}
-		if c.Occur == Should {
+		if c.Occur == syntax.Should {
 			return anyNode(ns)
 		}
 		return boolNode{must: ns}
-	case Prefix, Wildcard:
+	case syntax.Prefix, syntax.Wildcard:
 		pattern := strings.ToLower(c.Text)
 		if strings.Trim(pattern, "*?") == "" {
 			return nil
 		}
-		if positive && c.Kind == Prefix {
+		if positive && c.Kind == syntax.Prefix {
 			pl.prefixes = append(pl.prefixes, pattern)
 		}
 		// Index terms are stemmed ("deploys" is indexed as "deploi"), so a
 		// prefix is also tried in its stemmed form. Wildcards match index
 		// terms as they are.
 		prefixes := []string{pattern}
-		if stem := an.Term([]byte(pattern)); c.Kind == Prefix && stem != nil && string(stem) != pattern && !strings.HasPrefix(string(stem), pattern) {
+		if stem := an.Term([]byte(pattern)); c.Kind == syntax.Prefix && stem != nil && string(stem) != pattern && !strings.HasPrefix(string(stem), pattern) {
 			prefixes = append(prefixes, string(stem))
 		}
-		if c.Kind == Wildcard {
+		if c.Kind == syntax.Wildcard {
 			return expandNode{fields: fields, wildcard: pattern, text: true}
 		}
 		var ns anyNode
@@ -257,7 +258,7 @@ func (ix *Index) clauseNode(c Clause, an *artifact.Analyzer, pl *plan) node {
 			ns = append(ns, expandNode{fields: fields, prefix: p, text: true})
 		}
 		return ns
-	case Filter:
+	case syntax.Filter:
 		switch c.Field {
 		case "tag":
 			return facetNode(artifact.FacetTag(c.Text))
@@ -279,7 +280,7 @@ func (ix *Index) clauseNode(c Clause, an *artifact.Analyzer, pl *plan) node {
 				return facetNode(artifact.FacetMeta(c.Field, c.Text))
 			}
 		}
-	case Any:
+	case syntax.Any:
 		// Members are alternatives: their phrases are not all required.
 		sub := &plan{terms: pl.terms}
 		var ns anyNode

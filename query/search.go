@@ -13,6 +13,7 @@ import (
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/knowledge"
+	"github.com/kbqdev/kbq/query/syntax"
 )
 
 // Request is a search.
@@ -119,7 +120,7 @@ const (
 // the recently changed higher.
 func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 	retired := ix.Manifest.Retired
-	dropRetired := len(retired) > 0 && !req.IncludeSuperseded && !namesStatus(Parse(req.Query))
+	dropRetired := len(retired) > 0 && !req.IncludeSuperseded && !namesStatus(syntax.Parse(req.Query))
 	if !dropRetired && req.Recency <= 0 {
 		resp, err := ix.search(ctx, req)
 		if err == nil {
@@ -174,9 +175,9 @@ func (ix *Index) dateResults(results []Result) {
 
 // namesStatus reports whether a query filters by status: it says then
 // which documents it wants.
-func namesStatus(p Parsed) bool {
+func namesStatus(p syntax.Parsed) bool {
 	for _, c := range p.Clauses {
-		if c.Field == "status" || namesStatus(Parsed{Clauses: c.Sub}) {
+		if c.Field == "status" || namesStatus(syntax.Parsed{Clauses: c.Sub}) {
 			return true
 		}
 	}
@@ -196,7 +197,7 @@ func (ix *Index) search(ctx context.Context, req Request) (*Response, error) {
 			return nil, fmt.Errorf("unknown kind %q (want one of %s)", k, strings.Join(knowledge.IndexedKinds(), ", "))
 		}
 	}
-	parsed := pathsFrom(Parse(req.Query), req.Dir)
+	parsed := pathsFrom(syntax.Parse(req.Query), req.Dir)
 	if onlyExcludes(parsed) {
 		return nil, fmt.Errorf("%w (%s): add a word, a filter such as kind:topic, or * to search for", ErrNothingToFind, shortQuery(req.Query))
 	}
@@ -332,19 +333,19 @@ func (ix *Index) search(ctx context.Context, req Request) (*Response, error) {
 // as the user's other paths are) and a topic key: path:notes/x.md from
 // services/api matches services/api/notes/x.md, and path:deploy the topic
 // deploy and those below it.
-func pathsFrom(p Parsed, dir string) Parsed {
+func pathsFrom(p syntax.Parsed, dir string) syntax.Parsed {
 	for i, c := range p.Clauses {
-		if c.Kind != Filter || c.Field != "path" {
+		if c.Kind != syntax.Filter || c.Field != "path" {
 			continue
 		}
-		alts := []Clause{c}
+		alts := []syntax.Clause{c}
 		add := func(field, text string) {
 			for _, a := range alts {
 				if a.Field == field && a.Text == text {
 					return
 				}
 			}
-			alts = append(alts, Clause{Occur: c.Occur, Kind: Filter, Field: field, Text: text})
+			alts = append(alts, syntax.Clause{Occur: c.Occur, Kind: syntax.Filter, Field: field, Text: text})
 		}
 		v := strings.TrimPrefix(c.Text, "./")
 		if dir != "" && !strings.HasPrefix(v, "/") {
@@ -362,13 +363,13 @@ func pathsFrom(p Parsed, dir string) Parsed {
 		alts[0].Text = strings.TrimPrefix(v, "/")
 		if len(alts) > 1 {
 			for j := range alts {
-				alts[j].Occur = Should
+				alts[j].Occur = syntax.Should
 			}
 			occur := c.Occur
-			if occur == Should {
-				occur = Must
+			if occur == syntax.Should {
+				occur = syntax.Must
 			}
-			p.Clauses[i] = Clause{Occur: occur, Kind: Any, Sub: alts}
+			p.Clauses[i] = syntax.Clause{Occur: occur, Kind: syntax.Any, Sub: alts}
 		} else {
 			p.Clauses[i] = alts[0]
 		}
@@ -387,9 +388,9 @@ func shortQuery(q string) string {
 
 // onlyExcludes reports whether every clause of p excludes: such a query
 // would match everything, all with a score of 0.
-func onlyExcludes(p Parsed) bool {
+func onlyExcludes(p syntax.Parsed) bool {
 	for _, c := range p.Clauses {
-		if c.Occur != MustNot {
+		if c.Occur != syntax.MustNot {
 			return false
 		}
 	}
@@ -426,9 +427,9 @@ func (ix *Index) topK(ctx context.Context, root node, perDocument bool) (func(k 
 // selectedScopes checks the scopes a request names, by --scope or scope:
 // in the query, against the artifact's, and reports whether it names any:
 // a query that selects scopes searches them from anywhere.
-func (ix *Index) selectedScopes(scopes []string, p Parsed) (bool, error) {
+func (ix *Index) selectedScopes(scopes []string, p syntax.Parsed) (bool, error) {
 	for _, c := range p.Clauses {
-		if c.Kind == Filter && c.Field == "scope" && c.Occur == Must {
+		if c.Kind == syntax.Filter && c.Field == "scope" && c.Occur == syntax.Must {
 			scopes = append(scopes, c.Text)
 		}
 	}

@@ -249,20 +249,6 @@ func TestKeepGoingLeavesOutDuplicateIDs(t *testing.T) {
 	}
 }
 
-func FuzzParse(f *testing.F) {
-	for _, seed := range []string{`a "b c" -d +e f* g?h tag:x kind:memory OR title:"y z"`, `"`, `-`, `AND OR NOT`, `tag:`, `x:y:z`} {
-		f.Add(seed)
-	}
-	f.Fuzz(func(t *testing.T, q string) {
-		p := query.Parse(q)
-		for _, c := range p.Clauses {
-			if c.Kind == query.Any && len(c.Sub) < 2 {
-				t.Fatalf("OR group with %d members from %q", len(c.Sub), q)
-			}
-		}
-	})
-}
-
 func TestBM25FSaturatesOnce(t *testing.T) {
 	// A term in the title, a heading and the body of one chunk is one term:
 	// its frequencies add up before saturation, so the chunk's score stays

@@ -1,40 +1,40 @@
-package query_test
+package syntax_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/kbqdev/kbq/query"
+	"github.com/kbqdev/kbq/query/syntax"
 )
 
 // render writes a parsed query back in a canonical form: + required,
 // - excluded, "phrase", pre*, ~wild, field:value, (a | b) for OR groups.
-func render(cs []query.Clause) string {
+func render(cs []syntax.Clause) string {
 	var parts []string
 	for _, c := range cs {
 		var b strings.Builder
 		switch c.Occur {
-		case query.Must:
+		case syntax.Must:
 			b.WriteByte('+')
-		case query.MustNot:
+		case syntax.MustNot:
 			b.WriteByte('-')
 		}
 		if c.Field != "" {
 			b.WriteString(c.Field + ":")
 		}
 		switch c.Kind {
-		case query.Phrase:
+		case syntax.Phrase:
 			b.WriteString(`"` + c.Text + `"`)
-		case query.Prefix:
+		case syntax.Prefix:
 			b.WriteString(c.Text + "*")
-		case query.Wildcard:
+		case syntax.Wildcard:
 			b.WriteString("~" + c.Text)
-		case query.All:
+		case syntax.All:
 			b.WriteString("ALL")
-		case query.Any:
+		case syntax.Any:
 			var sub []string
 			for _, s := range c.Sub {
-				sub = append(sub, render([]query.Clause{s}))
+				sub = append(sub, render([]syntax.Clause{s}))
 			}
 			b.WriteString("(" + strings.Join(sub, " | ") + ")")
 		default:
@@ -69,8 +69,22 @@ func TestParse(t *testing.T) {
 		{`why?? what ?`, `why what`},
 		{`title:ranked?`, `+title:ranked`},
 	} {
-		if got := render(query.Parse(tc.q).Clauses); got != tc.want {
+		if got := render(syntax.Parse(tc.q).Clauses); got != tc.want {
 			t.Errorf("Parse(%q) = %s, want %s", tc.q, got, tc.want)
 		}
 	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, seed := range []string{`a "b c" -d +e f* g?h tag:x kind:memory OR title:"y z"`, `"`, `-`, `AND OR NOT`, `tag:`, `x:y:z`} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		p := syntax.Parse(q)
+		for _, c := range p.Clauses {
+			if c.Kind == syntax.Any && len(c.Sub) < 2 {
+				t.Fatalf("OR group with %d members from %q", len(c.Sub), q)
+			}
+		}
+	})
 }

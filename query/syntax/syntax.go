@@ -1,4 +1,7 @@
-package query
+// Package syntax is kbq's query language: the clauses a query is made of
+// and the parser that reads them. It is pure: no index, no I/O. The search
+// engine (package query) plans and runs what it parses.
+package syntax
 
 import (
 	"strings"
