@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"path"
 	"slices"
 	"strconv"
@@ -111,6 +112,8 @@ const (
 	DefaultN         = 5
 	DefaultMaxTokens = 8000
 	bytesPerToken    = 4
+	// NoTokenLimit, as MaxTokens, returns every result whole.
+	NoTokenLimit = math.MaxInt32 / bytesPerToken
 )
 
 // Search runs req against the index. Documents another supersedes, or

@@ -124,7 +124,7 @@ func runEval(c *cli.Context, s *cli.Streams, o *evalOptions) error {
 		return err
 	}
 	if !o.beir && o.docID == "" {
-		if err := ix.CheckNames(judgments); err != nil {
+		if err := evals.CheckNames(ix, judgments); err != nil {
 			return cli.Usagef("%s: %v", name, err)
 		}
 	}
@@ -142,7 +142,7 @@ func runEval(c *cli.Context, s *cli.Streams, o *evalOptions) error {
 		return embedder.Vectorize(ctx, ix, req)
 	}
 	progress := cli.NewProgress(s, "evaluating")
-	res, err := ix.Evaluate(c.Context, judgments, query.EvalOptions{DocID: o.docID, Progress: progress.Update, Mode: o.mode, Vectorize: vectorize, Recency: recency})
+	res, err := evals.Run(c.Context, ix, judgments, evals.Options{DocID: o.docID, Progress: progress.Update, Mode: o.mode, Vectorize: vectorize, Recency: recency})
 	progress.Done()
 	if err != nil {
 		return err
@@ -166,7 +166,7 @@ func runEval(c *cli.Context, s *cli.Streams, o *evalOptions) error {
 }
 
 // readJudgments reads the queries to evaluate, and names their file.
-func readJudgments(c *cli.Context, o *evalOptions, root string) ([]query.Judgment, string, error) {
+func readJudgments(c *cli.Context, o *evalOptions, root string) ([]evals.Judgment, string, error) {
 	args := c.Args().Slice()
 	if o.beir {
 		if len(args) != 2 {
@@ -182,7 +182,7 @@ func readJudgments(c *cli.Context, o *evalOptions, root string) ([]query.Judgmen
 			return nil, "", err
 		}
 		defer qrels.Close()
-		js, err := query.ReadBEIR(queries, qrels)
+		js, err := evals.ReadBEIR(queries, qrels)
 		if err != nil {
 			return nil, "", cli.Usagef("%v", err)
 		}
@@ -216,7 +216,7 @@ func readJudgments(c *cli.Context, o *evalOptions, root string) ([]query.Judgmen
 
 // readEvals reads the evals file name; what is wrong in it is the
 // user's to fix.
-func readEvals(name string) ([]query.Judgment, error) {
+func readEvals(name string) ([]evals.Judgment, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
@@ -229,14 +229,14 @@ func readEvals(name string) ([]query.Judgment, error) {
 	return js, nil
 }
 
-func writeEval(w io.Writer, res *query.EvalResult, worst int) error {
+func writeEval(w io.Writer, res *evals.Result, worst int) error {
 	fmt.Fprintf(w, "queries      %d\nnDCG@10      %.4f\nrecall@10    %.4f\nrecall@100   %.4f\nMRR          %.4f\n",
 		res.Queries, res.NDCG10, res.Recall10, res.Recall100, res.MRR)
 	if worst <= 0 {
 		return nil
 	}
 	low := slices.Clone(res.PerQuery)
-	slices.SortStableFunc(low, func(a, b query.QueryScore) int { return cmp.Compare(a.NDCG10, b.NDCG10) })
+	slices.SortStableFunc(low, func(a, b evals.QueryScore) int { return cmp.Compare(a.NDCG10, b.NDCG10) })
 	fmt.Fprintf(w, "\nlowest nDCG@10:\n")
 	for _, q := range low[:min(worst, len(low))] {
 		fmt.Fprintf(w, "  %.3f  %s  %s\n", q.NDCG10, q.ID, truncate(q.Query, 70))

@@ -1,5 +1,8 @@
-// Package evals reads a team's retrieval tests, .kb/evals.yaml, for kbq
-// eval. It is apart from package query, which knows nothing of YAML.
+// Package evals measures retrieval: it reads judged queries (a team's
+// .kb/evals.yaml, or a BEIR dataset's queries and qrels), runs them
+// against an artifact through package query, and scores the rankings as
+// trec_eval does (nDCG@10, recall@10 and @100, MRR). It is apart from
+// package query, which knows nothing of YAML or of metrics.
 package evals
 
 import (
@@ -10,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kbqdev/kbq/query"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -23,7 +25,7 @@ import (
 //   - query: rate limits of the billing API
 //     dir: services/billing          # ask from here (default: the root)
 //     expect: {memories/004-rate-limits: 2, billing/api: 1}
-func Read(r io.Reader) ([]query.Judgment, error) {
+func Read(r io.Reader) ([]Judgment, error) {
 	var doc yaml.Node
 	if err := yaml.NewDecoder(r).Decode(&doc); err != nil {
 		if err == io.EOF {
@@ -35,7 +37,7 @@ func Read(r io.Reader) ([]query.Judgment, error) {
 	if list.Kind != yaml.SequenceNode {
 		return nil, fmt.Errorf("line %d: want a list of queries (- query: ... expect: [...])", list.Line)
 	}
-	out := make([]query.Judgment, 0, len(list.Content))
+	out := make([]Judgment, 0, len(list.Content))
 	for i, item := range list.Content {
 		if item.Kind != yaml.MappingNode {
 			return nil, fmt.Errorf("line %d: want query: and expect: keys", item.Line)
@@ -56,7 +58,7 @@ func Read(r io.Reader) ([]query.Judgment, error) {
 		if strings.TrimSpace(e.Query) == "" {
 			return nil, fmt.Errorf("line %d: the entry has no query", item.Line)
 		}
-		j := query.Judgment{ID: strconv.Itoa(i + 1), Query: e.Query, Dir: e.Dir, Relevant: map[string]int{}, Line: item.Line}
+		j := Judgment{ID: strconv.Itoa(i + 1), Query: e.Query, Dir: e.Dir, Relevant: map[string]int{}, Line: item.Line}
 		switch e.Expect.Kind {
 		case yaml.SequenceNode:
 			var names []string

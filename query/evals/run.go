@@ -1,4 +1,4 @@
-package query
+package evals
 
 import (
 	"bufio"
@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kbqdev/kbq/query"
 )
 
 // Judgment is a query with graded relevance judgments: document id →
@@ -22,7 +24,7 @@ type Judgment struct {
 	ID       string         `json:"id"`
 	Query    string         `json:"query"`
 	Relevant map[string]int `json:"relevant"`
-	// Dir is where the query is made from, as Request.Dir; AllScopes
+	// Dir is where the query is made from, as query.Request.Dir; AllScopes
 	// searches everywhere instead.
 	Dir       string `json:"dir,omitempty"`
 	AllScopes bool   `json:"all_scopes,omitempty"`
@@ -30,8 +32,8 @@ type Judgment struct {
 	Line int `json:"line,omitempty"`
 }
 
-// EvalOptions configure an evaluation.
-type EvalOptions struct {
+// Options configure an evaluation.
+type Options struct {
 	// DocID names a result for matching against judgments: "stem" (the file
 	// name without .md, as BEIR corpus ids), "topic" or "path". Judgments of
 	// an evals file match on topic or path.
@@ -44,7 +46,7 @@ type EvalOptions struct {
 	Mode string
 	// Vectorize, when set, embeds a request's query for the semantic and
 	// hybrid modes.
-	Vectorize func(ctx context.Context, req *Request) error
+	Vectorize func(ctx context.Context, req *query.Request) error
 	// Recency is the half-life of the recency prior; 0 for none.
 	Recency time.Duration
 }
@@ -60,8 +62,8 @@ type QueryScore struct {
 	Relevant  int     `json:"relevant"`
 }
 
-// EvalResult averages the metrics over the evaluated queries.
-type EvalResult struct {
+// Result averages the metrics over the evaluated queries.
+type Result struct {
 	Queries   int          `json:"queries"`
 	NDCG10    float64      `json:"ndcg_at_10"`
 	Recall10  float64      `json:"recall_at_10"`
@@ -70,16 +72,16 @@ type EvalResult struct {
 	PerQuery  []QueryScore `json:"per_query"`
 }
 
-// Evaluate runs every judged query and scores the rankings with the
+// Run runs every judged query of ix and scores the rankings with the
 // definitions of trec_eval: nDCG@10 with graded gains and a log2 discount,
 // against the ideal ordering of all positive judgments; recall at 10 and
 // 100; reciprocal rank of the first relevant result. Queries without a
 // positive judgment are skipped, as trec_eval skips them.
-func (ix *Index) Evaluate(ctx context.Context, judgments []Judgment, opts EvalOptions) (*EvalResult, error) {
+func Run(ctx context.Context, ix *query.Index, judgments []Judgment, opts Options) (*Result, error) {
 	if opts.Depth <= 0 {
 		opts.Depth = 100
 	}
-	res := &EvalResult{PerQuery: []QueryScore{}}
+	res := &Result{PerQuery: []QueryScore{}}
 	for i, j := range judgments {
 		if opts.Progress != nil {
 			opts.Progress(i, len(judgments))
@@ -96,7 +98,7 @@ func (ix *Index) Evaluate(ctx context.Context, judgments []Judgment, opts EvalOp
 		if positives == 0 {
 			continue
 		}
-		req := Request{Query: j.Query, N: opts.Depth, MaxTokens: math.MaxInt32 / bytesPerToken, Dir: j.Dir, AllScopes: j.AllScopes, Mode: opts.Mode, Recency: opts.Recency}
+		req := query.Request{Query: j.Query, N: opts.Depth, MaxTokens: query.NoTokenLimit, Dir: j.Dir, AllScopes: j.AllScopes, Mode: opts.Mode, Recency: opts.Recency}
 		if opts.Vectorize != nil {
 			if err := opts.Vectorize(ctx, &req); err != nil {
 				return nil, err
@@ -129,7 +131,7 @@ func (ix *Index) Evaluate(ctx context.Context, judgments []Judgment, opts EvalOp
 }
 
 // docID names a result for judging it.
-func docID(r Result, kind string, relevant map[string]int) string {
+func docID(r query.Result, kind string, relevant map[string]int) string {
 	switch kind {
 	case "path":
 		return r.Path
@@ -258,10 +260,10 @@ func ReadBEIR(queries, qrels io.Reader) ([]Judgment, error) {
 	return out, nil
 }
 
-// CheckNames reports the first judged document that is neither a topic nor
+// CheckNames reports the first judged document of ix that is neither a topic nor
 // a path of the artifact: in a team's evals file, a typo or a document
 // since removed, which would otherwise only lower the scores.
-func (ix *Index) CheckNames(judgments []Judgment) error {
+func CheckNames(ix *query.Index, judgments []Judgment) error {
 	docs, err := ix.Documents()
 	if err != nil {
 		return err

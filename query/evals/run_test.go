@@ -1,4 +1,4 @@
-package query_test
+package evals_test
 
 import (
 	"context"
@@ -17,13 +17,13 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 func TestScore(t *testing.T) {
 	// Relevant: a (grade 2), b (1), c (1); d judged not relevant.
 	rel := map[string]int{"a": 2, "b": 1, "c": 1, "d": 0}
-	s := query.Score([]string{"x", "b", "d", "a"}, rel)
+	s := evals.Score([]string{"x", "b", "d", "a"}, rel)
 	dcg := 1/math.Log2(3) + 2/math.Log2(5)
 	idcg := 2/math.Log2(2) + 1/math.Log2(3) + 1/math.Log2(4)
 	if !near(s.NDCG10, dcg/idcg) || !near(s.Recall10, 2.0/3) || !near(s.RR, 0.5) || s.Relevant != 3 {
 		t.Errorf("score = %+v, want ndcg %.4f recall 0.667 rr 0.5", s, dcg/idcg)
 	}
-	perfect := query.Score([]string{"a", "b", "c"}, rel)
+	perfect := evals.Score([]string{"a", "b", "c"}, rel)
 	if !near(perfect.NDCG10, 1) || !near(perfect.RR, 1) || !near(perfect.Recall100, 1) {
 		t.Errorf("perfect ranking: %+v", perfect)
 	}
@@ -33,15 +33,15 @@ func TestScore(t *testing.T) {
 		long[i] = fmt.Sprint("n", i)
 	}
 	long[20] = "a"
-	s = query.Score(long, rel)
+	s = evals.Score(long, rel)
 	if s.NDCG10 != 0 || s.Recall10 != 0 || !near(s.Recall100, 1.0/3) || !near(s.RR, 1.0/21) {
 		t.Errorf("hit at 21: %+v", s)
 	}
 	// A document found twice takes one rank.
-	if s := query.Score([]string{"a", "a", "b", "c"}, rel); !near(s.NDCG10, 1) {
+	if s := evals.Score([]string{"a", "a", "b", "c"}, rel); !near(s.NDCG10, 1) {
 		t.Errorf("duplicate hit: %+v", s)
 	}
-	if s := query.Score([]string{"a"}, map[string]int{"a": 0}); s.Relevant != 0 || s.NDCG10 != 0 {
+	if s := evals.Score([]string{"a"}, map[string]int{"a": 0}); s.Relevant != 0 || s.NDCG10 != 0 {
 		t.Errorf("no positive judgment: %+v", s)
 	}
 }
@@ -52,20 +52,20 @@ func TestReadBEIRAndEvaluate(t *testing.T) {
 		".kb/corpus/d2.md": "---\ntitle: Coffee\n---\nCoffee consumption and sleep quality.\n",
 		".kb/corpus/d3.md": "---\ntitle: Exercise\n---\nExercise improves sleep and bone health.\n",
 	})
-	js, err := query.ReadBEIR(
+	js, err := evals.ReadBEIR(
 		strings.NewReader(`{"_id": "1", "text": "vitamin D bone density"}`+"\n"+`{"_id": "2", "text": "sleep quality"}`+"\n"+`{"_id": "9", "text": "unjudged"}`),
 		strings.NewReader("query-id\tcorpus-id\tscore\n1\td1\t1\n2\td2\t2\n2\td3\t1\n"))
 	if err != nil || len(js) != 2 {
 		t.Fatalf("judgments %v, %v", js, err)
 	}
-	res, err := ix.Evaluate(context.Background(), js, query.EvalOptions{DocID: "stem"})
+	res, err := evals.Run(context.Background(), ix, js, evals.Options{DocID: "stem"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Queries != 2 || !near(res.PerQuery[0].NDCG10, 1) || res.Recall100 != 1 || res.MRR != 1 {
 		t.Errorf("result %+v", res)
 	}
-	if _, err := query.ReadBEIR(strings.NewReader(""), strings.NewReader("1 d1\n")); err == nil {
+	if _, err := evals.ReadBEIR(strings.NewReader(""), strings.NewReader("1 d1\n")); err == nil {
 		t.Error("malformed qrels accepted")
 	}
 }
@@ -78,10 +78,20 @@ func TestCheckNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := ix.CheckNames(js[:1]); err != nil {
+	if err := evals.CheckNames(ix, js[:1]); err != nil {
 		t.Errorf("topic and path rejected: %v", err)
 	}
-	if err := ix.CheckNames(js); err == nil || !strings.Contains(err.Error(), `line 3: expect names "deploy/rolback"`) {
+	if err := evals.CheckNames(ix, js); err == nil || !strings.Contains(err.Error(), `line 3: expect names "deploy/rolback"`) {
 		t.Errorf("typo: error %v", err)
 	}
+}
+
+func open(t testing.TB, files testkb.Files) *query.Index {
+	t.Helper()
+	ix, err := query.Open(testkb.Build(t, files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	return ix
 }
