@@ -19,6 +19,7 @@ import (
 	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/gitsource"
 	"github.com/kbqdev/kbq/query"
+	"github.com/kbqdev/kbq/query/documents"
 )
 
 var (
@@ -332,7 +333,7 @@ func (d *differential) answers(dir string) string {
 	}
 	for _, ref := range []string{"memory:1", "memory:2", "t01"} {
 		for _, from := range []string{"", "services/api"} {
-			doc, err := ix.Get(context.Background(), ref, from)
+			doc, err := documents.Get(context.Background(), ix, ref, from)
 			data, _ := json.Marshal(doc)
 			fmt.Fprintf(&b, "get %s from %q: %s %v\n", ref, from, data, err)
 		}

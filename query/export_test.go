@@ -81,9 +81,3 @@ func SetScanLimit(n int) func() {
 	maxScannedTotal = n
 	return func() { maxScannedTotal = old }
 }
-func StripComments(s string) string { return stripComments(s) }
-
-// CutContext cuts text, all of it from the documents paths, as Context does.
-func CutContext(text string, paths []string, maxBytes, maxLines int) (string, []string) {
-	return cutContext(text, []span{{start: 0, paths: paths}}, maxBytes, maxLines)
-}

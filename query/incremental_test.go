@@ -13,6 +13,7 @@ import (
 	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/internal/testkb"
 	"github.com/kbqdev/kbq/query"
+	"github.com/kbqdev/kbq/query/documents"
 )
 
 var vocabulary = strings.Fields(`deploy rollback retry backoff billing api gateway cache
@@ -78,12 +79,12 @@ func answers(t *testing.T, dir string) string {
 		data, _ := json.Marshal(resp)
 		fmt.Fprintf(&out, "%+v\n%s\n", req, data)
 	}
-	docs, err := ix.List(query.ListRequest{})
+	docs, err := documents.List(ix, documents.ListRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range docs {
-		doc, err := ix.Get(context.Background(), d.Path, "")
+		doc, err := documents.Get(context.Background(), ix, d.Path, "")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,8 +15,6 @@ import (
 var (
 	// ErrNoResults means a search or listing found nothing.
 	ErrNoResults = errors.New("no results")
-	// ErrNotFound means a document does not exist.
-	ErrNotFound = errors.New("not found")
 	// ErrUnknownScope means a request names a scope the artifact lacks.
 	ErrUnknownScope = errors.New("unknown scope")
 	// ErrReplaced means a build replaced the artifact while it was read,

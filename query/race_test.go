@@ -11,6 +11,7 @@ import (
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/testkb"
 	"github.com/kbqdev/kbq/query"
+	"github.com/kbqdev/kbq/query/documents"
 )
 
 // raceFiles is the knowledge of build i: one document changes every time,
@@ -55,7 +56,7 @@ func TestReadersRacingBuildsSeeNoCorruption(t *testing.T) {
 		if _, err := ix.Documents(); err != nil {
 			return err
 		}
-		_, err = ix.Get(context.Background(), "changing", "")
+		_, err = documents.Get(context.Background(), ix, "changing", "")
 		return err
 	}
 	for running := true; running; {
@@ -95,7 +96,7 @@ func TestReplacedIndexKeepsItsManifest(t *testing.T) {
 	if m, err := artifact.ReadHeader(dir); err != nil || m.Index == ix.Manifest.Index {
 		t.Fatalf("the builds did not replace the index: %v", err)
 	}
-	doc, err := ix.Get(context.Background(), "changing", "")
+	doc, err := documents.Get(context.Background(), ix, "changing", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/internal/testkb"
 	"github.com/kbqdev/kbq/query"
+	"github.com/kbqdev/kbq/query/documents"
 )
 
 func open(t testing.TB, files testkb.Files) *query.Index {
@@ -219,7 +220,7 @@ func TestGetRebuildsDocuments(t *testing.T) {
 		".kb/empty.md": "---\ntitle: nothing\n---\n",
 		"AGENTS.md":    "Be brief.",
 	} {
-		doc, err := ix.Get(context.Background(), path, "")
+		doc, err := documents.Get(context.Background(), ix, path, "")
 		if err != nil {
 			t.Fatalf("get %s: %v", path, err)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/kbqdev/kbq/internal/visible"
 	"github.com/kbqdev/kbq/knowledge"
 	"github.com/kbqdev/kbq/query"
+	"github.com/kbqdev/kbq/query/documents"
 )
 
 // WriteJSON writes v as indented JSON, leaving <, > and & as they are.
@@ -95,7 +96,7 @@ type ContextJSON struct {
 }
 
 // NewContextJSON is the JSON of res, assembled for dir.
-func NewContextJSON(dir string, res *query.ContextResult) ContextJSON {
+func NewContextJSON(dir string, res *documents.ContextResult) ContextJSON {
 	out := ContextJSON{Dir: dir, Text: res.Text, Sources: []string{}, Index: []string{}, IndexBy: res.IndexBy,
 		Warnings: []string{}, Truncated: res.Truncated, Dropped: res.Dropped}
 	for _, sec := range res.Sections {

@@ -7,6 +7,7 @@ import (
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/usage"
 	"github.com/kbqdev/kbq/query"
+	"github.com/kbqdev/kbq/query/documents"
 )
 
 // Usage appends the documents kbq hands out to the usage log of the
@@ -101,6 +102,6 @@ func SearchEvents(ix *query.Index, via, q string, results []query.Result) []usag
 }
 
 // GetEvents is the document a get returned.
-func GetEvents(via string, d *query.Document) []usage.Event {
+func GetEvents(via string, d *documents.Document) []usage.Event {
 	return []usage.Event{{Via: via, Op: usage.OpGet, Path: d.Path, Blob: d.Blob}}
 }

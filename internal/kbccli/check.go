@@ -15,6 +15,7 @@ import (
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/knowledge"
 	"github.com/kbqdev/kbq/query"
+	"github.com/kbqdev/kbq/query/documents"
 )
 
 type checkOptions struct {
@@ -179,7 +180,7 @@ func artifactSimilar(ctx context.Context, dir string) (func(scope, path, body st
 			if r.Path == path || r.Scope != scope {
 				continue
 			}
-			doc, err := ix.Get(ctx, r.Path, "")
+			doc, err := documents.Get(ctx, ix, r.Path, "")
 			if err != nil {
 				continue
 			}

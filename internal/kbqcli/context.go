@@ -13,7 +13,7 @@ import (
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/units"
 	"github.com/kbqdev/kbq/internal/visible"
-	"github.com/kbqdev/kbq/query"
+	"github.com/kbqdev/kbq/query/documents"
 )
 
 type contextOptions struct {
@@ -88,9 +88,9 @@ func runContext(ctx context.Context, o *contextOptions) error {
 	if hot < 0 {
 		return cli.Usagef("--hot must be 0 or more")
 	}
-	opts := query.ContextOptions{Wrap: o.wrap, IndexSize: hot}
+	opts := documents.ContextOptions{Wrap: o.wrap, IndexSize: hot}
 	if o.agent != "" {
-		agent, ok := query.Agents[o.agent]
+		agent, ok := documents.Agents[o.agent]
 		if !ok {
 			return cli.Usagef("--for %q: want claude, codex or gemini", o.agent)
 		}
@@ -99,7 +99,7 @@ func runContext(ctx context.Context, o *contextOptions) error {
 	if hot > 0 {
 		opts.Uses = answer.NewUsage(s).Recent(ix.Dir)
 	}
-	res, err := ix.Context(ctx, d, opts)
+	res, err := documents.Context(ctx, ix, d, opts)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/kbqdev/kbq/internal/visible"
 	"github.com/kbqdev/kbq/knowledge"
 	"github.com/kbqdev/kbq/query"
+	"github.com/kbqdev/kbq/query/documents"
 )
 
 // Output formats of search and list.
@@ -104,7 +105,7 @@ func writeSearchCSV(w io.Writer, results []query.Result) error {
 }
 
 // writeListCSV writes one row per document; tags are joined with ";".
-func writeListCSV(w io.Writer, docs []query.Listed) error {
+func writeListCSV(w io.Writer, docs []documents.Listed) error {
 	cw := csv.NewWriter(w)
 	cw.Write(append([]string{"path", "topic", "kind", "scope", "title", "tags", "source"}, metaHeader()...))
 	for _, d := range docs {
@@ -115,7 +116,7 @@ func writeListCSV(w io.Writer, docs []query.Listed) error {
 }
 
 // writeListMarkdown writes a table of the documents.
-func writeListMarkdown(w io.Writer, docs []query.Listed) error {
+func writeListMarkdown(w io.Writer, docs []documents.Listed) error {
 	fmt.Fprintf(w, "| path | topic | kind | scope | title | tags |\n|---|---|---|---|---|---|\n")
 	escape := strings.NewReplacer("|", `\|`)
 	cell := func(s string) string { return escape.Replace(visible.Line(s)) }

@@ -14,6 +14,7 @@ import (
 	"github.com/kbqdev/kbq/internal/usage"
 	"github.com/kbqdev/kbq/internal/visible"
 	"github.com/kbqdev/kbq/query"
+	"github.com/kbqdev/kbq/query/documents"
 )
 
 type getOptions struct {
@@ -73,7 +74,7 @@ func runGet(ctx context.Context, o *getOptions) error {
 	if err != nil {
 		return err
 	}
-	doc, err := ix.Get(ctx, ref, d)
+	doc, err := documents.Get(ctx, ix, ref, d)
 	if err != nil {
 		return err
 	}
@@ -189,5 +190,5 @@ func documentRef(ix *answer.Opened, ref string) (string, error) {
 			hint = "paths are relative to the current directory; from the repository root this is " + d.Path
 		}
 	}
-	return "", fmt.Errorf("%w: %s (%s) is not a document of the artifact (%s)", query.ErrNotFound, ref, rel, hint)
+	return "", fmt.Errorf("%w: %s (%s) is not a document of the artifact (%s)", documents.ErrNotFound, ref, rel, hint)
 }

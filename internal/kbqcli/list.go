@@ -12,6 +12,7 @@ import (
 	"github.com/kbqdev/kbq/internal/visible"
 	"github.com/kbqdev/kbq/knowledge"
 	"github.com/kbqdev/kbq/query"
+	"github.com/kbqdev/kbq/query/documents"
 )
 
 type listOptions struct {
@@ -66,7 +67,7 @@ func runList(o *listOptions) error {
 	if o.sort != "path" && o.sort != "updated" {
 		return cli.Usagef("--sort %q: want path or updated", o.sort)
 	}
-	docs, err := ix.List(query.ListRequest{Kinds: o.kinds, Tags: o.tags, Scopes: o.scopes, Sort: o.sort})
+	docs, err := documents.List(ix, documents.ListRequest{Kinds: o.kinds, Tags: o.tags, Scopes: o.scopes, Sort: o.sort})
 	if err != nil {
 		return err
 	}
@@ -101,7 +102,7 @@ func runList(o *listOptions) error {
 // writeList writes the documents as a table; within width columns (0: no
 // limit), long topics, tags and sources are cut short, so that one long
 // URL does not make every row wrap.
-func writeList(w io.Writer, docs []query.Listed, width int) error {
+func writeList(w io.Writer, docs []documents.Listed, width int) error {
 	if len(docs) == 0 {
 		return nil
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/version"
 	"github.com/kbqdev/kbq/query"
+	"github.com/kbqdev/kbq/query/documents"
 )
 
 // Main runs kbq with args (without the program name) and returns its exit
@@ -76,7 +77,7 @@ root of the git repository holding the current directory.
 // exitCode maps the errors of kbq's commands to exit codes.
 func exitCode(err error) (int, bool) {
 	switch {
-	case errors.Is(err, query.ErrNoResults), errors.Is(err, query.ErrNotFound):
+	case errors.Is(err, query.ErrNoResults), errors.Is(err, documents.ErrNotFound):
 		return cli.ExitFailure, true
 	case errors.Is(err, artifact.ErrNoArtifact), errors.Is(err, artifact.ErrCorrupt),
 		errors.Is(err, artifact.ErrIncompatible), errors.Is(err, query.ErrUnknownScope), errors.Is(err, query.ErrNothingToFind),

@@ -17,6 +17,7 @@ import (
 	"github.com/kbqdev/kbq/internal/usage"
 	"github.com/kbqdev/kbq/knowledge"
 	"github.com/kbqdev/kbq/query"
+	"github.com/kbqdev/kbq/query/documents"
 )
 
 // Limits of tool arguments, so that one call cannot tie the server up.
@@ -79,7 +80,7 @@ type contextArgs struct {
 
 // listOutput wraps a listing: structured tool output must be an object.
 type listOutput struct {
-	Documents []query.Listed `json:"documents"`
+	Documents []documents.Listed `json:"documents"`
 }
 
 // contextOutput is the assembled context and what was wrong with it.
@@ -258,7 +259,7 @@ func (t *tools) search(ctx context.Context, _ *mcp.CallToolRequest, in searchArg
 	return textResult(md.String()), resp, nil
 }
 
-func (t *tools) get(ctx context.Context, _ *mcp.CallToolRequest, in getArgs) (*mcp.CallToolResult, *query.Document, error) {
+func (t *tools) get(ctx context.Context, _ *mcp.CallToolRequest, in getArgs) (*mcp.CallToolResult, *documents.Document, error) {
 	doc, err := t.document(ctx, in, usage.ViaMCP)
 	if err != nil {
 		return nil, nil, err
@@ -268,7 +269,7 @@ func (t *tools) get(ctx context.Context, _ *mcp.CallToolRequest, in getArgs) (*m
 
 // document finds the document in asks for, and records that it went out
 // through via.
-func (t *tools) document(ctx context.Context, in getArgs, via string) (*query.Document, error) {
+func (t *tools) document(ctx context.Context, in getArgs, via string) (*documents.Document, error) {
 	if strings.TrimSpace(in.Ref) == "" {
 		return nil, fmt.Errorf("%w: ref is empty; pass a path, topic or memory:ID", errArgs)
 	}
@@ -281,7 +282,7 @@ func (t *tools) document(ctx context.Context, in getArgs, via string) (*query.Do
 		return nil, err
 	}
 	defer release()
-	doc, err := ix.Get(ctx, in.Ref, dir)
+	doc, err := documents.Get(ctx, ix, in.Ref, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -293,7 +294,7 @@ func (t *tools) list(_ context.Context, _ *mcp.CallToolRequest, in listArgs) (*m
 	if in.Kind != "" && !slices.Contains(knowledge.IndexedKinds(), in.Kind) {
 		return nil, nil, fmt.Errorf("%w: kind must be one of %s", errArgs, strings.Join(knowledge.IndexedKinds(), ", "))
 	}
-	req := query.ListRequest{}
+	req := documents.ListRequest{}
 	if in.Kind != "" {
 		req.Kinds = []string{in.Kind}
 	}
@@ -308,7 +309,7 @@ func (t *tools) list(_ context.Context, _ *mcp.CallToolRequest, in listArgs) (*m
 		return nil, nil, err
 	}
 	defer release()
-	docs, err := ix.List(req)
+	docs, err := documents.List(ix, req)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -349,11 +350,11 @@ func (t *tools) assemble(ctx context.Context, dir string, wrap bool, hot int) (*
 		return nil, err
 	}
 	defer release()
-	opts := query.ContextOptions{Wrap: wrap, IndexSize: hot}
+	opts := documents.ContextOptions{Wrap: wrap, IndexSize: hot}
 	if hot > 0 {
 		opts.Uses = t.usage.Recent(ix.Dir)
 	}
-	res, err := ix.Context(ctx, dir, opts)
+	res, err := documents.Context(ctx, ix, dir, opts)
 	if err != nil {
 		return nil, err
 	}

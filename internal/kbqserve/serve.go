@@ -21,6 +21,7 @@ import (
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/usage"
 	"github.com/kbqdev/kbq/query"
+	"github.com/kbqdev/kbq/query/documents"
 )
 
 // reloadInterval is how often the servers look for a new artifact.
@@ -220,7 +221,7 @@ func fail(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, errArgs), errors.Is(err, query.ErrUnknownScope), errors.Is(err, query.ErrNothingToFind):
 		writeError(w, http.StatusBadRequest, err.Error())
-	case errors.Is(err, query.ErrNotFound):
+	case errors.Is(err, documents.ErrNotFound):
 		writeError(w, http.StatusNotFound, err.Error())
 	case errors.Is(err, errBusy):
 		w.Header().Set("Retry-After", "1")

@@ -1,4 +1,4 @@
-package query
+package documents
 
 import (
 	"cmp"
@@ -11,7 +11,7 @@ import (
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/suggest"
 	"github.com/kbqdev/kbq/knowledge"
-	"github.com/kbqdev/kbq/query/syntax"
+	"github.com/kbqdev/kbq/query"
 )
 
 // Document is a whole document of the artifact.
@@ -37,28 +37,18 @@ type Document struct {
 	Status string `json:"status"`
 	// SupersededBy is the path of the document that replaces it, if any.
 	SupersededBy string `json:"superseded_by,omitempty"`
-	Age
+	query.Age
 }
 
-// Age says who last changed a document's file, in which commit and when,
-// as the build read git's history; Uncommitted marks a file built with
-// changes not yet committed.
-type Age struct {
-	Updated     string `json:"updated,omitempty"` // RFC 3339
-	Author      string `json:"author,omitempty"`
-	Commit      string `json:"commit,omitempty"`
-	Uncommitted bool   `json:"uncommitted,omitempty"`
-}
-
-func ageOf(d artifact.Document) Age {
-	return Age{Updated: d.Updated, Author: d.Author, Commit: d.Commit, Uncommitted: d.Uncommitted}
+func ageOf(d artifact.Document) query.Age {
+	return query.Age{Updated: d.Updated, Author: d.Author, Commit: d.Commit, Uncommitted: d.Uncommitted}
 }
 
 // Get returns the document ref names: a path ("services/api/.kb/deploy.md"),
 // a topic key ("deploy/steps"), or "memory:ID". When several scopes hold the
 // topic or memory id, the one in force from dir wins, the deepest first.
-func (ix *Index) Get(ctx context.Context, ref, dir string) (*Document, error) {
-	docs, err := ix.Documents()
+func Get(ctx context.Context, src Source, ref, dir string) (*Document, error) {
+	docs, err := src.Documents()
 	if err != nil {
 		return nil, err
 	}
@@ -66,13 +56,13 @@ func (ix *Index) Get(ctx context.Context, ref, dir string) (*Document, error) {
 	if err != nil {
 		return nil, err
 	}
-	doc, err := ix.load(ctx, meta)
+	doc, err := load(ctx, src, meta)
 	if err != nil {
 		return nil, err
 	}
 	doc.Status = cmp.Or(meta.Status, "active")
 	doc.Age = ageOf(meta)
-	if by, gone := ix.Manifest.Retired[meta.Path]; gone {
+	if by, gone := src.Header().Retired[meta.Path]; gone {
 		doc.SupersededBy = by
 		if by != "" || doc.Status == "active" {
 			doc.Status = "superseded"
@@ -172,59 +162,11 @@ func resolveMemory(docs, candidates []artifact.Document, ref, dir string) (artif
 	return artifact.Document{}, fmt.Errorf("%w: scope %s has no %s (kbq list --kind memory shows the memories)", ErrNotFound, here, ref)
 }
 
-// load reassembles a document from its chunks: the first holds the
-// frontmatter, and the chunks' byte spans cover the body, overlapping where
-// long sections were split.
-func (ix *Index) load(ctx context.Context, meta artifact.Document) (*Document, error) {
-	ev := ix.engine.newEval(ix.ranking, nil, 0)
-	chunks, err := termNode{field: artifact.FieldPath, term: meta.Path}.match(ev, false)
+// load reads a whole document from src.
+func load(ctx context.Context, src Source, meta artifact.Document) (*Document, error) {
+	front, body, err := src.Text(ctx, meta)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", meta.Path, err)
-	}
-	type piece struct {
-		start, end int
-		body       string
-	}
-	var pieces []piece
-	var front string
-	for doc, ok := chunks.NextSet(0); ok; doc, ok = chunks.NextSet(doc + 1) {
-		var p piece
-		var perr error
-		err := ix.engine.visitStored(uint64(doc), nil, func(field string, value []byte) bool {
-			switch field {
-			case artifact.FieldBody:
-				p.body = string(value)
-			case artifact.FieldSpan:
-				p.start, p.end, perr = parseRange(field, value)
-			case artifact.FieldFrontmatter:
-				front = string(value)
-			}
-			return perr == nil
-		})
-		if err == nil {
-			err = perr
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", meta.Path, err)
-		}
-		pieces = append(pieces, p)
-	}
-	if len(pieces) == 0 {
-		return nil, fmt.Errorf("%w: %s is in the manifest but not in the index: rebuild with kbc build", artifact.ErrCorrupt, meta.Path)
-	}
-	slices.SortFunc(pieces, func(a, b piece) int { return a.start - b.start })
-	var body strings.Builder
-	at := pieces[0].start
-	for _, p := range pieces {
-		if p.end <= at {
-			continue
-		}
-		skip := max(at-p.start, 0)
-		if skip > len(p.body) {
-			continue
-		}
-		body.WriteString(p.body[skip:])
-		at = p.end
+		return nil, err
 	}
 	tags := meta.Tags
 	if tags == nil {
@@ -233,7 +175,7 @@ func (ix *Index) load(ctx context.Context, meta artifact.Document) (*Document, e
 	return &Document{
 		Path: meta.Path, Topic: meta.Topic, Kind: meta.Kind, Scope: meta.Scope, Title: meta.Title,
 		Tags: tags, Source: meta.Source, ID: meta.ID, Blob: meta.Blob,
-		Content: front + body.String(), Body: body.String(),
+		Content: front + body, Body: body,
 	}, nil
 }
 
@@ -261,17 +203,17 @@ type Listed struct {
 	Supersedes []string `json:"supersedes,omitempty"`
 	// Meta holds the document's Meta keys (owner), when it sets any.
 	Meta map[string]string `json:"meta,omitempty"`
-	Age
+	query.Age
 }
 
 // List returns the documents that pass req's filters, global scope first,
 // then the project's, then directory scopes, each in path order.
-func (ix *Index) List(req ListRequest) ([]Listed, error) {
-	docs, err := ix.Documents()
+func List(src Source, req ListRequest) ([]Listed, error) {
+	docs, err := src.Documents()
 	if err != nil {
 		return nil, err
 	}
-	if _, err := ix.selectedScopes(req.Scopes, syntax.Parsed{}); err != nil {
+	if err := src.CheckScopes(req.Scopes); err != nil {
 		return nil, err
 	}
 	out := []Listed{}

@@ -1,4 +1,4 @@
-package query
+package documents
 
 import (
 	"cmp"
@@ -59,15 +59,15 @@ type ContextSection struct {
 // repository root): global, project, then each directory scope on the way
 // down to dir, each under its own heading, without frontmatter; then, when
 // asked, a short index of the documents most worth searching for.
-func (ix *Index) Context(ctx context.Context, dir string, opts ContextOptions) (*ContextResult, error) {
-	docs, err := ix.Documents()
+func Context(ctx context.Context, src Source, dir string, opts ContextOptions) (*ContextResult, error) {
+	docs, err := src.Documents()
 	if err != nil {
 		return nil, err
 	}
 	// Superseded and deprecated documents are left out, here and in the
 	// knowledge index.
 	current := slices.DeleteFunc(slices.Clone(docs), func(d artifact.Document) bool {
-		_, gone := ix.Manifest.Retired[d.Path]
+		_, gone := src.Header().Retired[d.Path]
 		return gone
 	})
 	docs = current
@@ -84,7 +84,7 @@ func (ix *Index) Context(ctx context.Context, dir string, opts ContextOptions) (
 	slices.SortFunc(scopes, func(a, b string) int {
 		return cmp.Or(cmp.Compare(knowledge.ScopeDepth(a), knowledge.ScopeDepth(b)), cmp.Compare(a, b))
 	})
-	budgets := ix.Manifest.Config.Budgets.Or(artifact.DefaultBudgets)
+	budgets := src.Header().Config.Budgets.Or(artifact.DefaultBudgets)
 	res := &ContextResult{MaxBytes: cmp.Or(opts.MaxBytes, budgets.Total), MaxLines: opts.MaxLines}
 	var spans []span
 	var b strings.Builder
@@ -93,7 +93,7 @@ func (ix *Index) Context(ctx context.Context, dir string, opts ContextOptions) (
 		sec := ContextSection{Scope: s, Heading: contextHeading(s)}
 		var bodies []string
 		for _, d := range contextOrder(byScope[s]) {
-			doc, err := ix.load(ctx, d)
+			doc, err := load(ctx, src, d)
 			if err != nil {
 				return nil, err
 			}

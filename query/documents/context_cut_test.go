@@ -1,11 +1,9 @@
-package query_test
+package documents
 
 import (
 	"fmt"
 	"strings"
 	"testing"
-
-	"github.com/kbqdev/kbq/query"
 )
 
 func TestStripComments(t *testing.T) {
@@ -16,7 +14,7 @@ func TestStripComments(t *testing.T) {
 		{"no comments here", "no comments here"},
 		{"a\n<!-- unclosed\nb", "a"},
 	} {
-		if got := query.StripComments(tc.in); got != tc.want {
+		if got := stripComments(tc.in); got != tc.want {
 			t.Errorf("stripComments(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
@@ -32,7 +30,7 @@ func TestCutContext(t *testing.T) {
 	}
 	text := b.String()
 	for _, limit := range []struct{ bytes, lines int }{{2000, 0}, {len(text) * 2 / 3, 0}, {100000, 60}, {700, 0}} {
-		out, dropped := query.CutContext(text, []string{".kb/context.md"}, limit.bytes, limit.lines)
+		out, dropped := cutContext(text, []span{{start: 0, paths: []string{".kb/context.md"}}}, limit.bytes, limit.lines)
 		if len(out) > limit.bytes || limit.lines > 0 && strings.Count(out, "\n") > limit.lines {
 			t.Errorf("%+v: %d bytes, %d lines", limit, len(out), strings.Count(out, "\n"))
 		}
@@ -49,7 +47,7 @@ func TestCutContext(t *testing.T) {
 			t.Errorf("%+v: ends with the heading %q", limit, last)
 		}
 	}
-	if out, dropped := query.CutContext(text, []string{".kb/context.md"}, len(text), 0); out != text || dropped != nil {
+	if out, dropped := cutContext(text, []span{{start: 0, paths: []string{".kb/context.md"}}}, len(text), 0); out != text || dropped != nil {
 		t.Error("a context that fits was changed")
 	}
 }
