@@ -20,6 +20,9 @@ type Age struct {
 	Uncommitted bool   `json:"uncommitted,omitempty"`
 }
 
+// Location is the artifact's directory.
+func (ix *Index) Location() string { return ix.Dir }
+
 // Header returns the manifest of the artifact, without its documents.
 func (ix *Index) Header() *artifact.Manifest { return ix.Manifest }
 

@@ -88,7 +88,7 @@ func (u *Usage) Recent(dir string) map[string]int {
 const HotDefault = 5
 
 // SearchEvents are the documents of a search's results in ix, once each.
-func SearchEvents(ix *query.Index, via, q string, results []query.Result) []usage.Event {
+func SearchEvents(ix Backend, via, q string, results []query.Result) []usage.Event {
 	blobs := ix.Blobs(results)
 	var out []usage.Event
 	seen := map[string]bool{}

@@ -44,12 +44,12 @@ var encoders struct {
 // needs no vector (req.Embed). When the mode is hybrid by
 // default and no vector can be had, the search goes on lexically and
 // e.Warn is told why; a mode asked for is an error.
-func (e Embedder) Vectorize(ctx context.Context, ix *query.Index, req *query.Request) error {
+func (e Embedder) Vectorize(ctx context.Context, ix Backend, req *query.Request) error {
 	mode := ix.Mode(*req)
 	if mode == query.ModeLexical || req.Vector != nil || req.Embed != nil {
 		return nil
 	}
-	embed, local, err := e.embedder(ctx, ix.Manifest.Embeddings, req)
+	embed, local, err := e.embedder(ctx, ix.Header().Embeddings, req)
 	if err == nil && !local {
 		req.Vector, err = embed(ctx)
 	} else if err == nil {

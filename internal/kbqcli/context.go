@@ -11,6 +11,7 @@ import (
 
 	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/render"
 	"github.com/kbqdev/kbq/internal/units"
 	"github.com/kbqdev/kbq/internal/visible"
 	"github.com/kbqdev/kbq/query/documents"
@@ -104,7 +105,7 @@ func runContext(ctx context.Context, o *contextOptions) error {
 		return err
 	}
 	if o.asJSON {
-		return answer.WriteJSON(s.Out, answer.NewContextJSON(d, res))
+		return render.JSON(s.Out, render.NewContextJSON(d, res))
 	}
 	for _, w := range res.Warnings {
 		fmt.Fprintf(s.Err, "kbq: warning: %s\n", w)

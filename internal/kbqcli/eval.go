@@ -17,6 +17,7 @@ import (
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/render"
 	"github.com/kbqdev/kbq/query"
 	"github.com/kbqdev/kbq/query/evals"
 )
@@ -151,7 +152,7 @@ func runEval(c *cli.Context, s *cli.Streams, o *evalOptions) error {
 		return cli.Usagef("no query has a relevant document to find")
 	}
 	if o.json {
-		err = answer.WriteJSON(s.Out, res)
+		err = render.JSON(s.Out, res)
 	} else {
 		err = writeEval(s.Out, res, o.worst)
 	}

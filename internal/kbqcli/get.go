@@ -11,6 +11,7 @@ import (
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/render"
 	"github.com/kbqdev/kbq/internal/usage"
 	"github.com/kbqdev/kbq/internal/visible"
 	"github.com/kbqdev/kbq/query"
@@ -86,7 +87,7 @@ func runGet(ctx context.Context, o *getOptions) error {
 		fmt.Fprintf(s.Err, "kbq: note: %s is %s\n", visible.Line(doc.Path), doc.Status)
 	}
 	if o.asJSON {
-		return answer.WriteJSON(s.Out, doc)
+		return render.JSON(s.Out, doc)
 	}
 	if s.ErrTTY {
 		// Where it stands in git, for a person reading; JSON carries it
@@ -95,7 +96,7 @@ func runGet(ctx context.Context, o *getOptions) error {
 		case a.Uncommitted:
 			fmt.Fprintf(s.Err, "kbq: %s has changes not yet committed\n", visible.Line(doc.Path))
 		case a.Updated != "":
-			fmt.Fprintf(s.Err, "kbq: %s last changed %s by %s (%.12s)\n", visible.Line(doc.Path), updatedCell(a), visible.Line(a.Author), a.Commit)
+			fmt.Fprintf(s.Err, "kbq: %s last changed %s by %s (%.12s)\n", visible.Line(doc.Path), render.UpdatedCell(a), visible.Line(a.Author), a.Commit)
 		}
 	}
 	_, err = io.WriteString(s.Out, visible.Text(doc.Content))

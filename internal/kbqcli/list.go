@@ -2,16 +2,11 @@ package kbqcli
 
 import (
 	"fmt"
-	"io"
-	"strings"
-	"text/tabwriter"
-	"unicode/utf8"
 
 	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
-	"github.com/kbqdev/kbq/internal/visible"
+	"github.com/kbqdev/kbq/internal/render"
 	"github.com/kbqdev/kbq/knowledge"
-	"github.com/kbqdev/kbq/query"
 	"github.com/kbqdev/kbq/query/documents"
 )
 
@@ -73,21 +68,21 @@ func runList(o *listOptions) error {
 	}
 	switch format {
 	case "json":
-		err = answer.WriteJSON(s.Out, docs)
+		err = render.JSON(s.Out, docs)
 	case "jsonl":
-		err = writeJSONLines(s.Out, docs)
+		err = render.JSONLines(s.Out, docs)
 	case "csv":
-		err = writeListCSV(s.Out, docs)
+		err = render.ListCSV(s.Out, docs)
 	case "md":
-		err = writeListMarkdown(s.Out, docs)
+		err = render.ListMarkdown(s.Out, docs)
 	case "paths":
 		paths := make([]string, len(docs))
 		for i, d := range docs {
 			paths[i] = d.Path
 		}
-		err = writePaths(s.Out, answer.HereRelative(ix.RepoRoot, paths))
+		err = render.Paths(s.Out, answer.HereRelative(ix.RepoRoot, paths))
 	default:
-		err = writeList(s.Out, docs, s.Width())
+		err = render.ListTable(s.Out, docs, s.Width())
 	}
 	if err != nil {
 		return err
@@ -97,86 +92,4 @@ func runList(o *listOptions) error {
 		return cli.ErrFailure
 	}
 	return nil
-}
-
-// writeList writes the documents as a table; within width columns (0: no
-// limit), long topics, tags and sources are cut short, so that one long
-// URL does not make every row wrap.
-func writeList(w io.Writer, docs []documents.Listed, width int) error {
-	if len(docs) == 0 {
-		return nil
-	}
-	metas := make([]map[string]string, len(docs))
-	for i, d := range docs {
-		metas[i] = d.Meta
-	}
-	metaNames, metaCells := answer.MetaColumns(metas)
-	head := []string{"TOPIC", "KIND", "SCOPE", "TAGS", "SOURCE"}
-	for _, n := range metaNames {
-		head = append(head, strings.ToUpper(n))
-	}
-	rows := [][]string{append(head, "UPDATED", "PATH")}
-	for i, d := range docs {
-		row := []string{visible.Line(d.Topic), d.Kind, visible.Line(d.Scope), orDash(visible.Line(strings.Join(d.Tags, ","))), orDash(visible.Line(d.Source))}
-		for _, c := range metaCells[i] {
-			row = append(row, visible.Line(c))
-		}
-		rows = append(rows, append(row, updatedCell(d.Age), visible.Line(d.Path)))
-	}
-	if width > 0 {
-		fitColumns(rows, width, []int{3, 4, 0, 2}) // shorten tags, then sources, topics, scopes
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
-	}
-	return tw.Flush()
-}
-
-// updatedCell is a document's age in a table: its commit's date.
-func updatedCell(a query.Age) string {
-	switch {
-	case a.Uncommitted:
-		return "uncommitted"
-	case len(a.Updated) >= len("2006-01-02"):
-		return a.Updated[:len("2006-01-02")]
-	}
-	return "-"
-}
-
-// fitColumns cuts the cells of the columns in shrink, in turn, until the
-// table's rows fit width (two spaces between columns), never below ten
-// characters.
-func fitColumns(rows [][]string, width int, shrink []int) {
-	const gap, least = 2, 10
-	widths := make([]int, len(rows[0]))
-	for _, r := range rows {
-		for i, c := range r {
-			widths[i] = max(widths[i], utf8.RuneCountInString(c))
-		}
-	}
-	total := func() int {
-		n := gap * (len(widths) - 1)
-		for _, w := range widths {
-			n += w
-		}
-		return n
-	}
-	for _, col := range shrink {
-		if over := total() - width; over > 0 && widths[col] > least {
-			widths[col] = max(least, widths[col]-over)
-			for _, r := range rows[1:] {
-				if utf8.RuneCountInString(r[col]) > widths[col] {
-					r[col] = string([]rune(r[col])[:widths[col]-1]) + "…"
-				}
-			}
-		}
-	}
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

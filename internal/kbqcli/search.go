@@ -2,7 +2,6 @@ package kbqcli
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"strings"
@@ -10,8 +9,8 @@ import (
 
 	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/render"
 	"github.com/kbqdev/kbq/internal/usage"
-	"github.com/kbqdev/kbq/internal/visible"
 	"github.com/kbqdev/kbq/knowledge"
 	"github.com/kbqdev/kbq/query"
 )
@@ -141,21 +140,21 @@ func runSearch(c *cli.Context, s *cli.Streams, o *searchOptions) error {
 	}
 	switch format {
 	case "json":
-		err = answer.WriteJSON(s.Out, resp)
+		err = render.JSON(s.Out, resp)
 	case "jsonl":
-		err = writeJSONLines(s.Out, resp.Results)
+		err = render.JSONLines(s.Out, resp.Results)
 	case "csv":
-		err = writeSearchCSV(s.Out, resp.Results)
+		err = render.SearchCSV(s.Out, resp.Results)
 	case "md":
-		err = answer.WriteSearchMarkdown(s.Out, resp)
+		err = render.SearchMarkdown(s.Out, resp)
 	case "paths":
 		paths := make([]string, len(resp.Results))
 		for i, r := range resp.Results {
 			paths[i] = r.Path
 		}
-		err = writePaths(s.Out, answer.HereRelative(ix.RepoRoot, paths))
+		err = render.Paths(s.Out, answer.HereRelative(ix.RepoRoot, paths))
 	default:
-		err = writeSearchText(s.Out, resp, s.Color())
+		err = render.SearchText(s.Out, resp, s.Color())
 	}
 	if err != nil {
 		return err
@@ -183,73 +182,4 @@ func runSearch(c *cli.Context, s *cli.Streams, o *searchOptions) error {
 		return cli.ErrFailure
 	}
 	return nil
-}
-
-// ANSI styles, as ripgrep colours them.
-const (
-	styleReset = "\x1b[0m"
-	stylePath  = "\x1b[35m"
-	styleLines = "\x1b[32m"
-	styleMatch = "\x1b[1;31m"
-	styleDim   = "\x1b[2m"
-)
-
-// writeSearchText prints path:lines, heading trail and a snippet per result.
-func writeSearchText(w io.Writer, resp *query.Response, color bool) error {
-	paint := func(style, text string) string {
-		if !color || text == "" {
-			return text
-		}
-		return style + text + styleReset
-	}
-	var b strings.Builder
-	for i, r := range resp.Results {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		fmt.Fprintf(&b, "%s:%s", paint(stylePath, visible.Line(r.Path)), paint(styleLines, fmt.Sprintf("%d-%d", r.Lines[0], r.Lines[1])))
-		// The heading trail places the chunk; a chunk before any heading
-		// is placed by its document's title. A memory's title is its first
-		// words, which the snippet already shows, and a context file's is
-		// its kind.
-		trail := r.Heading
-		if trail == "" && r.Kind != "memory" && r.Kind != "context" {
-			trail = r.Title
-		}
-		if trail != "" {
-			fmt.Fprintf(&b, "  %s", visible.Line(trail))
-		}
-		meta := r.Kind
-		if len(r.Tags) > 0 {
-			meta += ", " + strings.Join(r.Tags, " ")
-		}
-		place := visible.Line(r.Scope)
-		if r.Updated != "" || r.Uncommitted {
-			place += " · " + updatedCell(r.Age)
-		}
-		if m := answer.MetaText(r.Meta); m != "" {
-			place += " · " + visible.Line(m)
-		}
-		fmt.Fprintf(&b, "  %s\n", paint(styleDim, fmt.Sprintf("[%s · %s] %.2f", visible.Line(meta), place, r.Score)))
-		fmt.Fprintf(&b, "    %s\n", highlight(r.Snippet, r.Highlights, func(t string) string { return paint(styleMatch, t) }))
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// highlight marks the ranges of text with mark; what it prints of text
-// is escaped to stay on one line and out of the terminal's control.
-func highlight(text string, ranges [][2]int, mark func(string) string) string {
-	var b strings.Builder
-	at := 0
-	for _, r := range ranges {
-		if r[0] < at || r[1] > len(text) || r[0] >= r[1] {
-			continue
-		}
-		b.WriteString(visible.Line(text[at:r[0]]))
-		b.WriteString(mark(visible.Line(text[r[0]:r[1]])))
-		at = r[1]
-	}
-	b.WriteString(visible.Line(text[at:]))
-	return b.String()
 }

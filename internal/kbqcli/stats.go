@@ -11,6 +11,7 @@ import (
 
 	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/render"
 	"github.com/kbqdev/kbq/internal/visible"
 	"github.com/kbqdev/kbq/query"
 )
@@ -74,7 +75,7 @@ func runStats(o *statsOptions) error {
 		use = &UsageStats{Error: err.Error(), Most: []DocUse{}, Least: []DocUse{}, Never: []string{}}
 	}
 	if o.asJSON {
-		return answer.WriteJSON(s.Out, struct {
+		return render.JSON(s.Out, struct {
 			*query.Stats
 			Usage *UsageStats `json:"usage"`
 		}{st, use})

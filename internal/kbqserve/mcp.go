@@ -14,6 +14,7 @@ import (
 
 	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/render"
 	"github.com/kbqdev/kbq/internal/usage"
 	"github.com/kbqdev/kbq/knowledge"
 	"github.com/kbqdev/kbq/query"
@@ -84,7 +85,7 @@ type listOutput struct {
 }
 
 // contextOutput is the assembled context and what was wrong with it.
-type contextOutput = answer.ContextJSON
+type contextOutput = render.ContextJSON
 
 // newMCPServer returns an MCP server with the read-only knowledge tools.
 func newMCPServer(t *tools) *mcp.Server {
@@ -253,9 +254,9 @@ func (t *tools) search(ctx context.Context, _ *mcp.CallToolRequest, in searchArg
 	if err != nil {
 		return nil, nil, err
 	}
-	t.usage.Record(ix.Dir, answer.SearchEvents(ix, usage.ViaMCP, in.Query, resp.Results))
+	t.usage.Record(ix.Location(), answer.SearchEvents(ix, usage.ViaMCP, in.Query, resp.Results))
 	var md strings.Builder
-	answer.WriteSearchMarkdown(&md, resp)
+	render.SearchMarkdown(&md, resp)
 	return textResult(md.String()), resp, nil
 }
 
@@ -286,7 +287,7 @@ func (t *tools) document(ctx context.Context, in getArgs, via string) (*document
 	if err != nil {
 		return nil, err
 	}
-	t.usage.Record(ix.Dir, answer.GetEvents(via, doc))
+	t.usage.Record(ix.Location(), answer.GetEvents(via, doc))
 	return doc, nil
 }
 
@@ -314,10 +315,8 @@ func (t *tools) list(_ context.Context, _ *mcp.CallToolRequest, in listArgs) (*m
 		return nil, nil, err
 	}
 	var md strings.Builder
-	fmt.Fprintf(&md, "%d documents\n\n| topic | kind | scope | tags | path |\n|---|---|---|---|---|\n", len(docs))
-	for _, d := range docs {
-		fmt.Fprintf(&md, "| %s | %s | %s | %s | %s |\n", d.Topic, d.Kind, d.Scope, strings.Join(d.Tags, ", "), d.Path)
-	}
+	fmt.Fprintf(&md, "%d documents\n\n", len(docs))
+	render.ListMarkdown(&md, docs)
 	return textResult(md.String()), &listOutput{Documents: docs}, nil
 }
 
@@ -352,13 +351,13 @@ func (t *tools) assemble(ctx context.Context, dir string, wrap bool, hot int) (*
 	defer release()
 	opts := documents.ContextOptions{Wrap: wrap, IndexSize: hot}
 	if hot > 0 {
-		opts.Uses = t.usage.Recent(ix.Dir)
+		opts.Uses = t.usage.Recent(ix.Location())
 	}
 	res, err := documents.Context(ctx, ix, dir, opts)
 	if err != nil {
 		return nil, err
 	}
-	out := answer.NewContextJSON(dir, res)
+	out := render.NewContextJSON(dir, res)
 	return &out, nil
 }
 
@@ -384,11 +383,15 @@ func serverTools(s *cli.Streams, indexDir string) *tools {
 }
 
 // acquire returns the current index and its release function.
-func (t *tools) acquire() (*query.Index, func(), error) {
+func (t *tools) acquire() (answer.Backend, func(), error) {
 	if t.unavailable != nil {
 		return nil, nil, t.unavailable
 	}
-	return t.live.Acquire()
+	ix, release, err := t.live.Acquire()
+	if err != nil {
+		return nil, nil, err
+	}
+	return ix, release, nil
 }
 
 // watch keeps the artifact current until ctx ends, reporting on stderr.

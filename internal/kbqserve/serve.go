@@ -302,7 +302,7 @@ func (a *httpAPI) search(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	a.t.usage.Record(ix.Dir, answer.SearchEvents(ix, usage.ViaHTTP, in.Query, resp.Results))
+	a.t.usage.Record(ix.Location(), answer.SearchEvents(ix, usage.ViaHTTP, in.Query, resp.Results))
 	writeJSONStatus(w, http.StatusOK, resp)
 }
 
@@ -381,7 +381,7 @@ func (a *httpAPI) healthz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	m := ix.Manifest
+	m := ix.Header()
 	writeJSONStatus(w, http.StatusOK, map[string]any{
 		"status": "ok", "documents": m.Counts.Documents, "commit": m.Source.Commit, "built_at": m.BuiltAt,
 	})
