@@ -277,7 +277,10 @@ type eval struct {
 	ranking Ranking
 	stats   map[string]artifact.FieldStats
 	chunks  uint64 // live chunks, N of the idf
-	notes   []string
+	// coll, when several artifacts are searched as one, records or
+	// supplies the document frequencies of the union (union.go).
+	coll  *collection
+	notes []string
 	budget
 }
 
@@ -589,7 +592,7 @@ func (n textNode) match(ev *eval, scored bool) (*bitset.BitSet, error) {
 		}
 	}
 	if scored {
-		idf := n.times * IDF(uint64(out.Count()), ev.chunks)
+		idf := n.times * IDF(ev.df(n, uint64(out.Count())), ev.chunks)
 		for i, ok := out.NextSet(0); ok; i, ok = out.NextSet(i + 1) {
 			if tf := ev.tf[i]; tf > 0 {
 				ev.scores[i] += idf * saturate(tf, ev.ranking.K1)

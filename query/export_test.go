@@ -62,7 +62,7 @@ func SearchCost(ix *Index, q string) (Cost, error) {
 	if pl.root == nil {
 		return c, nil
 	}
-	top, _, ev, err := ix.topK(context.Background(), pl.root, true)
+	top, _, ev, err := ix.topK(context.Background(), pl.root, true, nil)
 	if err != nil {
 		return c, err
 	}

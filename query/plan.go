@@ -272,6 +272,12 @@ func (ix *Index) clauseNode(c syntax.Clause, an *artifact.Analyzer, pl *plan) no
 			return ix.statusNode(strings.ToLower(c.Text))
 		case "updated", "author":
 			return ix.ageNode(c.Field, c.Text)
+		case "repo":
+			// A Union chooses the artifacts; within one it filters nothing.
+			if positive {
+				return allNode{}
+			}
+			return nil
 		case "topic":
 			topic := strings.TrimSuffix(strings.Trim(c.Text, "/"), ".md")
 			return anyNode{facetNode(artifact.FacetTopic(topic)), expandNode{fields: []string{artifact.FieldFacet}, prefix: artifact.FacetTopic(topic) + "/"}}

@@ -54,7 +54,8 @@ type Request struct {
 	// changed documents (recency.go); off by default.
 	Recency time.Duration
 
-	noSnippets bool // results without snippets, for a search that fuses them
+	noSnippets bool        // results without snippets, for a search that fuses them
+	coll       *collection // the statistics of several artifacts searched as one
 }
 
 // Result is one search hit: a chunk of a document.
@@ -71,6 +72,9 @@ type Result struct {
 	Tags    []string `json:"tags"`
 	// Meta holds the document's Meta keys (owner), when it sets any.
 	Meta map[string]string `json:"meta,omitempty"`
+	// Repo names the artifact the result came from when several are
+	// searched as one (Union).
+	Repo string `json:"repo,omitempty"`
 	// Channels says which rankings found the result: lexical, semantic
 	// or both.
 	Channels []string `json:"channels"`
@@ -262,7 +266,7 @@ func (ix *Index) search(ctx context.Context, req Request) (*Response, error) {
 	if must, mustNot := ix.filters(req, selected); len(must)+len(mustNot) > 0 {
 		root = boolNode{must: append([]node{root}, must...), mustNot: mustNot}
 	}
-	top, perDocument, ev, err := ix.topK(ctx, root, !req.Chunks)
+	top, perDocument, ev, err := ix.topK(ctx, root, !req.Chunks, req.coll)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
@@ -404,8 +408,8 @@ func onlyExcludes(p syntax.Parsed) bool {
 // its k best chunks: top-k evaluation when the query has its shape, else
 // every match scored term at a time. With perDocument, top-k evaluation
 // keeps each document's best chunk only, and says so.
-func (ix *Index) topK(ctx context.Context, root node, perDocument bool) (func(k int) (topResult, error), bool, *eval, error) {
-	ev := ix.engine.newEval(ix.ranking, ix.Manifest.Fields, ix.Manifest.Counts.Chunks)
+func (ix *Index) topK(ctx context.Context, root node, perDocument bool, coll *collection) (func(k int) (topResult, error), bool, *eval, error) {
+	ev := ix.scoringEval(coll)
 	ev.ctx = ctx
 	if !ix.exhaustive {
 		q, ok, err := ev.compileTop(root)

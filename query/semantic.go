@@ -448,6 +448,12 @@ func (ix *Index) searchHybrid(ctx context.Context, req Request, selected bool, c
 	if semErr != nil {
 		return nil, semErr
 	}
+	return fuse(req, lex, sem, ix.ranking), nil
+}
+
+// fuse combines the rankings of the words (lex) and of the meaning (sem)
+// into req.N results, with ranking's fusion and weights.
+func fuse(req Request, lex, sem *Response, ranking Ranking) *Response {
 	type fused struct {
 		Result
 		score float64
@@ -458,8 +464,8 @@ func (ix *Index) searchHybrid(ctx context.Context, req Request, selected bool, c
 		}
 		return r.Path
 	}
-	w := cmp.Or(ix.ranking.SemanticWeight, DefaultSemanticWeight)
-	fusion := cmp.Or(ix.ranking.Fusion, DefaultFusion)
+	w := cmp.Or(ranking.SemanticWeight, DefaultSemanticWeight)
+	fusion := cmp.Or(ranking.Fusion, DefaultFusion)
 	byKey := map[string]*fused{}
 	var all []*fused
 	for c, channel := range []*Response{lex, sem} {
@@ -500,5 +506,5 @@ func (ix *Index) searchHybrid(ctx context.Context, req Request, selected bool, c
 		f.Result.Score = f.score
 		resp.Results = append(resp.Results, f.Result)
 	}
-	return resp, nil
+	return resp
 }

@@ -75,7 +75,7 @@ func (ev *eval) compileTop(root node) (*topQuery, bool, error) {
 		if err != nil {
 			return nil, false, err
 		}
-		t.idf = t.node.times * IDF(n, ev.chunks)
+		t.idf = t.node.times * IDF(ev.df(t.node, n), ev.chunks)
 		if t.required {
 			q.must++
 		}

@@ -51,7 +51,7 @@ type Parsed struct {
 
 // filterFields are the field names a field:value term may use, beside
 // the registry's Meta keys that are filters (owner:).
-var filterFields = map[string]bool{"tag": true, "kind": true, "scope": true, "path": true, "topic": true, "status": true, "updated": true, "author": true}
+var filterFields = map[string]bool{"tag": true, "kind": true, "scope": true, "path": true, "topic": true, "status": true, "updated": true, "author": true, "repo": true}
 
 func isFilterField(name string) bool { return filterFields[name] || knowledge.IsFilter(name) }
 
@@ -69,6 +69,7 @@ func isFilterField(name string) bool { return filterFields[name] || knowledge.Is
 //	updated:>2026-06-01    last changed in git after that day; updated:<90d, older than 90 days
 //	author:ada             last changed by an author whose name holds "ada"
 //	owner:platform         a Meta key of the registry that is a filter (knowledge.Keys)
+//	repo:api               one of several repositories searched together
 //	title:rollback         a word (or "phrase") in titles only
 //
 // Any other punctuation is text: + and - are operators only before a
@@ -203,7 +204,7 @@ func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) 
 
 // knownFields may prefix a value: tag:x, as may the registry's filters.
 // Other "word:" text stays text.
-var knownFields = map[string]bool{"tag": true, "kind": true, "scope": true, "path": true, "topic": true, "title": true, "status": true, "updated": true, "author": true}
+var knownFields = map[string]bool{"tag": true, "kind": true, "scope": true, "path": true, "topic": true, "title": true, "status": true, "updated": true, "author": true, "repo": true}
 
 func isKnownField(name string) bool { return knownFields[name] || knowledge.IsFilter(name) }
 

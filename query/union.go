@@ -1,0 +1,333 @@
+package query
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/query/syntax"
+)
+
+// A Union searches several artifacts as one: results are ranked as if
+// one artifact had been built from all their documents. BM25 takes the
+// union's statistics (live chunks, field lengths, and each term's
+// document frequency summed over the artifacts), which a first pass over
+// each artifact collects; the second pass ranks each artifact's chunks
+// with them, and the artifacts' best are merged. Each result names its
+// artifact (Result.Repo), and repo:NAME filters.
+//
+// The semantic channel compares vectors, which need no statistics: the
+// artifacts built with the model most of them share are searched by
+// meaning, the others by their words only, with a note; the two channels
+// are then fused once, over the union.
+type Union struct {
+	parts []Part
+}
+
+// A Part is one artifact of a Union and the name its results carry.
+type Part struct {
+	Name  string
+	Index *Index
+}
+
+// NewUnion returns the union of parts, whose names must differ and whose
+// artifacts must analyze text alike (else their terms could not be
+// compared).
+func NewUnion(parts []Part) (*Union, error) {
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("no artifacts to search")
+	}
+	seen := map[string]bool{}
+	for _, p := range parts {
+		if p.Name == "" || seen[p.Name] {
+			return nil, fmt.Errorf("two artifacts are both named %q: name each repository once", p.Name)
+		}
+		seen[p.Name] = true
+		if a, b := parts[0].Index.Manifest.Analysis, p.Index.Manifest.Analysis; a != b {
+			return nil, fmt.Errorf("%s and %s analyze text differently (%s, %s): they cannot be ranked together; build both with the same analysis settings", parts[0].Name, p.Name, a, b)
+		}
+	}
+	return &Union{parts: parts}, nil
+}
+
+// Parts returns the artifacts of the union.
+func (u *Union) Parts() []Part { return u.parts }
+
+// collection holds the statistics of a Union's search. In the first pass
+// record is set, and each artifact notes there the document frequency of
+// every term it scores; in the second, df holds their sums.
+type collection struct {
+	chunks uint64
+	fields map[string]artifact.FieldStats
+	df     map[string]uint64
+	record map[string]uint64
+}
+
+// dfKey names a scored term: its text and the fields it is searched in.
+func dfKey(n textNode) string {
+	key := make([]byte, 0, len(n.term)+5)
+	key = append(key, n.term...)
+	key = append(key, 0)
+	for _, in := range n.in {
+		if in {
+			key = append(key, '1')
+		} else {
+			key = append(key, '0')
+		}
+	}
+	return string(key)
+}
+
+// df returns the document frequency the idf of n takes: count, this
+// artifact's, unless several artifacts are searched as one.
+func (ev *eval) df(n textNode, count uint64) uint64 {
+	switch c := ev.coll; {
+	case c == nil:
+		return count
+	case c.record != nil:
+		c.record[dfKey(n)] = count
+		return count
+	}
+	return ev.coll.df[dfKey(n)]
+}
+
+// scoringEval is the evaluation a search scores with: this artifact's
+// statistics, or the union's.
+func (ix *Index) scoringEval(c *collection) *eval {
+	stats, chunks := ix.Manifest.Fields, ix.Manifest.Counts.Chunks
+	if c != nil && c.df != nil {
+		stats, chunks = c.fields, int(c.chunks)
+	}
+	ev := ix.engine.newEval(ix.ranking, stats, chunks)
+	ev.coll = c
+	return ev
+}
+
+// Search runs req over the union. req.Dir applies to every artifact.
+func (u *Union) Search(ctx context.Context, req Request) (*Response, error) {
+	parts, err := u.selected(syntax.Parse(req.Query))
+	if err != nil {
+		return nil, err
+	}
+	n, maxTokens := cmp.Or(req.N, DefaultN), cmp.Or(req.MaxTokens, DefaultMaxTokens)
+	req.N, req.MaxTokens = n, NoTokenLimit
+	if len(parts) == 1 {
+		resp, err := parts[0].Index.Search(ctx, req)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", parts[0].Name, err)
+		}
+		label(resp.Results, parts[0].Name)
+		resp.Trimmed = trimToBudget(resp, maxTokens*bytesPerToken)
+		return resp, nil
+	}
+	mode := parts[0].Index.Mode(req)
+	var resp *Response
+	if mode == ModeLexical || req.Mode == "" && !anyVectors(parts) {
+		req.Mode = ModeLexical
+		resp, err = u.lexical(ctx, parts, req)
+	} else {
+		resp, err = u.hybrid(ctx, parts, req, mode)
+	}
+	if err != nil {
+		return nil, err
+	}
+	resp.Trimmed = trimToBudget(resp, maxTokens*bytesPerToken)
+	return resp, nil
+}
+
+func anyVectors(parts []Part) bool {
+	for _, p := range parts {
+		if p.Index.Manifest.Embeddings != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// selected returns the parts p's repo: filters leave.
+func (u *Union) selected(p syntax.Parsed) ([]Part, error) {
+	var want, not []string
+	var walk func(cs []syntax.Clause, occur syntax.Occur)
+	walk = func(cs []syntax.Clause, occur syntax.Occur) {
+		for _, c := range cs {
+			o := c.Occur
+			if occur == syntax.MustNot {
+				o = syntax.MustNot
+			}
+			switch {
+			case c.Kind == syntax.Filter && c.Field == "repo" && o == syntax.MustNot:
+				not = append(not, c.Text)
+			case c.Kind == syntax.Filter && c.Field == "repo":
+				want = append(want, c.Text)
+			case c.Kind == syntax.Any:
+				walk(c.Sub, o)
+			}
+		}
+	}
+	walk(p.Clauses, syntax.Should)
+	var names []string
+	for _, part := range u.parts {
+		names = append(names, part.Name)
+	}
+	for _, w := range append(slices.Clone(want), not...) {
+		if !slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, w) }) {
+			return nil, fmt.Errorf("%w: repo:%s names no repository searched; they are %s", ErrUnknownScope, w, strings.Join(names, ", "))
+		}
+	}
+	var out []Part
+	for _, part := range u.parts {
+		match := func(n string) bool { return strings.EqualFold(n, part.Name) }
+		if (len(want) == 0 || slices.ContainsFunc(want, match)) && !slices.ContainsFunc(not, match) {
+			out = append(out, part)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: the repo: filters leave no repository to search", ErrUnknownScope)
+	}
+	return out, nil
+}
+
+// lexical ranks req's words over parts with the union's statistics.
+func (u *Union) lexical(ctx context.Context, parts []Part, req Request) (*Response, error) {
+	c := &collection{fields: map[string]artifact.FieldStats{}, df: map[string]uint64{}}
+	for _, p := range parts {
+		m := p.Index.Manifest
+		c.chunks += uint64(m.Counts.Chunks)
+		for f, s := range m.Fields {
+			c.fields[f] = c.fields[f].Add(s)
+		}
+	}
+	// First pass: the document frequency of every term scored, in each.
+	for _, p := range parts {
+		first := req
+		first.noSnippets = true
+		first.coll = &collection{record: map[string]uint64{}}
+		if _, err := p.Index.search(ctx, first); err != nil {
+			return nil, fmt.Errorf("%s: %w", p.Name, err)
+		}
+		for k, n := range first.coll.record {
+			c.df[k] += n
+		}
+	}
+	req.coll = c
+	return u.merge(ctx, parts, req, func(ix *Index, req Request) (*Response, error) { return ix.Search(ctx, req) })
+}
+
+// merge runs search on each part and keeps the best of their results, in
+// the order one artifact would give them.
+func (u *Union) merge(ctx context.Context, parts []Part, req Request, search func(*Index, Request) (*Response, error)) (*Response, error) {
+	resp := &Response{Query: req.Query, TotalExact: true, Results: []Result{}}
+	for _, p := range parts {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		r, err := search(p.Index, req)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p.Name, err)
+		}
+		label(r.Results, p.Name)
+		resp.Results = append(resp.Results, r.Results...)
+		resp.Total += r.Total
+		resp.TotalExact = resp.TotalExact && r.TotalExact
+		resp.Elsewhere += r.Elsewhere
+		for _, note := range r.Notes {
+			if !slices.Contains(resp.Notes, note) {
+				resp.Notes = append(resp.Notes, note)
+			}
+		}
+	}
+	sortResults(resp.Results)
+	resp.Results = resp.Results[:min(len(resp.Results), req.N)]
+	return resp, nil
+}
+
+// sortResults orders results as a search of one artifact does: by score,
+// then the deeper scope, then path; then by repository.
+func sortResults(results []Result) {
+	slices.SortStableFunc(results, func(a, b Result) int {
+		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(b.depth, a.depth),
+			cmp.Compare(a.Path, b.Path), cmp.Compare(a.chunk, b.chunk), cmp.Compare(a.Repo, b.Repo))
+	})
+}
+
+func label(results []Result, name string) {
+	for i := range results {
+		results[i].Repo = name
+	}
+}
+
+// hybrid ranks req over parts by words and by meaning and fuses the two
+// rankings of the union. Artifacts built with another model than the
+// first's take part by their words only.
+func (u *Union) hybrid(ctx context.Context, parts []Part, req Request, mode string) (*Response, error) {
+	want := parts[0].Index.Manifest.Embeddings
+	var meaning []Part
+	var odd []string
+	for _, p := range parts {
+		if e := p.Index.Manifest.Embeddings; e != nil && want != nil && e.Model == want.Model && e.Dims == want.Dims && e.Provider == want.Provider {
+			meaning = append(meaning, p)
+		} else {
+			odd = append(odd, p.Name)
+		}
+	}
+	if len(meaning) == 0 {
+		req.Mode = ModeLexical
+		return u.lexical(ctx, parts, req)
+	}
+	if req.Vector == nil && req.Embed != nil {
+		v, err := req.Embed(ctx)
+		if err != nil {
+			return nil, err
+		}
+		req.Vector, req.Embed = v, nil
+	}
+	depth := max(req.N, fusionDepth)
+	var lex *Response
+	if mode != ModeSemantic {
+		lexReq := req
+		lexReq.Mode, lexReq.N, lexReq.noSnippets = ModeLexical, depth, true
+		var err error
+		if lex, err = u.lexical(ctx, parts, lexReq); err != nil {
+			return nil, err
+		}
+	}
+	semReq := req
+	semReq.Mode, semReq.N, semReq.noSnippets = ModeSemantic, depth, true
+	sem, err := u.merge(ctx, meaning, semReq, func(ix *Index, r Request) (*Response, error) { return ix.Search(ctx, r) })
+	if err != nil {
+		return nil, err
+	}
+	var resp *Response
+	if mode == ModeSemantic {
+		sem.Results = sem.Results[:min(len(sem.Results), req.N)]
+		resp = sem
+	} else {
+		ranking := parts[0].Index.ranking
+		resp = fuse(req, lex, sem, ranking)
+	}
+	if len(odd) > 0 {
+		resp.Notes = append(resp.Notes, fmt.Sprintf("%s: built without %s's vectors (%s), searched by words only", strings.Join(odd, ", "), parts[0].Name, want.Model))
+	}
+	// Snippets, from each result's own artifact.
+	byName := map[string]*Index{}
+	for _, p := range parts {
+		byName[p.Name] = p.Index
+	}
+	for i := range resp.Results {
+		r := &resp.Results[i]
+		if r.Snippet == "" {
+			r.Snippet, r.Highlights = byName[r.Repo].snippetOf(r.Content, req)
+		}
+	}
+	return resp, nil
+}
+
+// snippetOf cuts the snippet of content for req's query, as a search of
+// ix does.
+func (ix *Index) snippetOf(content string, req Request) (string, [][2]int) {
+	an := artifact.NewAnalyzer(ix.Manifest.Analysis)
+	return snippet(content, ix.plan(pathsFrom(syntax.Parse(req.Query), req.Dir), an), an)
+}

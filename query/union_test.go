@@ -1,0 +1,123 @@
+package query_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/kbqdev/kbq/internal/testkb"
+	"github.com/kbqdev/kbq/query"
+)
+
+// unionCorpus makes n documents of words drawn from a small vocabulary,
+// unevenly, so that terms have every document frequency.
+func unionCorpus(n int, seed uint64) testkb.Files {
+	words := strings.Fields(`deploy rollback release canary billing invoice retry backoff timeout queue
+		worker cache index search ranking token schema migration database replica shard lock
+		secret vault audit metric alert pager incident review owner service gateway proxy`)
+	r := rand.New(rand.NewPCG(seed, 7))
+	pick := func() string { return words[int(math.Floor(math.Pow(r.Float64(), 2)*float64(len(words))))] }
+	files := testkb.Files{}
+	for i := range n {
+		var b strings.Builder
+		fmt.Fprintf(&b, "---\ntags: [%s]\n---\n# %s %s\n\n", pick(), pick(), pick())
+		for s := range 1 + r.IntN(3) {
+			fmt.Fprintf(&b, "## Part %d %s\n\n", s, pick())
+			for range 5 + r.IntN(40) {
+				b.WriteString(pick() + " ")
+			}
+			b.WriteString("\n\n")
+		}
+		files[fmt.Sprintf(".kb/notes/doc-%03d.md", i)] = b.String()
+	}
+	return files
+}
+
+// Several artifacts searched as one rank as one artifact built from all
+// their files: the same top 20, in the same order, with the same scores.
+func TestUnionRanksAsOneArtifact(t *testing.T) {
+	all := unionCorpus(90, 1)
+	a, b := testkb.Files{}, testkb.Files{}
+	i := 0
+	for p, text := range all {
+		if i%3 == 0 {
+			a[p] = text
+		} else {
+			b[p] = text
+		}
+		i++
+	}
+	one := open(t, all)
+	u, err := query.NewUnion([]query.Part{{Name: "a", Index: open(t, a)}, {Name: "b", Index: open(t, b)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"deploy", "rollback canary", "billing invoice retry", "owner", "+queue worker", "secret -vault",
+		`"retry backoff"`, "shard*", "title:deploy", "tag:billing gateway", "deploy OR proxy", "index search ranking token",
+	} {
+		req := query.Request{Query: q, N: 20, AllScopes: true}
+		want, err := one.Search(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := u.Search(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(want.Results) == 0 {
+			t.Fatalf("%q: no results to compare", q)
+		}
+		if len(got.Results) != len(want.Results) {
+			t.Errorf("%q: %d results, want %d", q, len(got.Results), len(want.Results))
+			continue
+		}
+		for k := range want.Results {
+			g, w := got.Results[k], want.Results[k]
+			if g.Path != w.Path || math.Abs(g.Score-w.Score) > 1e-9 {
+				t.Errorf("%q: result %d is %s (%.6f), want %s (%.6f)", q, k, g.Path, g.Score, w.Path, w.Score)
+				break
+			}
+			if _, inA := a[g.Path]; inA != (g.Repo == "a") {
+				t.Errorf("%q: %s labelled %q", q, g.Path, g.Repo)
+			}
+		}
+		if got.Total != want.Total {
+			t.Errorf("%q: total %d, want %d", q, got.Total, want.Total)
+		}
+	}
+}
+
+// repo:NAME keeps one repository's results, -repo:NAME leaves them out,
+// and an unknown name is an error naming the known ones.
+func TestUnionRepoFilter(t *testing.T) {
+	u, err := query.NewUnion([]query.Part{
+		{Name: "api", Index: open(t, testkb.Files{".kb/deploy.md": "# Deploy\n\nDeploy the api with make deploy.\n"})},
+		{Name: "web", Index: open(t, testkb.Files{".kb/deploy.md": "# Deploy\n\nDeploy the web app from the pipeline.\n"})},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for q, want := range map[string]string{"deploy repo:api": "api", "deploy -repo:api": "web", "deploy repo:WEB": "web", "deploy": "api web"} {
+		resp, err := u.Search(context.Background(), query.Request{Query: q})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var repos []string
+		for _, r := range resp.Results {
+			repos = append(repos, r.Repo)
+		}
+		if strings.Join(repos, " ") != want {
+			t.Errorf("%q: repositories %v, want %s", q, repos, want)
+		}
+	}
+	if _, err := u.Search(context.Background(), query.Request{Query: "deploy repo:nope"}); err == nil || !strings.Contains(err.Error(), "they are api, web") {
+		t.Errorf("unknown repo: %v", err)
+	}
+	if _, err := query.NewUnion([]query.Part{{Name: "x", Index: open(t, testkb.Files{".kb/a.md": "a"})}, {Name: "x", Index: open(t, testkb.Files{".kb/b.md": "b"})}}); err == nil {
+		t.Error("two artifacts of one name")
+	}
+}
