@@ -169,3 +169,16 @@ func HereRelative(root string, paths []string) []string {
 	}
 	return out
 }
+
+// HereOrAbsolute is path relative to the current directory when it is
+// below it, else path.
+func HereOrAbsolute(path string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return path
+	}
+	if rel, err := filepath.Rel(wd, path); err == nil && !strings.HasPrefix(rel, "..") {
+		return filepath.ToSlash(rel)
+	}
+	return path
+}

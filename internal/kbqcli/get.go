@@ -19,10 +19,11 @@ import (
 )
 
 type getOptions struct {
-	io         *cli.Streams
-	index, dir string
-	asJSON     bool
-	ref        string // TOPIC, PATH or memory:ID
+	io     *cli.Streams
+	src    answer.Sources
+	dir    string
+	asJSON bool
+	ref    string // TOPIC, PATH or memory:ID
 }
 
 func newGetCommand(s *cli.Streams) *cli.Command {
@@ -39,16 +40,15 @@ the one in force from --dir (default: the current directory) wins, the
 deepest first.
 
 ` + answer.ExitCodesHelp,
-		Flags: []cli.Flag{
-			answer.IndexFlag(&o.index),
+		Flags: append(o.src.Flags(),
 			&cli.StringFlag{Name: "dir", Complete: cli.Dirs, Usage: "resolve topics from `DIR` (default: the current directory)", Destination: &o.dir},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON with the document's metadata and content", Destination: &o.asJSON},
-		},
+		),
 		Complete: func(args []string, partial string) []string {
 			if len(args) > 0 {
 				return nil
 			}
-			return documentNames(s, o.index)
+			return documentNames(s, o.src.One())
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
@@ -62,7 +62,23 @@ deepest first.
 
 func runGet(ctx context.Context, o *getOptions) error {
 	s := o.io
-	ix, err := answer.Open(s, o.index)
+	if o.src.Many() {
+		m, err := answer.OpenMany(s, &o.src)
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		if o.dir != "" {
+			return cli.Usagef("--dir names a directory of one repository; with several, name the document REPO:PATH")
+		}
+		part, doc, err := getMany(ctx, m, o.ref)
+		if err != nil {
+			return err
+		}
+		defer answer.NewUsage(s).Record(part.Dir, answer.GetEvents(usage.ViaCLI, doc))
+		return writeDocument(s, doc, o.asJSON)
+	}
+	ix, err := answer.Open(s, o.src.One())
 	if err != nil {
 		return err
 	}
@@ -80,13 +96,54 @@ func runGet(ctx context.Context, o *getOptions) error {
 		return err
 	}
 	defer answer.NewUsage(s).Record(ix.Dir, answer.GetEvents(usage.ViaCLI, doc))
+	return writeDocument(s, doc, o.asJSON)
+}
+
+// getMany finds ref in several repositories: REPO:REF in that one, else
+// in the one repository that has it.
+func getMany(ctx context.Context, m *answer.Many, ref string) (*answer.Opened, *documents.Document, error) {
+	for i, name := range m.Names {
+		if rest, ok := strings.CutPrefix(ref, name+":"); ok {
+			doc, err := documents.Get(ctx, m.Parts[i], rest, "")
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", name, err)
+			}
+			doc.Repo = name
+			return m.Parts[i], doc, nil
+		}
+	}
+	var found []string
+	var part *answer.Opened
+	var doc *documents.Document
+	var lastErr error
+	for i, name := range m.Names {
+		d, err := documents.Get(ctx, m.Parts[i], ref, "")
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		found = append(found, name+":"+d.Path)
+		part, doc = m.Parts[i], d
+		doc.Repo = name
+	}
+	switch len(found) {
+	case 0:
+		return nil, nil, lastErr
+	case 1:
+		return part, doc, nil
+	}
+	return nil, nil, fmt.Errorf("%w: %s is in several repositories; name one: %s", documents.ErrNotFound, ref, strings.Join(found, ", "))
+}
+
+// writeDocument prints doc as written, or as JSON, with notes on stderr.
+func writeDocument(s *cli.Streams, doc *documents.Document, asJSON bool) error {
 	switch {
 	case doc.SupersededBy != "":
 		fmt.Fprintf(s.Err, "kbq: note: %s is superseded by %s\n", visible.Line(doc.Path), visible.Line(doc.SupersededBy))
 	case doc.Status == "deprecated" || doc.Status == "superseded":
 		fmt.Fprintf(s.Err, "kbq: note: %s is %s\n", visible.Line(doc.Path), doc.Status)
 	}
-	if o.asJSON {
+	if asJSON {
 		return render.JSON(s.Out, doc)
 	}
 	if s.ErrTTY {
@@ -99,7 +156,7 @@ func runGet(ctx context.Context, o *getOptions) error {
 			fmt.Fprintf(s.Err, "kbq: %s last changed %s by %s (%.12s)\n", visible.Line(doc.Path), render.UpdatedCell(a), visible.Line(a.Author), a.Commit)
 		}
 	}
-	_, err = io.WriteString(s.Out, visible.Text(doc.Content))
+	_, err := io.WriteString(s.Out, visible.Text(doc.Content))
 	return err
 }
 

@@ -2,6 +2,8 @@ package kbqcli
 
 import (
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
@@ -12,7 +14,7 @@ import (
 
 type listOptions struct {
 	io                  *cli.Streams
-	index               string
+	src                 answer.Sources
 	out                 formatFlags
 	kinds, tags, scopes []string
 	sort                string
@@ -31,13 +33,12 @@ order; --sort updated puts the most recently changed first. JSON formats
 add the commit and its author.
 
 ` + answer.ExitCodesHelp,
-		Flags: append([]cli.Flag{
-			answer.IndexFlag(&o.index),
+		Flags: append(append(o.src.Flags(),
 			&cli.StringSliceFlag{Name: "kind", Complete: cli.Values(knowledge.IndexedKinds()...), Usage: "only documents of `KIND`: " + knowledge.KindList("or") + " (repeatable)"},
 			&cli.StringSliceFlag{Name: "tag", Complete: artifactTags(s), Usage: "only documents tagged `TAG` (repeatable)"},
 			&cli.StringSliceFlag{Name: "scope", Complete: artifactScopes(s), Usage: "only documents of `SCOPE` and below (repeatable)"},
 			&cli.StringFlag{Name: "sort", Complete: cli.Values("path", "updated"), Value: "path", Usage: "order by `path` or updated (most recent first)", Destination: &o.sort},
-		}, o.out.flags()...),
+		), o.out.flags()...),
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return cli.Usagef("kbq list takes no arguments; filter with --kind, --tag or --scope")
@@ -54,17 +55,59 @@ func runList(o *listOptions) error {
 	if err != nil {
 		return err
 	}
-	ix, err := answer.Open(s, o.index)
-	if err != nil {
-		return err
-	}
-	defer ix.Close()
 	if o.sort != "path" && o.sort != "updated" {
 		return cli.Usagef("--sort %q: want path or updated", o.sort)
 	}
-	docs, err := documents.List(ix, documents.ListRequest{Kinds: o.kinds, Tags: o.tags, Scopes: o.scopes, Sort: o.sort})
-	if err != nil {
-		return err
+	req := documents.ListRequest{Kinds: o.kinds, Tags: o.tags, Scopes: o.scopes, Sort: o.sort}
+	var docs []documents.Listed
+	var paths func() []string
+	if o.src.Many() {
+		m, err := answer.OpenMany(s, &o.src)
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		roots := map[string]string{}
+		for i, part := range m.Parts {
+			got, err := documents.List(part, req)
+			if err != nil {
+				return fmt.Errorf("%s: %w", m.Names[i], err)
+			}
+			for j := range got {
+				got[j].Repo = m.Names[i]
+			}
+			docs = append(docs, got...)
+			roots[m.Names[i]] = part.RepoRoot
+		}
+		if err := documents.Sort(docs, o.sort); err != nil {
+			return err
+		}
+		paths = func() []string {
+			out := make([]string, len(docs))
+			for i, d := range docs {
+				out[i] = d.Repo + ":" + d.Path
+				if root := roots[d.Repo]; root != "" && !strings.HasPrefix(d.Path, knowledge.GlobalPathPrefix) {
+					out[i] = answer.HereOrAbsolute(filepath.Join(root, filepath.FromSlash(d.Path)))
+				}
+			}
+			return out
+		}
+	} else {
+		ix, err := answer.Open(s, o.src.One())
+		if err != nil {
+			return err
+		}
+		defer ix.Close()
+		if docs, err = documents.List(ix, req); err != nil {
+			return err
+		}
+		paths = func() []string {
+			out := make([]string, len(docs))
+			for i, d := range docs {
+				out[i] = d.Path
+			}
+			return answer.HereRelative(ix.RepoRoot, out)
+		}
 	}
 	switch format {
 	case "json":
@@ -76,11 +119,7 @@ func runList(o *listOptions) error {
 	case "md":
 		err = render.ListMarkdown(s.Out, docs)
 	case "paths":
-		paths := make([]string, len(docs))
-		for i, d := range docs {
-			paths[i] = d.Path
-		}
-		err = render.Paths(s.Out, answer.HereRelative(ix.RepoRoot, paths))
+		err = render.Paths(s.Out, paths())
 	default:
 		err = render.ListTable(s.Out, docs, s.Width())
 	}

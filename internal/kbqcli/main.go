@@ -32,6 +32,7 @@ func Main(args []string, s *cli.Streams, servers ...*cli.Command) int {
 		newContextCommand(s),
 		newStatsCommand(s),
 		newEvalCommand(s),
+		newReposCommand(s),
 	}}
 	app.Commands = append(app.Commands, servers...)
 	app.Version = func() string {

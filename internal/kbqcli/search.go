@@ -3,6 +3,7 @@ package kbqcli
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -16,7 +17,7 @@ import (
 )
 
 type searchOptions struct {
-	index     string
+	src       answer.Sources
 	n         int
 	maxTokens int
 	dir       string
@@ -50,7 +51,8 @@ QUERY SYNTAX:
    updated:>2026-06-01    last changed in git after that day (<, <=, >, >=;
                           updated:<90d is older than 90 days, >2w the last two weeks)
    author:ada             last changed by an author whose name holds "ada"
-` + knowledge.FilterHelp("   ") + `   title:rollback         a word in titles only
+` + knowledge.FilterHelp("   ") + `   repo:api               one repository, when several are searched
+   title:rollback         a word in titles only
    Any other punctuation is text: paste questions as they are.
 
 SCOPES: --dir (default: the current directory) decides which .kb/ scopes
@@ -59,6 +61,13 @@ the same topic the deepest one wins. --scope S (or scope:S in the query)
 searches scope S and the scopes below it from anywhere; --all-scopes
 searches everything. When nothing in force matches but other scopes do,
 kbq says how many on stderr.
+
+SEVERAL REPOSITORIES: --index DIR more than once, --repo NAME (of kbq
+repos list) or --all-repos search several artifacts as one: results are
+ranked as if one artifact had been built from all their files (BM25 with
+the union's statistics), and each names its repository (repo:path, and
+"repo" in JSON). Artifacts built with another embedding model than the
+first's are searched by their words only, with a note.
 
 OUTPUT: human text by default (colour on a terminal, never with NO_COLOR),
 --format md (or --md) for agents (whole chunks), --format json (--json)
@@ -74,8 +83,7 @@ EXAMPLES:
    kbq search retries --json -n 3
 
 ` + answer.ExitCodesHelp,
-		Flags: append([]cli.Flag{
-			answer.IndexFlag(&o.index),
+		Flags: append(append(o.src.Flags(),
 			&cli.IntFlag{Name: "n", Aliases: []string{"limit"}, Usage: "show `N` results", Value: query.DefaultN, Destination: &o.n},
 			&cli.IntFlag{Name: "max-tokens", Usage: "fit results into about `T` tokens", Value: query.DefaultMaxTokens, Destination: &o.maxTokens},
 			&cli.StringSliceFlag{Name: "kind", Complete: cli.Values(knowledge.IndexedKinds()...), Usage: "only documents of `KIND`: " + knowledge.KindList("or") + " (repeatable)"},
@@ -87,7 +95,7 @@ EXAMPLES:
 			&cli.StringFlag{Name: "recency", Usage: "rank recently changed documents higher, with a half-life of `AGE` (90d, 12w, 6m, 1y)", Destination: &o.recency},
 			&cli.BoolFlag{Name: "chunks", Usage: "show every matching chunk, not each document's best", Destination: &o.chunks},
 			&cli.StringFlag{Name: "mode", Complete: cli.Values(query.Modes...), Usage: "rank by `MODE`: hybrid (words and meaning, the default with vectors), lexical (words) or semantic (meaning)", Destination: &o.mode},
-		}, o.out.flags()...),
+		), o.out.flags()...),
 		Action: func(c *cli.Context) error { return runSearch(c, s, o) },
 	}
 }
@@ -104,15 +112,6 @@ func runSearch(c *cli.Context, s *cli.Streams, o *searchOptions) error {
 	if o.n < 1 || o.maxTokens < 1 {
 		return cli.Usagef("-n and --max-tokens must be at least 1")
 	}
-	ix, err := answer.Open(s, o.index)
-	if err != nil {
-		return err
-	}
-	defer ix.Close()
-	dir, err := answer.RepoDir(ix.RepoRoot, o.dir)
-	if err != nil {
-		return err
-	}
 	if o.mode != "" && !slices.Contains(query.Modes, o.mode) {
 		return cli.Usagef("--mode %q: want %s", o.mode, strings.Join(query.Modes, ", "))
 	}
@@ -127,9 +126,20 @@ func runSearch(c *cli.Context, s *cli.Streams, o *searchOptions) error {
 		maxTokens = math.MaxInt32 // the paths are what is printed, not the text
 	}
 	req := query.Request{
-		Query: q, N: o.n, MaxTokens: maxTokens, Dir: dir, AllScopes: o.allScopes, Chunks: o.chunks, IncludeSuperseded: o.retired,
+		Query: q, N: o.n, MaxTokens: maxTokens, AllScopes: o.allScopes, Chunks: o.chunks, IncludeSuperseded: o.retired,
 		Kinds: c.StringSlice("kind"), Tags: c.StringSlice("tag"), Scopes: c.StringSlice("scope"), Mode: o.mode,
 		Recency: recency,
+	}
+	if o.src.Many() {
+		return searchMany(c, s, o, req, format)
+	}
+	ix, err := answer.Open(s, o.src.One())
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	if req.Dir, err = answer.RepoDir(ix.RepoRoot, o.dir); err != nil {
+		return err
 	}
 	if err := answer.QueryEmbedder(s).Vectorize(c.Context, ix.Index, &req); err != nil {
 		return err
@@ -138,6 +148,25 @@ func runSearch(c *cli.Context, s *cli.Streams, o *searchOptions) error {
 	if err != nil {
 		return err
 	}
+	paths := func(results []query.Result) []string {
+		paths := make([]string, len(results))
+		for i, r := range results {
+			paths[i] = r.Path
+		}
+		return answer.HereRelative(ix.RepoRoot, paths)
+	}
+	record := func() {
+		answer.NewUsage(s).Record(ix.Dir, answer.SearchEvents(ix.Index, usage.ViaCLI, q, resp.Results))
+	}
+	return writeSearch(s, o, resp, format, paths, record)
+}
+
+// writeSearch prints resp in format, records the documents handed out
+// (beside the output; done before it returns), and reports notes and
+// trimming on stderr.
+func writeSearch(s *cli.Streams, o *searchOptions, resp *query.Response, format string, paths func([]query.Result) []string, record func()) error {
+	q := resp.Query
+	var err error
 	switch format {
 	case "json":
 		err = render.JSON(s.Out, resp)
@@ -148,11 +177,7 @@ func runSearch(c *cli.Context, s *cli.Streams, o *searchOptions) error {
 	case "md":
 		err = render.SearchMarkdown(s.Out, resp)
 	case "paths":
-		paths := make([]string, len(resp.Results))
-		for i, r := range resp.Results {
-			paths[i] = r.Path
-		}
-		err = render.Paths(s.Out, answer.HereRelative(ix.RepoRoot, paths))
+		err = render.Paths(s.Out, paths(resp.Results))
 	default:
 		err = render.SearchText(s.Out, resp, s.Color())
 	}
@@ -164,7 +189,7 @@ func runSearch(c *cli.Context, s *cli.Streams, o *searchOptions) error {
 	recorded := make(chan struct{})
 	go func() {
 		defer close(recorded)
-		answer.NewUsage(s).Record(ix.Dir, answer.SearchEvents(ix.Index, usage.ViaCLI, q, resp.Results))
+		record()
 	}()
 	defer func() { <-recorded }()
 	for _, n := range resp.Notes {
@@ -182,4 +207,47 @@ func runSearch(c *cli.Context, s *cli.Streams, o *searchOptions) error {
 		return cli.ErrFailure
 	}
 	return nil
+}
+
+// searchMany runs req over several artifacts as one (query.Union).
+func searchMany(c *cli.Context, s *cli.Streams, o *searchOptions, req query.Request, format string) error {
+	m, err := answer.OpenMany(s, &o.src)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if o.dir != "" {
+		return cli.Usagef("--dir names a directory of one repository; with several, search from their roots, or narrow with --scope")
+	}
+	if err := answer.QueryEmbedder(s).Vectorize(c.Context, m.Parts[0].Index, &req); err != nil {
+		return err
+	}
+	resp, err := m.Union.Search(c.Context, req)
+	if err != nil {
+		return err
+	}
+	paths := func(results []query.Result) []string {
+		out := make([]string, len(results))
+		for i, r := range results {
+			out[i] = r.Repo + ":" + r.Path
+			if part := m.Part(r.Repo); part != nil && part.RepoRoot != "" && !strings.HasPrefix(r.Path, knowledge.GlobalPathPrefix) {
+				out[i] = answer.HereOrAbsolute(filepath.Join(part.RepoRoot, filepath.FromSlash(r.Path)))
+			}
+		}
+		return out
+	}
+	record := func() {
+		for i, part := range m.Parts {
+			var mine []query.Result
+			for _, r := range resp.Results {
+				if r.Repo == m.Names[i] {
+					mine = append(mine, r)
+				}
+			}
+			if len(mine) > 0 {
+				answer.NewUsage(s).Record(part.Dir, answer.SearchEvents(part.Index, usage.ViaCLI, resp.Query, mine))
+			}
+		}
+	}
+	return writeSearch(s, o, resp, format, paths, record)
 }

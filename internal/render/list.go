@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
@@ -15,10 +16,19 @@ import (
 
 // ListCSV writes one row per document; tags are joined with ";".
 func ListCSV(w io.Writer, docs []documents.Listed) error {
+	repos := slices.ContainsFunc(docs, func(d documents.Listed) bool { return d.Repo != "" })
 	cw := csv.NewWriter(w)
-	cw.Write(append([]string{"path", "topic", "kind", "scope", "title", "tags", "source"}, metaHeader()...))
+	head := append([]string{"path", "topic", "kind", "scope", "title", "tags", "source"}, metaHeader()...)
+	if repos {
+		head = append(head, "repo")
+	}
+	cw.Write(head)
 	for _, d := range docs {
-		cw.Write(visibleCells(append([]string{d.Path, d.Topic, d.Kind, d.Scope, d.Title, strings.Join(d.Tags, ";"), d.Source}, metaCells(d.Meta)...)...))
+		row := append([]string{d.Path, d.Topic, d.Kind, d.Scope, d.Title, strings.Join(d.Tags, ";"), d.Source}, metaCells(d.Meta)...)
+		if repos {
+			row = append(row, d.Repo)
+		}
+		cw.Write(visibleCells(row...))
 	}
 	cw.Flush()
 	return cw.Error()
@@ -36,7 +46,7 @@ func ListMarkdown(w io.Writer, docs []documents.Listed) error {
 	head := append([]string{"path", "topic", "kind", "scope", "title", "tags"}, metaNames...)
 	fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
 	for i, d := range docs {
-		row := []string{"`" + cell(d.Path) + "`", cell(d.Topic), d.Kind, cell(d.Scope), cell(d.Title), cell(strings.Join(d.Tags, ", "))}
+		row := []string{"`" + cell(listedPath(d)) + "`", cell(d.Topic), d.Kind, cell(d.Scope), cell(d.Title), cell(strings.Join(d.Tags, ", "))}
 		for _, c := range metaCells[i] {
 			row = append(row, cell(c))
 		}
@@ -67,7 +77,7 @@ func ListTable(w io.Writer, docs []documents.Listed, width int) error {
 		for _, c := range metaCells[i] {
 			row = append(row, visible.Line(c))
 		}
-		rows = append(rows, append(row, UpdatedCell(d.Age), visible.Line(d.Path)))
+		rows = append(rows, append(row, UpdatedCell(d.Age), visible.Line(listedPath(d))))
 	}
 	if width > 0 {
 		fitColumns(rows, width, []int{3, 4, 0, 2}) // shorten tags, then sources, topics, scopes
@@ -125,4 +135,13 @@ func OrDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// listedPath is a listed document's path, after its repository's name
+// when several were read.
+func listedPath(d documents.Listed) string {
+	if d.Repo == "" {
+		return d.Path
+	}
+	return d.Repo + ":" + d.Path
 }

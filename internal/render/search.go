@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -25,7 +26,7 @@ func SearchMarkdown(w io.Writer, resp *query.Response) error {
 			title = r.Topic
 		}
 		fmt.Fprintf(&b, "\n## %d. %s\n\n", i+1, visible.Line(title))
-		fmt.Fprintf(&b, "`%s:%d-%d`", visible.Line(r.Path), r.Lines[0], r.Lines[1])
+		fmt.Fprintf(&b, "`%s:%d-%d`", visible.Line(repoPath(r)), r.Lines[0], r.Lines[1])
 		if r.Heading != "" {
 			fmt.Fprintf(&b, " · %s", visible.Line(r.Heading))
 		}
@@ -72,15 +73,24 @@ func fence(content string) string {
 
 // SearchCSV writes one row per result; tags are joined with ";".
 func SearchCSV(w io.Writer, results []query.Result) error {
+	repos := slices.ContainsFunc(results, func(r query.Result) bool { return r.Repo != "" })
 	cw := csv.NewWriter(w)
-	cw.Write(append([]string{"path", "topic", "kind", "scope", "heading", "start_line", "end_line", "score", "tags", "updated", "author"}, metaHeader()...))
+	head := append([]string{"path", "topic", "kind", "scope", "heading", "start_line", "end_line", "score", "tags", "updated", "author"}, metaHeader()...)
+	if repos {
+		head = append(head, "repo")
+	}
+	cw.Write(head)
 	for _, r := range results {
 		updated := r.Updated
 		if r.Uncommitted {
 			updated = "uncommitted"
 		}
-		cw.Write(visibleCells(append([]string{r.Path, r.Topic, r.Kind, r.Scope, r.Heading, strconv.Itoa(r.Lines[0]), strconv.Itoa(r.Lines[1]),
-			strconv.FormatFloat(r.Score, 'f', 4, 64), strings.Join(r.Tags, ";"), updated, r.Author}, metaCells(r.Meta)...)...))
+		row := append([]string{r.Path, r.Topic, r.Kind, r.Scope, r.Heading, strconv.Itoa(r.Lines[0]), strconv.Itoa(r.Lines[1]),
+			strconv.FormatFloat(r.Score, 'f', 4, 64), strings.Join(r.Tags, ";"), updated, r.Author}, metaCells(r.Meta)...)
+		if repos {
+			row = append(row, r.Repo)
+		}
+		cw.Write(visibleCells(row...))
 	}
 	cw.Flush()
 	return cw.Error()
@@ -108,7 +118,7 @@ func SearchText(w io.Writer, resp *query.Response, color bool) error {
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		fmt.Fprintf(&b, "%s:%s", paint(stylePath, visible.Line(r.Path)), paint(styleLines, fmt.Sprintf("%d-%d", r.Lines[0], r.Lines[1])))
+		fmt.Fprintf(&b, "%s:%s", paint(stylePath, visible.Line(repoPath(r))), paint(styleLines, fmt.Sprintf("%d-%d", r.Lines[0], r.Lines[1])))
 		// The heading trail places the chunk; a chunk before any heading
 		// is placed by its document's title. A memory's title is its first
 		// words, which the snippet already shows, and a context file's is
@@ -153,4 +163,13 @@ func highlight(text string, ranges [][2]int, mark func(string) string) string {
 	}
 	b.WriteString(visible.Line(text[at:]))
 	return b.String()
+}
+
+// repoPath is a result's path, after its repository's name when several
+// were searched: github.com/org/api:.kb/deploy.md.
+func repoPath(r query.Result) string {
+	if r.Repo == "" {
+		return r.Path
+	}
+	return r.Repo + ":" + r.Path
 }

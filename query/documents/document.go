@@ -16,6 +16,8 @@ import (
 
 // Document is a whole document of the artifact.
 type Document struct {
+	// Repo names the repository when several are read together.
+	Repo   string   `json:"repo,omitempty"`
 	Path   string   `json:"path"`
 	Topic  string   `json:"topic"`
 	Kind   string   `json:"kind"`
@@ -189,6 +191,8 @@ type ListRequest struct {
 
 // Listed is one document of a listing.
 type Listed struct {
+	// Repo names the repository when several are read together.
+	Repo   string   `json:"repo,omitempty"`
 	Path   string   `json:"path"`
 	Topic  string   `json:"topic"`
 	Kind   string   `json:"kind"`
@@ -233,13 +237,21 @@ func List(src Source, req ListRequest) ([]Listed, error) {
 		}
 		out = append(out, Listed{Path: d.Path, Topic: d.Topic, Kind: d.Kind, Scope: d.Scope, Title: d.Title, Tags: tags, Source: d.Source, ID: d.ID, Status: d.Status, Supersedes: d.Supersedes, Meta: d.Meta, Age: ageOf(d)})
 	}
-	// Scopes from the widest in: global, the project, then directories
-	// in path order (a directory's subdirectories after it); paths within
-	// a scope.
+	if err := Sort(out, req.Sort); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Sort orders a listing by "path" (or ""): the scopes from the widest in
+// (global, the project, then directories in path order, a directory's
+// subdirectories after it), paths within a scope, then repositories; or
+// by "updated", the most recently changed first.
+func Sort(out []Listed, by string) error {
 	slices.SortStableFunc(out, func(a, b Listed) int {
-		return cmp.Or(cmp.Compare(scopeRank(a.Scope), scopeRank(b.Scope)), cmp.Compare(a.Scope, b.Scope), cmp.Compare(a.Path, b.Path))
+		return cmp.Or(cmp.Compare(scopeRank(a.Scope), scopeRank(b.Scope)), cmp.Compare(a.Scope, b.Scope), cmp.Compare(a.Path, b.Path), cmp.Compare(a.Repo, b.Repo))
 	})
-	switch req.Sort {
+	switch by {
 	case "", "path":
 	case "updated":
 		// RFC 3339 times in UTC compare as strings; the uncommitted are
@@ -255,9 +267,9 @@ func List(src Source, req ListRequest) ([]Listed, error) {
 		}
 		slices.SortStableFunc(out, func(a, b Listed) int { return cmp.Compare(rank(b), rank(a)) })
 	default:
-		return nil, fmt.Errorf("unknown sort %q (want path or updated)", req.Sort)
+		return fmt.Errorf("unknown sort %q (want path or updated)", by)
 	}
-	return out, nil
+	return nil
 }
 
 // scopeRank orders the global scope first, then the project, then

@@ -1,0 +1,196 @@
+package answer
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/gitdir"
+	"github.com/kbqdev/kbq/internal/repos"
+	"github.com/kbqdev/kbq/query"
+)
+
+// Sources are the artifacts a command reads: one, found as Open finds it
+// (or named by one --index), or several, named by --index more than once,
+// by --repo, or by --all-repos, which read the user's list of repositories
+// (kbq repos).
+type Sources struct {
+	Indexes  []string
+	Repos    []string
+	AllRepos bool
+}
+
+// Flags are --index, --repo and --all-repos.
+func (src *Sources) Flags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringSliceFlag{Name: "index", Complete: cli.Dirs, Destination: &src.Indexes,
+			Usage: "read the artifact in `[NAME=]DIR` (default: $KBQ_INDEX, else .kbq/ at the repository root); more than once reads several as one"},
+		&cli.StringSliceFlag{Name: "repo", Destination: &src.Repos,
+			Usage: "read the repository `NAME` of kbq repos list (repeatable)"},
+		&cli.BoolFlag{Name: "all-repos", Destination: &src.AllRepos, Usage: "read every repository of kbq repos list"},
+	}
+}
+
+// Many reports whether several artifacts are named.
+func (src *Sources) Many() bool {
+	return len(src.Indexes) > 1 || len(src.Repos) > 0 || src.AllRepos
+}
+
+// One is the one artifact --index names, "" for the default.
+func (src *Sources) One() string {
+	if len(src.Indexes) == 1 {
+		_, dir := splitNamed(src.Indexes[0])
+		return dir
+	}
+	return ""
+}
+
+// Many is several artifacts open together.
+type Many struct {
+	Parts []*Opened
+	Names []string
+	Union *query.Union
+}
+
+// Close prints each artifact's stale notice, if any, and closes them.
+func (m *Many) Close() error {
+	var errs []error
+	for i, o := range m.Parts {
+		if n := o.Fresh().Notice; n != "" {
+			fmt.Fprintf(o.s.Err, "kbq: note: %s: %s\n", m.Names[i], n)
+		}
+		errs = append(errs, o.Index.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Part returns the artifact named name.
+func (m *Many) Part(name string) *Opened {
+	for i, n := range m.Names {
+		if n == name {
+			return m.Parts[i]
+		}
+	}
+	return nil
+}
+
+// OpenMany opens the artifacts src names.
+func OpenMany(s *cli.Streams, src *Sources) (m *Many, err error) {
+	type target struct{ name, dir, root string }
+	var targets []target
+	for _, spec := range src.Indexes {
+		name, dir := splitNamed(spec)
+		dir, root, err := artifactDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		if name == "" {
+			name = nameOf(root, dir)
+		}
+		targets = append(targets, target{name, dir, root})
+	}
+	if len(src.Repos) > 0 || src.AllRepos {
+		list, err := repos.Load(s.Getenv)
+		if err != nil {
+			return nil, err
+		}
+		picked := list.Repos
+		if !src.AllRepos {
+			picked = nil
+			for _, name := range src.Repos {
+				r, ok := list.Find(name)
+				if !ok {
+					return nil, cli.Usagef("--repo %s: no repository of that name in %s (kbq repos list shows them; kbq repos add PATH adds one)", name, repos.File(s.Getenv))
+				}
+				picked = append(picked, r)
+			}
+		}
+		if len(picked) == 0 {
+			return nil, cli.Usagef("--all-repos: no repository is listed in %s: add them with kbq repos add PATH", repos.File(s.Getenv))
+		}
+		for _, r := range picked {
+			targets = append(targets, target{r.Name, filepath.Join(r.Path, artifact.DefaultDir), r.Path})
+		}
+	}
+	m = &Many{}
+	defer func() {
+		if err != nil {
+			m.Close()
+		}
+	}()
+	var parts []query.Part
+	for _, t := range targets {
+		ix, err := query.Open(t.dir)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", t.name, ExplainOpenError(t.dir, err))
+		}
+		o := &Opened{Index: ix, RepoRoot: t.root, s: s}
+		if t.root != "" && t.dir == filepath.Join(t.root, artifact.DefaultDir) {
+			o.check = query.CheckFreshness(t.dir, t.root)
+		}
+		m.Parts = append(m.Parts, o)
+		m.Names = append(m.Names, t.name)
+		parts = append(parts, query.Part{Name: t.name, Index: ix})
+	}
+	if m.Union, err = query.NewUnion(parts); err != nil {
+		return nil, cli.Usagef("%v (name them with --index NAME=DIR)", err)
+	}
+	return m, nil
+}
+
+// splitNamed splits NAME=DIR; a DIR holding = but no name is left whole
+// when it exists.
+func splitNamed(spec string) (name, dir string) {
+	name, dir, ok := strings.Cut(spec, "=")
+	if !ok || name == "" || strings.ContainsAny(name, `/\`) {
+		return "", spec
+	}
+	if _, err := os.Stat(spec); err == nil {
+		return "", spec
+	}
+	return name, dir
+}
+
+// artifactDir returns the artifact dir names, which may be an artifact
+// or a repository holding one, and that repository's root ("" when it is
+// in none).
+func artifactDir(dir string) (string, string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", "", err
+	}
+	if _, err := os.Stat(filepath.Join(abs, artifact.ManifestFile)); err != nil {
+		if _, err := os.Stat(filepath.Join(abs, artifact.DefaultDir, artifact.ManifestFile)); err == nil {
+			abs = filepath.Join(abs, artifact.DefaultDir)
+		}
+	}
+	root := ""
+	if d, err := gitdir.Find(filepath.Dir(abs)); err == nil {
+		root = d.Worktree
+	}
+	return abs, root, nil
+}
+
+// nameOf names the repository at root, whose artifact is in dir: by its
+// origin remote, else by its directory.
+func nameOf(root, dir string) string {
+	if root != "" {
+		if d, err := gitdir.Find(root); err == nil {
+			if name := gitdir.RepoName(d.Origin()); name != "" {
+				return name
+			}
+		}
+		return filepath.Base(root)
+	}
+	if filepath.Base(dir) == artifact.DefaultDir {
+		return filepath.Base(filepath.Dir(dir))
+	}
+	return filepath.Base(dir)
+}
+
+// RepoNameOf names the repository at root as OpenMany does.
+func RepoNameOf(root string) string { return nameOf(root, "") }
