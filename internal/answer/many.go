@@ -78,10 +78,13 @@ func (m *Many) Part(name string) *Opened {
 	return nil
 }
 
-// OpenMany opens the artifacts src names.
-func OpenMany(s *cli.Streams, src *Sources) (m *Many, err error) {
-	type target struct{ name, dir, root string }
-	var targets []target
+// A Target is an artifact Sources name: its name, its directory, and the
+// root of its repository ("" when unknown).
+type Target struct{ Name, Dir, Root string }
+
+// Targets resolves the artifacts src names, without opening them.
+func Targets(s *cli.Streams, src *Sources) ([]Target, error) {
+	var targets []Target
 	for _, spec := range src.Indexes {
 		name, dir := splitNamed(spec)
 		dir, root, err := artifactDir(dir)
@@ -91,7 +94,7 @@ func OpenMany(s *cli.Streams, src *Sources) (m *Many, err error) {
 		if name == "" {
 			name = nameOf(root, dir)
 		}
-		targets = append(targets, target{name, dir, root})
+		targets = append(targets, Target{name, dir, root})
 	}
 	if len(src.Repos) > 0 || src.AllRepos {
 		list, err := repos.Load(s.Getenv)
@@ -113,8 +116,23 @@ func OpenMany(s *cli.Streams, src *Sources) (m *Many, err error) {
 			return nil, cli.Usagef("--all-repos: no repository is listed in %s: add them with kbq repos add PATH", repos.File(s.Getenv))
 		}
 		for _, r := range picked {
-			targets = append(targets, target{r.Name, filepath.Join(r.Path, artifact.DefaultDir), r.Path})
+			targets = append(targets, Target{r.Name, filepath.Join(r.Path, artifact.DefaultDir), r.Path})
 		}
+	}
+	return targets, nil
+}
+
+// Fresh reports whether t is a repository's own artifact, whose freshness
+// can be told.
+func (t Target) Fresh() bool {
+	return t.Root != "" && t.Dir == filepath.Join(t.Root, artifact.DefaultDir)
+}
+
+// OpenMany opens the artifacts src names.
+func OpenMany(s *cli.Streams, src *Sources) (m *Many, err error) {
+	targets, err := Targets(s, src)
+	if err != nil {
+		return nil, err
 	}
 	m = &Many{}
 	defer func() {
@@ -124,17 +142,17 @@ func OpenMany(s *cli.Streams, src *Sources) (m *Many, err error) {
 	}()
 	var parts []query.Part
 	for _, t := range targets {
-		ix, err := query.Open(t.dir)
+		ix, err := query.Open(t.Dir)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", t.name, ExplainOpenError(t.dir, err))
+			return nil, fmt.Errorf("%s: %w", t.Name, ExplainOpenError(t.Dir, err))
 		}
-		o := &Opened{Index: ix, RepoRoot: t.root, s: s}
-		if t.root != "" && t.dir == filepath.Join(t.root, artifact.DefaultDir) {
-			o.check = query.CheckFreshness(t.dir, t.root)
+		o := &Opened{Index: ix, RepoRoot: t.Root, s: s}
+		if t.Fresh() {
+			o.check = query.CheckFreshness(t.Dir, t.Root)
 		}
 		m.Parts = append(m.Parts, o)
-		m.Names = append(m.Names, t.name)
-		parts = append(parts, query.Part{Name: t.name, Index: ix})
+		m.Names = append(m.Names, t.Name)
+		parts = append(parts, query.Part{Name: t.Name, Index: ix})
 	}
 	if m.Union, err = query.NewUnion(parts); err != nil {
 		return nil, cli.Usagef("%v (name them with --index NAME=DIR)", err)

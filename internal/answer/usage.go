@@ -28,7 +28,7 @@ func NewUsage(s *cli.Streams) *Usage {
 
 // Record appends events for the artifact in dir.
 func (u *Usage) Record(dir string, events []usage.Event) {
-	if u == nil || len(events) == 0 {
+	if u == nil || len(events) == 0 || dir == "" {
 		return
 	}
 	u.mu.Lock()

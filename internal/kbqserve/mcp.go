@@ -38,8 +38,10 @@ how this project does things or why; cite the paths it returns.`
 type tools struct {
 	usage *answer.Usage // where the documents handed out are recorded
 	live  *query.Live
-	dir   string
-	root  string // the repository's working tree, absolute; "" when unknown
+	// many, when several artifacts are served as one, are theirs.
+	many []namedLive
+	dir  string
+	root string // the repository's working tree, absolute; "" when unknown
 	// embedder embeds queries for the semantic channel.
 	embedder answer.Embedder
 	// unavailable, when set, is why no artifact can be served at all (no
@@ -370,6 +372,30 @@ func textResult(text string) *mcp.CallToolResult {
 // servers start anyway, their tools say what to run, and a build that
 // appears later is taken into service.
 func serverTools(s *cli.Streams, indexDir string) *tools {
+	return serverToolsOf(s, &answer.Sources{Indexes: optional(indexDir)})
+}
+
+func optional(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
+}
+
+// serverToolsOf opens the live artifacts src names for the servers.
+func serverToolsOf(s *cli.Streams, src *answer.Sources) *tools {
+	if src.Many() {
+		targets, err := answer.Targets(s, src)
+		if err != nil {
+			return &tools{unavailable: err}
+		}
+		t := &tools{usage: answer.NewUsage(s), embedder: answer.QueryEmbedder(s)}
+		for _, tg := range targets {
+			t.many = append(t.many, namedLive{tg.Name, query.NewLive(tg.Dir, query.DefaultRanking())})
+		}
+		return t
+	}
+	indexDir := src.One()
 	cwd, _ := os.Getwd()
 	dir, root, err := query.Locate(indexDir, s.Getenv("KBQ_INDEX"), cwd)
 	if err != nil {
@@ -382,10 +408,19 @@ func serverTools(s *cli.Streams, indexDir string) *tools {
 	return &tools{usage: answer.NewUsage(s), live: query.NewLive(dir, query.DefaultRanking()), dir: rel, root: root, embedder: answer.QueryEmbedder(s)}
 }
 
+// namedLive is one of several artifacts served as one.
+type namedLive struct {
+	name string
+	live *query.Live
+}
+
 // acquire returns the current index and its release function.
 func (t *tools) acquire() (answer.Backend, func(), error) {
 	if t.unavailable != nil {
 		return nil, nil, t.unavailable
+	}
+	if len(t.many) > 0 {
+		return t.acquireMany()
 	}
 	ix, release, err := t.live.Acquire()
 	if err != nil {
@@ -394,30 +429,71 @@ func (t *tools) acquire() (answer.Backend, func(), error) {
 	return ix, release, nil
 }
 
-// watch keeps the artifact current until ctx ends, reporting on stderr.
-func (t *tools) watch(ctx context.Context, s *cli.Streams, name string) {
+// acquireMany returns the current indexes of several artifacts as one.
+func (t *tools) acquireMany() (answer.Backend, func(), error) {
+	var releases []func()
+	release := func() {
+		for _, r := range releases {
+			r()
+		}
+	}
+	var parts []query.Part
+	for _, n := range t.many {
+		ix, r, err := n.live.Acquire()
+		if err != nil {
+			release()
+			return nil, nil, fmt.Errorf("%s: %w", n.name, err)
+		}
+		releases = append(releases, r)
+		parts = append(parts, query.Part{Name: n.name, Index: ix})
+	}
+	b, err := answer.NewUnionBackend(parts)
+	if err != nil {
+		release()
+		return nil, nil, err
+	}
+	return b, release, nil
+}
+
+// lives are the artifacts served.
+func (t *tools) lives() []*query.Live {
 	if t.live != nil {
-		go t.live.Watch(ctx, reloadInterval, func(err error) { fmt.Fprintf(s.Err, "%s: %v\n", name, err) })
+		return []*query.Live{t.live}
+	}
+	var out []*query.Live
+	for _, n := range t.many {
+		out = append(out, n.live)
+	}
+	return out
+}
+
+// watch keeps the artifacts current until ctx ends, reporting on stderr.
+func (t *tools) watch(ctx context.Context, s *cli.Streams, name string) {
+	for _, l := range t.lives() {
+		go l.Watch(ctx, reloadInterval, func(err error) { fmt.Fprintf(s.Err, "%s: %v\n", name, err) })
 	}
 }
 
 func (t *tools) close() {
-	if t.live != nil {
-		t.live.Close()
+	for _, l := range t.lives() {
+		l.Close()
 	}
 }
 
 func newMCPCommand(s *cli.Streams) *cli.Command {
-	var index string
+	var src answer.Sources
 	return &cli.Command{
 		Name:      "mcp",
 		Usage:     "serve the knowledge to agents over the Model Context Protocol (stdio)",
-		UsageText: "kbq mcp [--index DIR]",
+		UsageText: "kbq mcp [--index DIR ... | --repo NAME | --all-repos]",
 		Description: `Runs a Model Context Protocol server on stdin and stdout with four
 read-only tools: knowledge_search, knowledge_get, knowledge_list and
 knowledge_context. Queries are made from the directory kbq mcp starts in
 unless a tool call names another. A new artifact built by kbc is picked up
-within a second, without a restart.
+within a second, without a restart. With --index more than once, --repo
+or --all-repos it serves several repositories as one: searches rank them
+together, each result names its repository, and knowledge_get takes
+REPO:PATH.
 
 Register it with an agent, for instance:
    claude mcp add kbq -- kbq mcp
@@ -426,18 +502,27 @@ Register it with an agent, for instance:
 (README.md has the configuration files too.)
 
 ` + answer.ExitCodesHelp,
-		Flags: []cli.Flag{answer.IndexFlag(&index)},
+		Flags: src.Flags(),
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return cli.Usagef("kbq mcp takes no arguments")
 			}
-			return NewServer(s, index, "kbq", mcpInstructions).ServeStdio(c.Context, s, "kbq mcp")
+			t := serverToolsOf(s, &src)
+			srv := &Server{Server: newMCPServerWith(t, "kbq", mcpInstructions), t: t}
+			return srv.ServeStdio(c.Context, s, "kbq mcp")
 		},
 	}
 }
 
 // servedDir names the artifact directory served, for messages.
 func (t *tools) servedDir() string {
+	if len(t.many) > 0 {
+		var names []string
+		for _, n := range t.many {
+			names = append(names, n.name+" ("+n.live.Dir()+")")
+		}
+		return strings.Join(names, ", ")
+	}
 	if t.live == nil {
 		return "no artifact"
 	}

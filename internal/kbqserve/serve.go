@@ -35,7 +35,7 @@ const (
 )
 
 type serveOptions struct {
-	index        string
+	src          answer.Sources
 	addr         string
 	allowRemote  bool
 	allowOrigins []string
@@ -46,7 +46,7 @@ func newServeCommand(s *cli.Streams) *cli.Command {
 	return &cli.Command{
 		Name:      "serve",
 		Usage:     "serve the knowledge over a read-only HTTP JSON API and MCP",
-		UsageText: "kbq serve [--addr 127.0.0.1:7419] [--allow-remote] [--allow-origin URL]",
+		UsageText: "kbq serve [--addr 127.0.0.1:7419] [--allow-remote] [--allow-origin URL] [--index DIR ... | --repo NAME | --all-repos]",
 		Description: `Serves the artifact over HTTP:
 
    GET /search?q=&n=&dir=&kind=&tag=&scope=&max_tokens=&chunks=&all_scopes=&mode=
@@ -65,12 +65,11 @@ by kbc is picked up within a second, without a restart and without failing
 requests in flight. SIGINT or SIGTERM stop it gracefully.
 
 ` + answer.ExitCodesHelp,
-		Flags: []cli.Flag{
-			answer.IndexFlag(&o.index),
+		Flags: append(o.src.Flags(),
 			&cli.StringFlag{Name: "addr", Usage: "listen on `ADDR`", Value: "127.0.0.1:7419", Destination: &o.addr},
 			&cli.BoolFlag{Name: "allow-remote", Usage: "allow listening on an address other machines can reach", Destination: &o.allowRemote},
 			&cli.StringSliceFlag{Name: "allow-origin", Usage: "admit browser requests from `URL` (repeatable)"},
-		},
+		),
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return cli.Usagef("kbq serve takes no arguments")
@@ -89,7 +88,7 @@ func runServe(ctx context.Context, s *cli.Streams, o *serveOptions) error {
 	if !isLoopbackHost(host) && !o.allowRemote {
 		return cli.Usagef("--addr %s is reachable from other machines; kbq serve listens on loopback unless --allow-remote", o.addr)
 	}
-	t := serverTools(s, o.index)
+	t := serverToolsOf(s, &o.src)
 	defer t.close()
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {

@@ -28,8 +28,8 @@ func NewServer(s *cli.Streams, indexDir, name, instructions string) *Server {
 // Reload takes a newly built artifact into service at once, so that the
 // call after a write sees it.
 func (srv *Server) Reload() {
-	if srv.t.live != nil {
-		srv.t.live.Reload()
+	for _, l := range srv.t.lives() {
+		l.Reload()
 	}
 }
 

@@ -118,15 +118,26 @@ func resolve(docs []artifact.Document, ref, dir string) (artifact.Document, erro
 	if memory {
 		return resolveMemory(docs, candidates, ref, dir)
 	}
-	// The deepest scope in force from dir shadows the others.
-	var best *artifact.Document
-	for i, d := range candidates {
-		if knowledge.ScopeContains(d.Scope, dir) && (best == nil || knowledge.ScopeDepth(d.Scope) > knowledge.ScopeDepth(best.Scope)) {
-			best = &candidates[i]
+	// The deepest scope in force from dir shadows the others; two of the
+	// same depth (deploy.md and deploy.txt, or two repositories read as
+	// one) are for the caller to choose between.
+	var best []artifact.Document
+	for _, d := range candidates {
+		if !knowledge.ScopeContains(d.Scope, dir) {
+			continue
+		}
+		switch depth := knowledge.ScopeDepth(d.Scope); {
+		case len(best) == 0 || depth > knowledge.ScopeDepth(best[0].Scope):
+			best = []artifact.Document{d}
+		case depth == knowledge.ScopeDepth(best[0].Scope):
+			best = append(best, d)
 		}
 	}
-	if best != nil {
-		return *best, nil
+	if len(best) == 1 {
+		return best[0], nil
+	}
+	if len(best) > 1 {
+		candidates = best
 	}
 	var paths []string
 	for _, d := range candidates {

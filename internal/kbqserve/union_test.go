@@ -1,0 +1,72 @@
+package kbqserve
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kbqdev/kbq/internal/answer"
+	"github.com/kbqdev/kbq/internal/mcptest"
+	"github.com/kbqdev/kbq/internal/testkb"
+	"github.com/kbqdev/kbq/query"
+)
+
+// Several artifacts served as one: MCP and HTTP search them together,
+// each result names its repository, and get, list and stats take
+// REPO:PATH.
+func TestServersReadSeveralArtifacts(t *testing.T) {
+	tl := &tools{usage: answer.NewUsage(nil)}
+	for name, fs := range map[string]testkb.Files{
+		"api": {".kb/keys.md": "# Keys\n\nRotate the api signing key every 90 days.\n", ".kb/deploy.md": "# Deploy\n\nDeploy the api with make deploy.\n"},
+		"web": {".kb/keys.md": "# Keys\n\nRotate the web signing key from the console.\n"},
+	} {
+		live, err := query.OpenLive(testkb.Build(t, fs), query.DefaultRanking())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { live.Close() })
+		tl.many = append(tl.many, namedLive{name, live})
+	}
+	cs := connect(t, tl)
+	res, out := mcptest.Call(t, cs, "knowledge_search", map[string]any{"query": "rotate signing key"})
+	results, _ := out["results"].([]any)
+	if res.IsError || len(results) != 2 {
+		t.Fatalf("search: %v %s", out, mcptest.Text(res))
+	}
+	repos := map[any]bool{}
+	for _, r := range results {
+		repos[r.(map[string]any)["repo"]] = true
+	}
+	if !repos["api"] || !repos["web"] || !strings.Contains(mcptest.Text(res), "`api:.kb/keys.md:") {
+		t.Errorf("search results %v\n%s", results, mcptest.Text(res))
+	}
+	res, out = mcptest.Call(t, cs, "knowledge_search", map[string]any{"query": "rotate repo:web"})
+	if results, _ := out["results"].([]any); res.IsError || len(results) != 1 || results[0].(map[string]any)["repo"] != "web" {
+		t.Errorf("repo:web: %v %s", out, mcptest.Text(res))
+	}
+	res, _ = mcptest.Call(t, cs, "knowledge_get", map[string]any{"ref": "web:.kb/keys.md"})
+	if res.IsError || !strings.Contains(mcptest.Text(res), "from the console") {
+		t.Errorf("get web:.kb/keys.md: %s", mcptest.Text(res))
+	}
+	res, _ = mcptest.Call(t, cs, "knowledge_get", map[string]any{"ref": "keys"})
+	if !res.IsError || !strings.Contains(mcptest.Text(res), "api:.kb/keys.md") || !strings.Contains(mcptest.Text(res), "web:.kb/keys.md") {
+		t.Errorf("get keys, in both: %s", mcptest.Text(res))
+	}
+	res, _ = mcptest.Call(t, cs, "knowledge_get", map[string]any{"ref": "deploy"})
+	if res.IsError || !strings.Contains(mcptest.Text(res), "make deploy") {
+		t.Errorf("get deploy, in one: %s", mcptest.Text(res))
+	}
+	res, out = mcptest.Call(t, cs, "knowledge_list", map[string]any{})
+	if docs, _ := out["documents"].([]any); res.IsError || len(docs) != 3 {
+		t.Errorf("list: %v", out)
+	}
+	h := newHandler(tl, &serveOptions{}, false)
+	for target, want := range map[string]string{
+		"/search?q=rotate+repo:api": `"repo":"api"`,
+		"/get?path=web:.kb/keys.md": "from the console",
+		"/stats":                    `"documents":3`,
+	} {
+		if code, body := get(t, h, target, nil); code != 200 || !strings.Contains(body, want) {
+			t.Errorf("%s: %d %s", target, code, body)
+		}
+	}
+}
