@@ -121,3 +121,70 @@ func TestUnionRepoFilter(t *testing.T) {
 		t.Error("two artifacts of one name")
 	}
 }
+
+// Hybrid over several artifacts: the semantic channel over the union is
+// the merge of each artifact's, and fuses with the union's words as one
+// artifact's would; an artifact built with another model takes part by its
+// words only, with a note.
+func TestUnionHybrid(t *testing.T) {
+	all := unionCorpus(60, 3)
+	a, b := testkb.Files{}, testkb.Files{}
+	i := 0
+	for p, text := range all {
+		if i%2 == 0 {
+			a[p] = text
+		} else {
+			b[p] = text
+		}
+		i++
+	}
+	words := wordVectors{dims: 48}
+	openVec := func(files testkb.Files, e wordVectors) *query.Index {
+		ix, err := query.Open(buildWithVectors(t, files, e))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ix.Close() })
+		return ix
+	}
+	one := openVec(all, words)
+	u, err := query.NewUnion([]query.Part{{Name: "a", Index: openVec(a, words)}, {Name: "b", Index: openVec(b, words)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"deploy rollback", "billing invoice retry", "secret vault audit"} {
+		vec, _ := words.Embed(context.Background(), []string{q})
+		for _, mode := range []string{query.ModeHybrid, query.ModeSemantic} {
+			req := query.Request{Query: q, N: 10, AllScopes: true, Mode: mode, Vector: vec[0]}
+			want, err := one.Search(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := u.Search(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Results) != len(want.Results) {
+				t.Fatalf("%s %q: %d results, want %d", mode, q, len(got.Results), len(want.Results))
+			}
+			for k := range want.Results {
+				if g, w := got.Results[k], want.Results[k]; g.Path != w.Path || math.Abs(g.Score-w.Score) > 1e-6 {
+					t.Errorf("%s %q: result %d is %s (%.6f), want %s (%.6f)", mode, q, k, g.Path, g.Score, w.Path, w.Score)
+					break
+				}
+			}
+		}
+	}
+	odd, err := query.NewUnion([]query.Part{{Name: "a", Index: openVec(a, words)}, {Name: "b", Index: openVec(b, wordVectors{dims: 32})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vec, _ := words.Embed(context.Background(), []string{"deploy"})
+	resp, err := odd.Search(context.Background(), query.Request{Query: "deploy", N: 10, AllScopes: true, Vector: vec[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(resp.Notes, "\n"), "b: built without a's vectors") {
+		t.Errorf("notes %q", resp.Notes)
+	}
+}
