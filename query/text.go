@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/kbqdev/kbq/artifact"
@@ -33,31 +34,43 @@ func (ix *Index) CheckScopes(scopes []string) error {
 	return err
 }
 
-// Text reassembles a document from its chunks, as written: the first
-// chunk holds the frontmatter, and the chunks' byte spans cover the body,
-// overlapping where long sections were split.
-func (ix *Index) Text(ctx context.Context, meta artifact.Document) (front, body string, err error) {
+// A Chunk is one chunk of a document as the artifact stores it.
+type Chunk struct {
+	Ordinal int    // its place in the document, from 0
+	Heading string // the heading trail, "Deploy > Rollback"
+	Lines   [2]int // 1-based source lines, inclusive
+	Span    [2]int // the byte range of Body in the normalized source
+	Body    string // the chunk's markdown, exactly as in the source
+	// Frontmatter is the source before the body, on the first chunk only.
+	Frontmatter string
+}
+
+// Chunks returns the chunks of a document, in order.
+func (ix *Index) Chunks(ctx context.Context, meta artifact.Document) ([]Chunk, error) {
 	ev := ix.engine.newEval(ix.ranking, nil, 0)
-	chunks, err := termNode{field: artifact.FieldPath, term: meta.Path}.match(ev, false)
+	ev.ctx = ctx
+	found, err := termNode{field: artifact.FieldPath, term: meta.Path}.match(ev, false)
 	if err != nil {
-		return "", "", fmt.Errorf("read %s: %w", meta.Path, err)
+		return nil, fmt.Errorf("read %s: %w", meta.Path, err)
 	}
-	type piece struct {
-		start, end int
-		body       string
-	}
-	var pieces []piece
-	for doc, ok := chunks.NextSet(0); ok; doc, ok = chunks.NextSet(doc + 1) {
-		var p piece
+	var chunks []Chunk
+	for doc, ok := found.NextSet(0); ok; doc, ok = found.NextSet(doc + 1) {
+		var c Chunk
 		var perr error
 		err := ix.engine.visitStored(uint64(doc), nil, func(field string, value []byte) bool {
 			switch field {
 			case artifact.FieldBody:
-				p.body = string(value)
+				c.Body = string(value)
 			case artifact.FieldSpan:
-				p.start, p.end, perr = parseRange(field, value)
+				c.Span[0], c.Span[1], perr = parseRange(field, value)
+			case artifact.FieldLines:
+				c.Lines[0], c.Lines[1], perr = parseRange(field, value)
+			case artifact.FieldHeading:
+				c.Heading = string(value)
+			case artifact.FieldChunk:
+				c.Ordinal, perr = parseStored(field, value, strconv.Atoi)
 			case artifact.FieldFrontmatter:
-				front = string(value)
+				c.Frontmatter = string(value)
 			}
 			return perr == nil
 		})
@@ -65,26 +78,45 @@ func (ix *Index) Text(ctx context.Context, meta artifact.Document) (front, body 
 			err = perr
 		}
 		if err != nil {
-			return "", "", fmt.Errorf("read %s: %w", meta.Path, err)
+			return nil, fmt.Errorf("read %s: %w", meta.Path, err)
 		}
-		pieces = append(pieces, p)
+		chunks = append(chunks, c)
 	}
-	if len(pieces) == 0 {
-		return "", "", fmt.Errorf("%w: %s is in the manifest but not in the index: rebuild with kbc build", artifact.ErrCorrupt, meta.Path)
+	if len(chunks) == 0 {
+		return nil, fmt.Errorf("%w: %s is in the manifest but not in the index: rebuild with kbc build", artifact.ErrCorrupt, meta.Path)
 	}
-	slices.SortFunc(pieces, func(a, b piece) int { return a.start - b.start })
+	slices.SortFunc(chunks, func(a, b Chunk) int { return a.Ordinal - b.Ordinal })
+	return chunks, nil
+}
+
+// Text reassembles a document from its chunks, as written: the first
+// chunk holds the frontmatter, and the chunks' byte spans cover the body,
+// overlapping where long sections were split.
+func (ix *Index) Text(ctx context.Context, meta artifact.Document) (front, body string, err error) {
+	chunks, err := ix.Chunks(ctx, meta)
+	if err != nil {
+		return "", "", err
+	}
+	return JoinChunks(chunks)
+}
+
+// JoinChunks reassembles a document's text from its chunks.
+func JoinChunks(chunks []Chunk) (front, body string, err error) {
+	pieces := slices.Clone(chunks)
+	slices.SortFunc(pieces, func(a, b Chunk) int { return a.Span[0] - b.Span[0] })
 	var text strings.Builder
-	at := pieces[0].start
+	at := pieces[0].Span[0]
 	for _, p := range pieces {
-		if p.end <= at {
+		front += p.Frontmatter
+		if p.Span[1] <= at {
 			continue
 		}
-		skip := max(at-p.start, 0)
-		if skip > len(p.body) {
+		skip := max(at-p.Span[0], 0)
+		if skip > len(p.Body) {
 			continue
 		}
-		text.WriteString(p.body[skip:])
-		at = p.end
+		text.WriteString(p.Body[skip:])
+		at = p.Span[1]
 	}
 	return front, text.String(), nil
 }

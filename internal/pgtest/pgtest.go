@@ -1,0 +1,158 @@
+// Package pgtest starts a real PostgreSQL server for tests: initdb and
+// pg_ctl (Debian's postgresql-15, found on PATH or in
+// /usr/lib/postgresql/*/bin) in a temporary directory, on a free port,
+// run as the postgres user when the tests run as root. One server serves
+// a test binary; each test gets a database of its own. Tests skip, saying
+// why, only when no server can be started.
+package pgtest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+var (
+	once    sync.Once
+	server  string // the admin URL, "" when none started
+	why     string // why none started
+	stop    func()
+	counter atomic.Int64
+)
+
+// DB returns the URL of a new, empty database on the test server, as
+// its owner (a superuser).
+func DB(t testing.TB) string {
+	t.Helper()
+	once.Do(start)
+	if server == "" {
+		t.Skipf("no PostgreSQL server: %s", why)
+	}
+	name := fmt.Sprintf("kbq_test_%d_%d", os.Getpid(), counter.Add(1))
+	exec1(t, server, "CREATE DATABASE "+name)
+	return strings.Replace(server, "/postgres?", "/"+name+"?", 1)
+}
+
+// Exec runs statements on the database at url.
+func Exec(t testing.TB, url string, sql ...string) {
+	t.Helper()
+	for _, s := range sql {
+		exec1(t, url, s)
+	}
+}
+
+func exec1(t testing.TB, url, sql string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, sql); err != nil {
+		t.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// Stop stops the server; call it from TestMain after the tests.
+func Stop() {
+	if stop != nil {
+		stop()
+	}
+}
+
+// bin finds a PostgreSQL program.
+func bin(name string) (string, error) {
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/" + name)
+	if len(matches) > 0 {
+		return matches[len(matches)-1], nil
+	}
+	return "", fmt.Errorf("%s is not installed (apt-get install postgresql-15)", name)
+}
+
+func start() {
+	initdb, err := bin("initdb")
+	if err != nil {
+		why = err.Error()
+		return
+	}
+	pgctl, err := bin("pg_ctl")
+	if err != nil {
+		why = err.Error()
+		return
+	}
+	dir, err := os.MkdirTemp("", "kbq-pg-")
+	if err != nil {
+		why = err.Error()
+		return
+	}
+	// As root, the server runs as postgres, which must own its directory.
+	var as []string
+	if os.Geteuid() == 0 {
+		u, err := user.Lookup("postgres")
+		if err != nil {
+			why = "running as root, and there is no postgres user to run the server as"
+			return
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		os.Chown(dir, uid, gid)
+		as = []string{"runuser", "-u", "postgres", "--"}
+	}
+	run := func(args ...string) error {
+		cmd := exec.Command(args[0], args[1:]...)
+		if len(as) > 0 {
+			cmd = exec.Command(as[0], append(as[1:], args...)...)
+		}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("%s: %v: %s", filepath.Base(args[0]), err, strings.TrimSpace(string(out)))
+		}
+		return nil
+	}
+	data := filepath.Join(dir, "data")
+	if err := run(initdb, "-D", data, "-U", "kbq", "-A", "trust", "-E", "UTF8", "--no-sync"); err != nil {
+		why = err.Error()
+		return
+	}
+	port, err := freePort()
+	if err != nil {
+		why = err.Error()
+		return
+	}
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=50", port, dir)
+	if err := run(pgctl, "-D", data, "-o", opts, "-l", filepath.Join(dir, "log"), "-w", "-t", "30", "start"); err != nil {
+		why = err.Error()
+		os.RemoveAll(dir)
+		return
+	}
+	server = fmt.Sprintf("postgres://kbq@127.0.0.1:%d/postgres?sslmode=disable", port)
+	stop = func() {
+		run(pgctl, "-D", data, "-m", "immediate", "-w", "stop")
+		os.RemoveAll(dir)
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
