@@ -97,11 +97,15 @@ func (ix *Index) Text(ctx context.Context, meta artifact.Document) (front, body 
 	if err != nil {
 		return "", "", err
 	}
-	return JoinChunks(chunks)
+	front, body = JoinChunks(chunks)
+	return front, body, nil
 }
 
 // JoinChunks reassembles a document's text from its chunks.
-func JoinChunks(chunks []Chunk) (front, body string, err error) {
+func JoinChunks(chunks []Chunk) (front, body string) {
+	if len(chunks) == 0 {
+		return "", ""
+	}
 	pieces := slices.Clone(chunks)
 	slices.SortFunc(pieces, func(a, b Chunk) int { return a.Span[0] - b.Span[0] })
 	var text strings.Builder
@@ -118,5 +122,5 @@ func JoinChunks(chunks []Chunk) (front, body string, err error) {
 		text.WriteString(p.Body[skip:])
 		at = p.Span[1]
 	}
-	return front, text.String(), nil
+	return front, text.String()
 }

@@ -1,0 +1,256 @@
+package pgstore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/query"
+)
+
+// A Source is what a publish writes: the artifact of one commit of a
+// repository.
+type Source struct {
+	Repo   string // github.com/org/repo
+	Commit string
+	// Header is the artifact's manifest; Documents its documents.
+	Header    *artifact.Manifest
+	Documents []artifact.Document
+	// Chunks returns a document's chunks as the artifact stores them.
+	Chunks func(context.Context, artifact.Document) ([]query.Chunk, error)
+}
+
+// Options shape a publish.
+type Options struct {
+	// Force publishes over a newer or unrelated commit.
+	Force bool
+	// IsAncestor reports whether commit a is an ancestor of commit b (or
+	// b itself), from the repository's history; it fails when the
+	// history does not hold both.
+	IsAncestor func(a, b string) (bool, error)
+	// Now is the publish time.
+	Now time.Time
+}
+
+// Result says what a publish did.
+type Result struct {
+	// Previous is the commit it replaced, "" for a repository's first.
+	Previous string
+	// Documents that were new, changed (rewritten with their chunks),
+	// re-dated (only their age changed) and removed; chunk rows written.
+	Added, Changed, Redated, Removed, Chunks int
+}
+
+// Unchanged reports whether the publish wrote no document.
+func (r *Result) Unchanged() bool { return r.Added+r.Changed+r.Redated+r.Removed == 0 }
+
+var (
+	// ErrOlder means the commit is older than the one published.
+	ErrOlder = errors.New("older than the commit published")
+	// ErrDiverged means neither commit descends from the other.
+	ErrDiverged = errors.New("not a descendant of the commit published")
+)
+
+// Publish writes src into the database in one transaction: readers see
+// the repository's previous knowledge or the new, never a mix, and a
+// publish that dies leaves the previous. Documents whose compiled form is
+// unchanged are not rewritten. Publishes of one repository take turns
+// (an advisory lock on its name); of different repositories, they run
+// side by side.
+func Publish(ctx context.Context, conn *pgx.Conn, src *Source, opts Options) (*Result, error) {
+	if err := Migrate(ctx, conn); err != nil {
+		return nil, err
+	}
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, repoLock(src.Repo)); err != nil {
+		return nil, err
+	}
+	res := &Result{}
+	var repoID int64
+	err = tx.QueryRow(ctx, `SELECT id, commit FROM kbq_repo WHERE name = $1`, src.Repo).Scan(&repoID, &res.Previous)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		res.Previous = ""
+	case err != nil:
+		return nil, err
+	default:
+		if err := checkOrder(res.Previous, src.Commit, opts); err != nil {
+			return nil, err
+		}
+	}
+	header, err := json.Marshal(src.Header)
+	if err != nil {
+		return nil, err
+	}
+	now := opts.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	err = tx.QueryRow(ctx, `INSERT INTO kbq_repo (name, commit, published_at, header) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (name) DO UPDATE SET commit = EXCLUDED.commit, published_at = EXCLUDED.published_at, header = EXCLUDED.header
+		RETURNING id`, src.Repo, src.Commit, now, header).Scan(&repoID)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeDocuments(ctx, tx, repoID, src, res); err != nil {
+		return nil, err
+	}
+	return res, tx.Commit(ctx)
+}
+
+// checkOrder refuses to publish commit over prev unless it descends from
+// it, or opts.Force.
+func checkOrder(prev, commit string, opts Options) error {
+	if prev == commit || opts.Force || prev == "" {
+		return nil
+	}
+	if opts.IsAncestor == nil {
+		return fmt.Errorf("%w: cannot tell whether %.12s descends from %.12s (publish with --force)", ErrDiverged, commit, prev)
+	}
+	newer, err := opts.IsAncestor(prev, commit)
+	if err != nil {
+		return fmt.Errorf("cannot tell whether %.12s descends from %.12s, which is published: %v (fetch the history, for instance with fetch-depth: 0 in actions/checkout, or publish with --force)", commit, prev, err)
+	}
+	if newer {
+		return nil
+	}
+	if older, err := opts.IsAncestor(commit, prev); err == nil && older {
+		return fmt.Errorf("%w: %.12s is an ancestor of %.12s, which is published (publish with --force to go back)", ErrOlder, commit, prev)
+	}
+	return fmt.Errorf("%w: %.12s does not descend from %.12s, which is published (publish with --force to replace it)", ErrDiverged, commit, prev)
+}
+
+// repoLock is the advisory lock key of a repository's publishes.
+func repoLock(name string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte("kbq publish " + name))
+	return int64(h.Sum64())
+}
+
+// stored is a document row as published.
+type stored struct {
+	digest, ageDigest string
+}
+
+// writeDocuments brings the repository's document and chunk rows to
+// src's: new and changed documents are written whole, with their chunks;
+// those whose age alone changed are updated in place; the rest are left.
+func writeDocuments(ctx context.Context, tx pgx.Tx, repoID int64, src *Source, res *Result) error {
+	rows, err := tx.Query(ctx, `SELECT path, digest, age_digest FROM kbq_document WHERE repo_id = $1`, repoID)
+	if err != nil {
+		return err
+	}
+	old := map[string]stored{}
+	for rows.Next() {
+		var path string
+		var s stored
+		if err := rows.Scan(&path, &s.digest, &s.ageDigest); err != nil {
+			return err
+		}
+		old[path] = s
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	var rewrite, remove []string
+	var docRows, chunkRows [][]any
+	batch := &pgx.Batch{}
+	seen := map[string]bool{}
+	for _, d := range src.Documents {
+		seen[d.Path] = true
+		digest, ageDigest, document, err := documentJSON(d)
+		if err != nil {
+			return err
+		}
+		prev, had := old[d.Path]
+		switch {
+		case had && prev.digest == digest && prev.ageDigest == ageDigest:
+			continue
+		case had && prev.digest == digest:
+			batch.Queue(`UPDATE kbq_document SET document = $3, age_digest = $4 WHERE repo_id = $1 AND path = $2`, repoID, d.Path, document, ageDigest)
+			res.Redated++
+			continue
+		case had:
+			rewrite = append(rewrite, d.Path)
+			res.Changed++
+		default:
+			res.Added++
+		}
+		chunks, err := src.Chunks(ctx, d)
+		if err != nil {
+			return err
+		}
+		front, body := query.JoinChunks(chunks)
+		tags := d.Tags
+		if tags == nil {
+			tags = []string{}
+		}
+		docRows = append(docRows, []any{repoID, d.Path, d.Blob, digest, ageDigest, d.Kind, d.Scope, d.Topic, d.Title, tags, document, front, body})
+		for _, c := range chunks {
+			chunkRows = append(chunkRows, []any{repoID, d.Path, c.Ordinal, c.Heading, c.Lines[0], c.Lines[1], c.Body})
+		}
+	}
+	for path := range old {
+		if !seen[path] {
+			remove = append(remove, path)
+			res.Removed++
+		}
+	}
+	if len(rewrite)+len(remove) > 0 {
+		if _, err := tx.Exec(ctx, `DELETE FROM kbq_document WHERE repo_id = $1 AND path = ANY($2)`, repoID, append(rewrite, remove...)); err != nil {
+			return err
+		}
+	}
+	if batch.Len() > 0 {
+		if err := tx.SendBatch(ctx, batch).Close(); err != nil {
+			return err
+		}
+	}
+	if len(docRows) > 0 {
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"kbq_document"},
+			[]string{"repo_id", "path", "blob", "digest", "age_digest", "kind", "scope", "topic", "title", "tags", "document", "frontmatter", "body"},
+			pgx.CopyFromRows(docRows)); err != nil {
+			return fmt.Errorf("write documents: %w", err)
+		}
+	}
+	if len(chunkRows) > 0 {
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"kbq_chunk"},
+			[]string{"repo_id", "path", "chunk", "heading", "line_start", "line_end", "body"},
+			pgx.CopyFromRows(chunkRows)); err != nil {
+			return fmt.Errorf("write chunks: %w", err)
+		}
+	}
+	res.Chunks = len(chunkRows)
+	return nil
+}
+
+// documentJSON is a document as published: its JSON without where the
+// artifact placed its chunks; the digest of what a build compiles from its
+// file (all but its age), which says whether to rewrite it with its
+// chunks; and the digest of its age, which says whether to update it.
+func documentJSON(d artifact.Document) (digest, ageDigest string, document []byte, err error) {
+	d.Seg, d.Doc = 0, 0
+	if document, err = json.Marshal(d); err != nil {
+		return "", "", nil, err
+	}
+	age := sha256.Sum256([]byte(fmt.Sprintf("%s\x00%s\x00%s\x00%t", d.Commit, d.Author, d.Updated, d.Uncommitted)))
+	d.Commit, d.Author, d.Updated, d.Uncommitted = "", "", "", false
+	compiled, err := json.Marshal(d)
+	if err != nil {
+		return "", "", nil, err
+	}
+	sum := sha256.Sum256(compiled)
+	return hex.EncodeToString(sum[:]), hex.EncodeToString(age[:]), document, nil
+}

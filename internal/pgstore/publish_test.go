@@ -1,0 +1,216 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/kbqdev/kbq/internal/pgtest"
+	"github.com/kbqdev/kbq/internal/testkb"
+	"github.com/kbqdev/kbq/query"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.Stop()
+	os.Exit(code)
+}
+
+// source compiles files as the artifact of commit of repo.
+func source(t *testing.T, repo, commit string, files testkb.Files) *Source {
+	t.Helper()
+	ix, err := query.Open(testkb.Build(t, files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ix.Close() })
+	docs, err := ix.Documents()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Source{Repo: repo, Commit: commit, Header: ix.Manifest, Documents: docs, Chunks: ix.Chunks}
+}
+
+func connect(t *testing.T, url string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+// history is a line of commits: a → b → c.
+func history(a, b string) (bool, error) {
+	order := map[string]int{"a": 1, "b": 2, "c": 3, "x": 10}
+	if order[a] == 0 || order[b] == 0 {
+		return false, fmt.Errorf("unknown commit")
+	}
+	if a == "x" || b == "x" {
+		return a == b, nil
+	}
+	return order[a] <= order[b], nil
+}
+
+var files = testkb.Files{
+	".kb/deploy.md":             "# Deploy\n\nDeploy with make deploy.\n\n## Rollback\n\nRoll back with make rollback.\n",
+	".kb/memories/001-retry.md": "---\nid: 1\ncreated: 2024-05-01T10:00:00Z\n---\nRetry the billing API with backoff.\n",
+	"services/api/AGENTS.md":    "The API listens on 8080.\n",
+}
+
+func count(t *testing.T, conn *pgx.Conn, sql string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := conn.QueryRow(context.Background(), sql, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestPublish(t *testing.T) {
+	ctx := context.Background()
+	conn := connect(t, pgtest.DB(t))
+	opts := Options{IsAncestor: history}
+
+	res, err := Publish(ctx, conn, source(t, "github.com/org/api", "a", files), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Previous != "" || res.Added != 3 || res.Chunks != 3 {
+		t.Fatalf("first publish: %+v", res)
+	}
+	if n := count(t, conn, `SELECT count(*) FROM kbq_chunk WHERE tsv @@ plainto_tsquery('english', 'rollback')`); n != 1 {
+		t.Errorf("a plain SQL search for rollback finds %d chunks", n)
+	}
+	var body string
+	conn.QueryRow(ctx, `SELECT body FROM kbq_document WHERE path = '.kb/deploy.md'`).Scan(&body)
+	if body != files[".kb/deploy.md"] {
+		t.Errorf("body %q", body)
+	}
+
+	// The same commit again writes nothing.
+	res, err = Publish(ctx, conn, source(t, "github.com/org/api", "a", files), opts)
+	if err != nil || !res.Unchanged() || res.Previous != "a" {
+		t.Fatalf("republish: %+v %v", res, err)
+	}
+
+	// One file changed, one added, one removed.
+	changed := testkb.Files{}
+	for p, s := range files {
+		changed[p] = s
+	}
+	changed[".kb/deploy.md"] = "# Deploy\n\nDeploy with make ship.\n"
+	changed[".kb/new.md"] = "# New\n\nA new note.\n"
+	delete(changed, "services/api/AGENTS.md")
+	res, err = Publish(ctx, conn, source(t, "github.com/org/api", "b", changed), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Changed != 1 || res.Added != 1 || res.Removed != 1 || res.Chunks != 2 || res.Previous != "a" {
+		t.Errorf("one-file change: %+v", res)
+	}
+	if n := count(t, conn, `SELECT count(*) FROM kbq_chunk WHERE tsv @@ plainto_tsquery('english', 'rollback')`); n != 0 {
+		t.Errorf("the replaced chunk is still there")
+	}
+	if c := count(t, conn, `SELECT count(*) FROM kbq_document`); c != 3 {
+		t.Errorf("%d documents", c)
+	}
+
+	// Older and unrelated commits are refused, unless forced.
+	if _, err := Publish(ctx, conn, source(t, "github.com/org/api", "a", files), opts); !errors.Is(err, ErrOlder) {
+		t.Errorf("older commit: %v", err)
+	}
+	if _, err := Publish(ctx, conn, source(t, "github.com/org/api", "x", files), opts); !errors.Is(err, ErrDiverged) {
+		t.Errorf("unrelated commit: %v", err)
+	}
+	var commit string
+	conn.QueryRow(ctx, `SELECT commit FROM kbq_repo WHERE name = 'github.com/org/api'`).Scan(&commit)
+	if commit != "b" {
+		t.Errorf("a refused publish changed the commit to %s", commit)
+	}
+	opts.Force = true
+	if res, err := Publish(ctx, conn, source(t, "github.com/org/api", "a", files), opts); err != nil || res.Previous != "b" {
+		t.Errorf("forced: %+v %v", res, err)
+	}
+}
+
+func TestSchemaNewerIsRefused(t *testing.T) {
+	url := pgtest.DB(t)
+	conn := connect(t, url)
+	if err := Migrate(context.Background(), conn); err != nil {
+		t.Fatal(err)
+	}
+	pgtest.Exec(t, url, `UPDATE kbq_schema SET version = 99`)
+	_, err := Publish(context.Background(), conn, source(t, "r", "a", files), Options{})
+	if !errors.Is(err, ErrSchemaNewer) || !strings.Contains(err.Error(), "upgrade kbc") {
+		t.Errorf("newer schema: %v", err)
+	}
+}
+
+// Publishes of one repository take turns, whatever the order they end
+// in; of different repositories they all land.
+func TestConcurrentPublishes(t *testing.T) {
+	url := pgtest.DB(t)
+	if err := Migrate(context.Background(), connect(t, url)); err != nil {
+		t.Fatal(err)
+	}
+	srcs := []*Source{
+		source(t, "one", "a", files), source(t, "one", "a", files), source(t, "one", "a", files),
+		source(t, "two", "a", files), source(t, "three", "a", files),
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, len(srcs))
+	for i, src := range srcs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conn, err := pgx.Connect(context.Background(), url)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer conn.Close(context.Background())
+			_, errs[i] = Publish(context.Background(), conn, src, Options{IsAncestor: history})
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("publish %d: %v", i, err)
+		}
+	}
+	conn := connect(t, url)
+	if n := count(t, conn, `SELECT count(*) FROM kbq_document`); n != 9 {
+		t.Errorf("%d documents, want 3 for each of 3 repositories", n)
+	}
+	if n := count(t, conn, `SELECT count(*) FROM kbq_chunk`); n != 9 {
+		t.Errorf("%d chunks, want 3 for each of 3 repositories", n)
+	}
+}
+
+// A role granted only what docs/postgres.md says a reader needs can read
+// and cannot publish.
+func TestReadOnlyRole(t *testing.T) {
+	url := pgtest.DB(t)
+	conn := connect(t, url)
+	if _, err := Publish(context.Background(), conn, source(t, "r", "a", files), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	pgtest.Exec(t, url, ReadOnlyGrants("kbq_reader")...)
+	reader := strings.Replace(url, "kbq@", "kbq_reader@", 1)
+	rc := connect(t, reader)
+	if n := count(t, rc, `SELECT count(*) FROM kbq_chunk`); n != 3 {
+		t.Errorf("the reader sees %d chunks", n)
+	}
+	_, err := Publish(context.Background(), rc, source(t, "r", "b", files), Options{Force: true})
+	if err == nil || !strings.Contains(err.Error(), "permission denied") {
+		t.Errorf("a reader published: %v", err)
+	}
+}

@@ -1,0 +1,131 @@
+// Package pgstore keeps compiled knowledge in PostgreSQL: kbc publish
+// writes a commit's artifact there, a repository at a time, and plain SQL
+// clients can read the rows (docs/postgres.md).
+//
+// The schema is created and migrated by Migrate and versioned in
+// kbq_schema; a database whose schema is newer than this program's is
+// refused. Every value reaches SQL as a parameter.
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// SchemaVersion is the version of the schema this program writes.
+//
+//	1  kbq_repo, kbq_document and kbq_chunk, with a tsvector per chunk
+const SchemaVersion = 1
+
+// schema creates version 1.
+var schema = []string{
+	`CREATE TABLE kbq_schema (version integer NOT NULL)`,
+	`CREATE TABLE kbq_repo (
+		id           bigserial PRIMARY KEY,
+		name         text NOT NULL UNIQUE,
+		commit       text NOT NULL,
+		published_at timestamptz NOT NULL,
+		header       jsonb NOT NULL
+	)`,
+	`CREATE TABLE kbq_document (
+		repo_id     bigint NOT NULL REFERENCES kbq_repo (id) ON DELETE CASCADE,
+		path        text NOT NULL,
+		blob        text NOT NULL,
+		digest      text NOT NULL,
+		age_digest  text NOT NULL,
+		kind        text NOT NULL,
+		scope       text NOT NULL,
+		topic       text NOT NULL,
+		title       text NOT NULL,
+		tags        text[] NOT NULL,
+		document    jsonb NOT NULL,
+		frontmatter text NOT NULL,
+		body        text NOT NULL,
+		PRIMARY KEY (repo_id, path)
+	)`,
+	`CREATE TABLE kbq_chunk (
+		repo_id    bigint NOT NULL,
+		path       text NOT NULL,
+		chunk      integer NOT NULL,
+		heading    text NOT NULL,
+		line_start integer NOT NULL,
+		line_end   integer NOT NULL,
+		body       text NOT NULL,
+		tsv        tsvector GENERATED ALWAYS AS (to_tsvector('english', heading || ' ' || body)) STORED,
+		PRIMARY KEY (repo_id, path, chunk),
+		FOREIGN KEY (repo_id, path) REFERENCES kbq_document (repo_id, path) ON DELETE CASCADE
+	)`,
+	`CREATE INDEX kbq_chunk_tsv ON kbq_chunk USING gin (tsv)`,
+	`INSERT INTO kbq_schema (version) VALUES (1)`,
+}
+
+// schemaLock is the advisory lock key under which the schema is created
+// or migrated, so that two first publishes do not race.
+const schemaLock = 0x6b627173636865 // "kbqsche"
+
+// ErrSchemaNewer means the database was set up by a newer kbc.
+var ErrSchemaNewer = errors.New("the database's kbq schema is newer than this program's")
+
+// ErrNoSchema means the database holds no kbq schema: nothing was ever
+// published there.
+var ErrNoSchema = errors.New("the database holds no kbq knowledge")
+
+// Version returns the schema version of the database, 0 when it has none.
+func Version(ctx context.Context, conn *pgx.Conn) (int, error) {
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT to_regclass('kbq_schema') IS NOT NULL`).Scan(&exists); err != nil {
+		return 0, err
+	}
+	if !exists {
+		return 0, nil
+	}
+	var v int
+	if err := conn.QueryRow(ctx, `SELECT max(version) FROM kbq_schema`).Scan(&v); err != nil {
+		return 0, err
+	}
+	return v, nil
+}
+
+// Migrate creates the schema, or brings an older one up to
+// SchemaVersion.
+func Migrate(ctx context.Context, conn *pgx.Conn) error {
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(schemaLock)); err != nil {
+		return err
+	}
+	v, err := Version(ctx, tx.Conn())
+	if err != nil {
+		return err
+	}
+	switch {
+	case v > SchemaVersion:
+		return fmt.Errorf("%w (%d, this kbc writes %d): upgrade kbc", ErrSchemaNewer, v, SchemaVersion)
+	case v == SchemaVersion:
+		return nil
+	case v == 0:
+		for _, stmt := range schema {
+			if _, err := tx.Exec(ctx, stmt); err != nil {
+				return fmt.Errorf("create the kbq schema: %w", err)
+			}
+		}
+	}
+	return tx.Commit(ctx)
+}
+
+// ReadOnlyGrants are the statements that make role, created if need be, a
+// reader of the published knowledge and nothing more.
+func ReadOnlyGrants(role string) []string {
+	r := pgx.Identifier{role}.Sanitize()
+	return []string{
+		`DO $$ BEGIN CREATE ROLE ` + r + ` LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`,
+		`GRANT USAGE ON SCHEMA public TO ` + r,
+		`GRANT SELECT ON kbq_schema, kbq_repo, kbq_document, kbq_chunk TO ` + r,
+	}
+}
