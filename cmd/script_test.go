@@ -32,6 +32,7 @@ import (
 	"github.com/kbqdev/kbq/internal/kbccli"
 	"github.com/kbqdev/kbq/internal/kbqcli"
 	"github.com/kbqdev/kbq/internal/kbqserve"
+	"github.com/kbqdev/kbq/internal/pgtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected output in test scripts")
@@ -50,6 +51,7 @@ func TestScripts(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
+	t.Cleanup(pgtest.Stop)
 	testscript.Run(t, testscript.Params{
 		Dir:           filepath.Join("testdata", "script"),
 		UpdateScripts: *update,
@@ -74,6 +76,7 @@ func TestScripts(t *testing.T) {
 				"KBQ_HOME":            "",
 				"SOURCE_DATE_EPOCH":   "",
 				"KBQ_MODELS":          filepath.Join(home, "models"),
+				"KBQ_DATABASE_URL":    "",
 			} {
 				env.Setenv(k, v)
 			}
@@ -83,6 +86,10 @@ func TestScripts(t *testing.T) {
 			switch cond {
 			case "root":
 				return os.Geteuid() == 0, nil
+			case "pg":
+				// A PostgreSQL server can be started (pgdb makes a database).
+				_, err := pgtest.NewDB()
+				return err == nil, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
@@ -95,6 +102,7 @@ func TestScripts(t *testing.T) {
 			"maxbytes":    maxBytes,
 			"maxlines":    maxLines,
 			"exits":       exits,
+			"pgdb":        pgdb,
 		},
 	})
 }
@@ -323,4 +331,15 @@ func chatServer(ts *testscript.TestScript, neg bool, args []string) {
 	}))
 	ts.Defer(srv.Close)
 	ts.Setenv("CHAT_URL", srv.URL)
+}
+
+// pgdb makes an empty database on the test PostgreSQL server and sets
+// KBQ_DATABASE_URL to it: pgdb.
+func pgdb(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: pgdb")
+	}
+	url, err := pgtest.NewDB()
+	ts.Check(err)
+	ts.Setenv("KBQ_DATABASE_URL", url)
 }

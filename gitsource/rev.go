@@ -255,3 +255,26 @@ func readAllInto(b []byte, r io.Reader) ([]byte, error) {
 		}
 	}
 }
+
+// IsAncestor reports whether commit a is an ancestor of commit b, or b
+// itself. It fails when the repository does not hold either (a shallow
+// clone, for one).
+func (r *Repo) IsAncestor(a, b string) (bool, error) {
+	if a == b {
+		return true, nil
+	}
+	ca, err := r.commit(a)
+	if err != nil {
+		return false, err
+	}
+	cb, err := r.commit(b)
+	if err != nil {
+		return false, err
+	}
+	var ok bool
+	err = r.locked(func() (err error) {
+		ok, err = ca.IsAncestor(cb)
+		return err
+	})
+	return ok, err
+}

@@ -48,6 +48,7 @@ func Main(args []string, s *cli.Streams) int {
 		newRememberCommand(s, g),
 		newForgetCommand(s, g),
 		newPruneCommand(s, g),
+		newPublishCommand(s, g),
 		newCompactCommand(s, g),
 		newDiffCommand(s, g),
 		newDriftCommand(s, g),

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/pgtest"
 	"github.com/kbqdev/kbq/internal/testkb"
 	"github.com/kbqdev/kbq/query"
@@ -212,5 +213,40 @@ func TestReadOnlyRole(t *testing.T) {
 	_, err := Publish(context.Background(), rc, source(t, "r", "b", files), Options{Force: true})
 	if err == nil || !strings.Contains(err.Error(), "permission denied") {
 		t.Errorf("a reader published: %v", err)
+	}
+}
+
+// A publish whose client dies half way (its connection cut, as when the
+// process is killed) leaves the previous knowledge whole.
+func TestKilledPublishLeavesThePrevious(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.DB(t)
+	if _, err := Publish(ctx, connect(t, url), source(t, "r", "a", files), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	many := testkb.Files{}
+	for i := range 200 {
+		many[fmt.Sprintf(".kb/notes/n%03d.md", i)] = fmt.Sprintf("# Note %d\n\nText of note %d.\n", i, i)
+	}
+	src := source(t, "r", "b", many)
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, calls := src.Chunks, 0
+	src.Chunks = func(ctx context.Context, d artifact.Document) ([]query.Chunk, error) {
+		if calls++; calls == 150 {
+			conn.PgConn().Conn().Close() // the process dies
+		}
+		return chunks(ctx, d)
+	}
+	if _, err := Publish(ctx, conn, src, Options{IsAncestor: history}); err == nil {
+		t.Fatal("a publish that lost its connection succeeded")
+	}
+	check := connect(t, url)
+	var commit string
+	check.QueryRow(ctx, `SELECT commit FROM kbq_repo WHERE name = 'r'`).Scan(&commit)
+	if n := count(t, check, `SELECT count(*) FROM kbq_document`); commit != "a" || n != 3 {
+		t.Errorf("after the publish died: commit %s, %d documents; want a and 3", commit, n)
 	}
 }

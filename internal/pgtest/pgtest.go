@@ -8,6 +8,7 @@ package pgtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -36,13 +37,37 @@ var (
 // its owner (a superuser).
 func DB(t testing.TB) string {
 	t.Helper()
+	url, err := NewDB()
+	if errors.Is(err, ErrNoServer) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return url
+}
+
+// ErrNoServer means no PostgreSQL server could be started.
+var ErrNoServer = errors.New("no PostgreSQL server")
+
+// NewDB is DB for callers without a testing.TB (test scripts).
+func NewDB() (string, error) {
 	once.Do(start)
 	if server == "" {
-		t.Skipf("no PostgreSQL server: %s", why)
+		return "", fmt.Errorf("%w: %s", ErrNoServer, why)
 	}
 	name := fmt.Sprintf("kbq_test_%d_%d", os.Getpid(), counter.Add(1))
-	exec1(t, server, "CREATE DATABASE "+name)
-	return strings.Replace(server, "/postgres?", "/"+name+"?", 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, server)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		return "", err
+	}
+	return strings.Replace(server, "/postgres?", "/"+name+"?", 1), nil
 }
 
 // Exec runs statements on the database at url.

@@ -1,0 +1,213 @@
+package kbccli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/gitdir"
+	"github.com/kbqdev/kbq/internal/pgstore"
+	"github.com/kbqdev/kbq/query"
+)
+
+type publishOptions struct {
+	source    sourceOptions
+	db, repo  string
+	out       string
+	force     bool
+	keepGoing bool
+}
+
+func newPublishCommand(s *cli.Streams, g *globalOptions) *cli.Command {
+	o := &publishOptions{}
+	return &cli.Command{
+		Name:      "publish",
+		Usage:     "publish a commit's knowledge into PostgreSQL",
+		UsageText: "kbc publish [--db URL] [--repo NAME] [--rev REV] [--force]",
+		Description: `Compiles a commit (HEAD unless --rev) and writes its knowledge into a
+PostgreSQL database, where kbq --db serves it and plain SQL reads it
+(docs/postgres.md): a row per repository, per document and per chunk, the
+chunks with a tsvector under a GIN index.
+
+A publish is one transaction: readers see the repository's previous
+knowledge or the new, and a publish that fails or is killed leaves the
+previous. Documents that did not change are not rewritten: republishing a
+commit writes nothing, and a one-file change about one file's rows.
+Publishing a commit older than the one published, or not descending from
+it, is refused (--force overrides); publishes of one repository take
+turns, of different repositories they run side by side. kbc creates and
+migrates the schema; a database set up by a newer kbc is refused.
+
+The database is --db URL, else $KBQ_DATABASE_URL, else libpq's PGHOST,
+PGPORT, PGUSER, PGDATABASE and PGPASSWORD; keep passwords out of
+.kb/config.yaml and out of URLs on shared command lines. The repository is
+named by --repo, else by its origin remote (github.com/org/repo). The
+commit's artifact is built into .kbq/published (--out), so the next
+publish builds only what changed. The global scope is never published.
+
+EXAMPLES:
+   kbc publish --db postgres://kbq@db.internal/knowledge
+   KBQ_DATABASE_URL=... kbc publish --rev v1.4.0 --repo github.com/org/api
+
+` + exitCodesHelp,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "db", Usage: "the database `URL` (default: $KBQ_DATABASE_URL, else libpq's PG* variables)", Destination: &o.db},
+			&cli.StringFlag{Name: "repo", Usage: "publish as repository `NAME` (default: the origin remote as host/path)", Destination: &o.repo},
+			&cli.StringFlag{Name: "rev", Usage: "publish the commit `REV` (default: HEAD)", Destination: &o.source.rev},
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "build the commit's artifact in `DIR` (default: .kbq/published)", Destination: &o.out},
+			&cli.BoolFlag{Name: "force", Usage: "publish over a newer or unrelated commit", Destination: &o.force},
+			&cli.BoolFlag{Name: "keep-going", Usage: "leave out files with errors instead of publishing nothing", Destination: &o.keepGoing},
+		},
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return cli.Usagef("kbc publish takes no arguments; name the commit with --rev")
+			}
+			return runPublish(c.Context, s, g, o)
+		},
+	}
+}
+
+func runPublish(ctx context.Context, s *cli.Streams, g *globalOptions, o *publishOptions) error {
+	cfg, err := databaseConfig(s, o.db)
+	if err != nil {
+		return err
+	}
+	o.source.revSet, o.source.noGlobal = true, true
+	src, err := openSource(s, g.workDir(), &o.source)
+	if err != nil {
+		return err
+	}
+	name := o.repo
+	if name == "" {
+		if d, err := gitdir.Find(g.workDir()); err == nil {
+			name = gitdir.RepoName(d.Origin())
+		}
+		if name == "" {
+			return cli.Usagef("the repository has no origin remote to name it by: give --repo NAME")
+		}
+	}
+	out := o.out
+	if out == "" {
+		if src.repo.Root() == "" {
+			return cli.Usagef("a bare repository has no root to build in: give --out DIR")
+		}
+		out = filepath.Join(src.repo.Root(), artifact.DefaultDir, "published")
+	}
+	res, err := compile(ctx, s, src, compileSettings{out: out, analysis: artifact.DefaultAnalysis, keepGoing: o.keepGoing, format: "text", diagnostics: s.Out})
+	if err != nil {
+		return err
+	}
+	ix, err := query.Open(out)
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	docs, err := ix.Documents()
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	conn, err := connectDB(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	pub, err := pgstore.Publish(ctx, conn, &pgstore.Source{
+		Repo: name, Commit: res.Manifest.Source.Commit, Header: ix.Manifest, Documents: docs, Chunks: ix.Chunks,
+	}, pgstore.Options{Force: o.force, IsAncestor: src.repo.IsAncestor})
+	if err != nil {
+		return publishError(err, cfg)
+	}
+	what := fmt.Sprintf("%d added, %d changed, %d re-dated, %d removed, %d %s written", pub.Added, pub.Changed, pub.Redated, pub.Removed, pub.Chunks, plural(pub.Chunks, "chunk", "chunks"))
+	if pub.Unchanged() {
+		what = "nothing changed"
+	}
+	from := ""
+	if pub.Previous != "" && pub.Previous != res.Manifest.Source.Commit {
+		from = fmt.Sprintf(" (was %.12s)", pub.Previous)
+	}
+	fmt.Fprintf(s.Err, "kbc: published %s at %.12s%s to %s: %s in %.2fs\n", name, res.Manifest.Source.Commit, from, where(cfg), what, time.Since(start).Seconds())
+	return nil
+}
+
+// databaseConfig reads where the database is: --db, $KBQ_DATABASE_URL,
+// else libpq's variables.
+func databaseConfig(s *cli.Streams, flag string) (*pgx.ConnConfig, error) {
+	url := flag
+	if url == "" {
+		url = s.Getenv("KBQ_DATABASE_URL")
+	}
+	if url == "" && s.Getenv("PGHOST") == "" && s.Getenv("PGDATABASE") == "" && s.Getenv("PGSERVICE") == "" {
+		return nil, cli.Usagef("no database: give --db URL, or set KBQ_DATABASE_URL (or libpq's PGHOST and PGDATABASE)")
+	}
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return nil, cli.Usagef("--db: %v", redact(err))
+	}
+	return cfg, nil
+}
+
+// connectDB connects, saying plainly what went wrong.
+func connectDB(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, connectError(err, cfg)
+	}
+	return conn, nil
+}
+
+// connectError explains a failed connection without the password.
+func connectError(err error, cfg *pgx.ConnConfig) error {
+	var pgErr *pgconn.PgError
+	var netErr net.Error
+	switch {
+	case errors.As(err, &pgErr) && pgErr.Code == "28P01", errors.As(err, &pgErr) && pgErr.Code == "28000":
+		return fmt.Errorf("authentication failed for user %s at %s: check the user and password (PGPASSWORD, ~/.pgpass)", cfg.User, where(cfg))
+	case errors.As(err, &pgErr) && pgErr.Code == "3D000":
+		return fmt.Errorf("database %s does not exist at %s: create it, or name another with --db", cfg.Database, where(cfg))
+	case errors.As(err, &netErr), strings.Contains(err.Error(), "connect:"), strings.Contains(err.Error(), "dial"):
+		return fmt.Errorf("cannot reach the database at %s: is it running, and is --db right? (%v)", where(cfg), redact(err))
+	}
+	return fmt.Errorf("connect to %s: %v", where(cfg), redact(err))
+}
+
+// publishError explains a failed publish.
+func publishError(err error, cfg *pgx.ConnConfig) error {
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.Is(err, pgstore.ErrOlder), errors.Is(err, pgstore.ErrDiverged), errors.Is(err, pgstore.ErrSchemaNewer):
+		return err
+	case errors.As(err, &pgErr) && pgErr.Code == "42501":
+		return fmt.Errorf("user %s may not write to %s: publish as a role that owns the kbq tables (%s)", cfg.User, where(cfg), pgErr.Message)
+	}
+	return fmt.Errorf("publish to %s: %v", where(cfg), redact(err))
+}
+
+// where names a database without its password: user@host:port/database.
+func where(cfg *pgx.ConnConfig) string {
+	return fmt.Sprintf("%s@%s:%d/%s", cfg.User, cfg.Host, cfg.Port, cfg.Database)
+}
+
+// redact drops a password an error may quote.
+func redact(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, "password="); i >= 0 {
+		end := strings.IndexAny(msg[i:], " &")
+		if end < 0 {
+			end = len(msg) - i
+		}
+		msg = msg[:i] + "password=…" + msg[i+end:]
+	}
+	return msg
+}
