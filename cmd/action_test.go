@@ -2,6 +2,7 @@ package cmd_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/kbqdev/kbq/embedding/embeddingtest"
+	"github.com/kbqdev/kbq/internal/pgtest"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -345,6 +347,7 @@ func TestGitHubAction(t *testing.T) {
 		name, event   string
 		bad, fork     bool
 		ghFail        bool
+		ref           string // GITHUB_REF of a push; with a database, published if main's
 		wantFail      bool
 		wantComment   bool
 		wantInSummary string
@@ -354,6 +357,8 @@ func TestGitHubAction(t *testing.T) {
 		{name: "fork pull request", event: "pull_request", fork: true, wantInSummary: "deploy"},
 		{name: "read-only token", event: "pull_request", ghFail: true, wantComment: true, wantInSummary: "deploy"},
 		{name: "push to main", event: "push"},
+		{name: "push to main publishes", event: "push", ref: "refs/heads/main"},
+		{name: "push to a branch does not publish", event: "push", ref: "refs/heads/feature"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -393,7 +398,7 @@ func TestGitHubAction(t *testing.T) {
 			if tc.fork {
 				headRepo = "someone/repo"
 			}
-			event := map[string]any{}
+			event := map[string]any{"repository": map[string]any{"default_branch": "main"}}
 			if tc.event == "pull_request" {
 				event["pull_request"] = map[string]any{"number": 7, "base": map[string]any{"sha": base},
 					"head": map[string]any{"sha": head, "repo": map[string]any{"full_name": headRepo}}}
@@ -409,6 +414,17 @@ func TestGitHubAction(t *testing.T) {
 				inputs[k] = v.Default
 			}
 			inputs["github-token"] = "token"
+			db := ""
+			if tc.ref != "" {
+				url, err := pgtest.NewDB()
+				if errors.Is(err, pgtest.ErrNoServer) {
+					t.Skip(err)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				db, inputs["database-url"] = url, url
+			}
 			var evAny map[string]any
 			json.Unmarshal(ev, &evAny)
 			r := &runner{t: t, workspace: ws, prebuilt: prebuilt, caches: t.TempDir(), ctx: map[string]any{
@@ -423,6 +439,9 @@ func TestGitHubAction(t *testing.T) {
 				"GH_LOG="+ghLog, "CI=true", "HOME="+dir, "KBQ_USAGE=off")
 			if tc.ghFail {
 				r.env = append(r.env, "GH_FAIL=1")
+			}
+			if tc.ref != "" {
+				r.env = append(r.env, "GITHUB_REF="+tc.ref)
 			}
 			r.run(&a)
 			t.Logf("steps:\n%s", strings.Join(r.log, "\n"))
@@ -440,6 +459,16 @@ func TestGitHubAction(t *testing.T) {
 			}
 			if tc.event == "push" && len(report) != 0 {
 				t.Errorf("a push wrote a summary:\n%s", report)
+			}
+			if db != "" {
+				out, err := exec.Command("psql", db, "-tA", "-c", "SELECT name || ' ' || commit FROM kbq_repo").CombinedOutput()
+				published := strings.TrimSpace(string(out))
+				switch {
+				case tc.ref == "refs/heads/main" && (err != nil || published != "github.com/org/repo "+head):
+					t.Errorf("a push to main published %q (%v), want github.com/org/repo %s", published, err, head)
+				case tc.ref != "refs/heads/main" && err == nil && published != "":
+					t.Errorf("a push to another branch published %q", published)
+				}
 			}
 			if !tc.bad {
 				if _, err := os.Stat(filepath.Join(ws, ".kbq", "manifest.json")); err != nil {

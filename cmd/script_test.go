@@ -37,8 +37,16 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the expected output in test scripts")
 
+// stopping runs the tests, then stops the PostgreSQL server they started.
+type stopping struct{ m *testing.M }
+
+func (s stopping) Run() int {
+	defer pgtest.Stop()
+	return s.m.Run()
+}
+
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	testscript.Main(stopping{m}, map[string]func(){
 		"kbc": func() { os.Exit(kbccli.Main(os.Args[1:], cli.System())) },
 		"kbq": func() {
 			s := cli.System()
@@ -51,7 +59,6 @@ func TestScripts(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
-	t.Cleanup(pgtest.Stop)
 	testscript.Run(t, testscript.Params{
 		Dir:           filepath.Join("testdata", "script"),
 		UpdateScripts: *update,
