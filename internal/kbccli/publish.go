@@ -51,8 +51,10 @@ The database is --db URL, else $KBQ_DATABASE_URL, else libpq's PGHOST,
 PGPORT, PGUSER, PGDATABASE and PGPASSWORD; keep passwords out of
 .kb/config.yaml and out of URLs on shared command lines. The repository is
 named by --repo, else by its origin remote (github.com/org/repo). The
-commit's artifact is built into .kbq/published (--out), so the next
-publish builds only what changed. The global scope is never published.
+repository's .kbq/ is published as it is when kbc build --rev made it from
+that commit (as CI does); otherwise the commit is built into
+.kbq/published (--out), so that the next publish builds only what
+changed. The global scope is never published.
 
 EXAMPLES:
    kbc publish --db postgres://kbq@db.internal/knowledge
@@ -101,10 +103,18 @@ func runPublish(ctx context.Context, s *cli.Streams, g *globalOptions, o *publis
 			return cli.Usagef("a bare repository has no root to build in: give --out DIR")
 		}
 		out = filepath.Join(src.repo.Root(), artifact.DefaultDir, "published")
+		// The repository's own artifact, when a build made it from this
+		// very commit (kbc build --rev in CI), is published as it is.
+		main := filepath.Join(src.repo.Root(), artifact.DefaultDir)
+		if m, err := artifact.ReadHeader(main); err == nil && m.Source.Mode == "rev" && !m.Source.Dirty &&
+			m.Source.Commit == src.info.Commit && !m.Global.Included {
+			out = main
+		}
 	}
-	res, err := compile(ctx, s, src, compileSettings{out: out, analysis: artifact.DefaultAnalysis, keepGoing: o.keepGoing, format: "text", diagnostics: s.Out})
-	if err != nil {
-		return err
+	if out != filepath.Join(src.repo.Root(), artifact.DefaultDir) {
+		if _, err := compile(ctx, s, src, compileSettings{out: out, analysis: artifact.DefaultAnalysis, keepGoing: o.keepGoing, format: "text", diagnostics: s.Out}); err != nil {
+			return err
+		}
 	}
 	ix, err := query.Open(out)
 	if err != nil {
@@ -122,7 +132,7 @@ func runPublish(ctx context.Context, s *cli.Streams, g *globalOptions, o *publis
 	}
 	defer conn.Close(context.Background())
 	pub, err := pgstore.Publish(ctx, conn, &pgstore.Source{
-		Repo: name, Commit: res.Manifest.Source.Commit, Header: ix.Manifest, Documents: docs, Chunks: ix.Chunks,
+		Repo: name, Commit: ix.Manifest.Source.Commit, Header: ix.Manifest, Documents: docs, Chunks: ix.Chunks,
 	}, pgstore.Options{Force: o.force, IsAncestor: src.repo.IsAncestor})
 	if err != nil {
 		return publishError(err, cfg)
@@ -132,10 +142,10 @@ func runPublish(ctx context.Context, s *cli.Streams, g *globalOptions, o *publis
 		what = "nothing changed"
 	}
 	from := ""
-	if pub.Previous != "" && pub.Previous != res.Manifest.Source.Commit {
+	if pub.Previous != "" && pub.Previous != ix.Manifest.Source.Commit {
 		from = fmt.Sprintf(" (was %.12s)", pub.Previous)
 	}
-	fmt.Fprintf(s.Err, "kbc: published %s at %.12s%s to %s: %s in %.2fs\n", name, res.Manifest.Source.Commit, from, where(cfg), what, time.Since(start).Seconds())
+	fmt.Fprintf(s.Err, "kbc: published %s at %.12s%s to %s: %s in %.2fs\n", name, ix.Manifest.Source.Commit, from, where(cfg), what, time.Since(start).Seconds())
 	return nil
 }
 
