@@ -1,15 +1,18 @@
 package answer
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/gitdir"
+	"github.com/kbqdev/kbq/internal/pgread"
 	"github.com/kbqdev/kbq/internal/repos"
 	"github.com/kbqdev/kbq/query"
 )
@@ -22,6 +25,10 @@ type Sources struct {
 	Indexes  []string
 	Repos    []string
 	AllRepos bool
+	// DB is the PostgreSQL database kbc publish wrote ("env": from
+	// $KBQ_DATABASE_URL or libpq's variables); Repos then name its
+	// repositories.
+	DB string
 }
 
 // Flags are --index, --repo and --all-repos.
@@ -32,12 +39,14 @@ func (src *Sources) Flags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "repo", Destination: &src.Repos,
 			Usage: "read the repository `NAME` of kbq repos list (repeatable)"},
 		&cli.BoolFlag{Name: "all-repos", Destination: &src.AllRepos, Usage: "read every repository of kbq repos list"},
+		&cli.StringFlag{Name: "db", Destination: &src.DB,
+			Usage: "read the repositories kbc publish wrote into the PostgreSQL database at `URL` (env: $KBQ_DATABASE_URL or libpq's PG* variables); --repo picks some"},
 	}
 }
 
 // Many reports whether several artifacts are named.
 func (src *Sources) Many() bool {
-	return len(src.Indexes) > 1 || len(src.Repos) > 0 || src.AllRepos
+	return len(src.Indexes) > 1 || len(src.Repos) > 0 || src.AllRepos || src.DB != ""
 }
 
 // One is the one artifact --index names, "" for the default.
@@ -84,6 +93,9 @@ type Target struct{ Name, Dir, Root string }
 
 // Targets resolves the artifacts src names, without opening them.
 func Targets(s *cli.Streams, src *Sources) ([]Target, error) {
+	if src.DB != "" {
+		return dbTargets(s, src)
+	}
 	var targets []Target
 	for _, spec := range src.Indexes {
 		name, dir := splitNamed(spec)
@@ -212,3 +224,55 @@ func nameOf(root, dir string) string {
 
 // RepoNameOf names the repository at root as OpenMany does.
 func RepoNameOf(root string) string { return nameOf(root, "") }
+
+// dbTargets fetches the repositories of src.DB into the cache, as
+// artifacts.
+func dbTargets(s *cli.Streams, src *Sources) ([]Target, error) {
+	if len(src.Indexes) > 0 || src.AllRepos {
+		return nil, cli.Usagef("--db reads the database's repositories: name some with --repo, not --index or --all-repos")
+	}
+	url := src.DB
+	if url == "env" {
+		url = ""
+	}
+	cfg, err := pgread.Config(url, s.Getenv)
+	if err != nil {
+		return nil, cli.Usagef("--db: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	conn, err := pgread.Connect(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close(context.Background())
+	cache, err := dbCache(s)
+	if err != nil {
+		return nil, err
+	}
+	repos, err := pgread.Fetch(ctx, conn, cache, src.Repos)
+	if errors.Is(err, pgread.ErrNotPublished) {
+		return nil, cli.Usagef("%v", err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", pgread.Where(cfg), err)
+	}
+	var targets []Target
+	for _, r := range repos {
+		targets = append(targets, Target{Name: r.Name, Dir: r.Dir})
+	}
+	return targets, nil
+}
+
+// dbCache is where the files of published artifacts are kept:
+// $XDG_CACHE_HOME/kbq/db, else ~/.cache/kbq/db.
+func dbCache(s *cli.Streams) (string, error) {
+	if x := s.Getenv("XDG_CACHE_HOME"); x != "" {
+		return filepath.Join(x, "kbq", "db"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("no cache directory for the database's files: set XDG_CACHE_HOME")
+	}
+	return filepath.Join(home, ".cache", "kbq", "db"), nil
+}

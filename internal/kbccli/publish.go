@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -15,7 +13,9 @@ import (
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/gitdir"
+	"github.com/kbqdev/kbq/internal/pgread"
 	"github.com/kbqdev/kbq/internal/pgstore"
+	"github.com/kbqdev/kbq/internal/units"
 	"github.com/kbqdev/kbq/query"
 )
 
@@ -79,9 +79,9 @@ EXAMPLES:
 }
 
 func runPublish(ctx context.Context, s *cli.Streams, g *globalOptions, o *publishOptions) error {
-	cfg, err := databaseConfig(s, o.db)
+	cfg, err := pgread.Config(o.db, s.Getenv)
 	if err != nil {
-		return err
+		return cli.Usagef("%v", err)
 	}
 	o.source.revSet, o.source.noGlobal = true, true
 	src, err := openSource(s, g.workDir(), &o.source)
@@ -125,19 +125,27 @@ func runPublish(ctx context.Context, s *cli.Streams, g *globalOptions, o *publis
 	if err != nil {
 		return err
 	}
+	files, err := pgstore.ArtifactFiles(out, ix.Manifest)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
-	conn, err := connectDB(ctx, cfg)
+	conn, err := pgread.Connect(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer conn.Close(context.Background())
 	pub, err := pgstore.Publish(ctx, conn, &pgstore.Source{
 		Repo: name, Commit: ix.Manifest.Source.Commit, Header: ix.Manifest, Documents: docs, Chunks: ix.Chunks,
+		Dir: out, Files: files,
 	}, pgstore.Options{Force: o.force, IsAncestor: src.repo.IsAncestor})
 	if err != nil {
 		return publishError(err, cfg)
 	}
 	what := fmt.Sprintf("%d added, %d changed, %d re-dated, %d removed, %d %s written", pub.Added, pub.Changed, pub.Redated, pub.Removed, pub.Chunks, plural(pub.Chunks, "chunk", "chunks"))
+	if pub.Bytes > 0 {
+		what += ", " + units.Bytes(pub.Bytes) + " of index files sent"
+	}
 	if pub.Unchanged() {
 		what = "nothing changed"
 	}
@@ -145,51 +153,8 @@ func runPublish(ctx context.Context, s *cli.Streams, g *globalOptions, o *publis
 	if pub.Previous != "" && pub.Previous != ix.Manifest.Source.Commit {
 		from = fmt.Sprintf(" (was %.12s)", pub.Previous)
 	}
-	fmt.Fprintf(s.Err, "kbc: published %s at %.12s%s to %s: %s in %.2fs\n", name, ix.Manifest.Source.Commit, from, where(cfg), what, time.Since(start).Seconds())
+	fmt.Fprintf(s.Err, "kbc: published %s at %.12s%s to %s: %s in %.2fs\n", name, ix.Manifest.Source.Commit, from, pgread.Where(cfg), what, time.Since(start).Seconds())
 	return nil
-}
-
-// databaseConfig reads where the database is: --db, $KBQ_DATABASE_URL,
-// else libpq's variables.
-func databaseConfig(s *cli.Streams, flag string) (*pgx.ConnConfig, error) {
-	url := flag
-	if url == "" {
-		url = s.Getenv("KBQ_DATABASE_URL")
-	}
-	if url == "" && s.Getenv("PGHOST") == "" && s.Getenv("PGDATABASE") == "" && s.Getenv("PGSERVICE") == "" {
-		return nil, cli.Usagef("no database: give --db URL, or set KBQ_DATABASE_URL (or libpq's PGHOST and PGDATABASE)")
-	}
-	cfg, err := pgx.ParseConfig(url)
-	if err != nil {
-		return nil, cli.Usagef("--db: %v", redact(err))
-	}
-	return cfg, nil
-}
-
-// connectDB connects, saying plainly what went wrong.
-func connectDB(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, error) {
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		return nil, connectError(err, cfg)
-	}
-	return conn, nil
-}
-
-// connectError explains a failed connection without the password.
-func connectError(err error, cfg *pgx.ConnConfig) error {
-	var pgErr *pgconn.PgError
-	var netErr net.Error
-	switch {
-	case errors.As(err, &pgErr) && pgErr.Code == "28P01", errors.As(err, &pgErr) && pgErr.Code == "28000":
-		return fmt.Errorf("authentication failed for user %s at %s: check the user and password (PGPASSWORD, ~/.pgpass)", cfg.User, where(cfg))
-	case errors.As(err, &pgErr) && pgErr.Code == "3D000":
-		return fmt.Errorf("database %s does not exist at %s: create it, or name another with --db", cfg.Database, where(cfg))
-	case errors.As(err, &netErr), strings.Contains(err.Error(), "connect:"), strings.Contains(err.Error(), "dial"):
-		return fmt.Errorf("cannot reach the database at %s: is it running, and is --db right? (%v)", where(cfg), redact(err))
-	}
-	return fmt.Errorf("connect to %s: %v", where(cfg), redact(err))
 }
 
 // publishError explains a failed publish.
@@ -199,25 +164,7 @@ func publishError(err error, cfg *pgx.ConnConfig) error {
 	case errors.Is(err, pgstore.ErrOlder), errors.Is(err, pgstore.ErrDiverged), errors.Is(err, pgstore.ErrSchemaNewer):
 		return err
 	case errors.As(err, &pgErr) && pgErr.Code == "42501":
-		return fmt.Errorf("user %s may not write to %s: publish as a role that owns the kbq tables (%s)", cfg.User, where(cfg), pgErr.Message)
+		return fmt.Errorf("user %s may not write to %s: publish as a role that owns the kbq tables (%s)", cfg.User, pgread.Where(cfg), pgErr.Message)
 	}
-	return fmt.Errorf("publish to %s: %v", where(cfg), redact(err))
-}
-
-// where names a database without its password: user@host:port/database.
-func where(cfg *pgx.ConnConfig) string {
-	return fmt.Sprintf("%s@%s:%d/%s", cfg.User, cfg.Host, cfg.Port, cfg.Database)
-}
-
-// redact drops a password an error may quote.
-func redact(err error) string {
-	msg := err.Error()
-	if i := strings.Index(msg, "password="); i >= 0 {
-		end := strings.IndexAny(msg[i:], " &")
-		if end < 0 {
-			end = len(msg) - i
-		}
-		msg = msg[:i] + "password=…" + msg[i+end:]
-	}
-	return msg
+	return fmt.Errorf("publish to %s: %v", pgread.Where(cfg), pgread.Redact(err))
 }

@@ -26,6 +26,10 @@ type Source struct {
 	Documents []artifact.Document
 	// Chunks returns a document's chunks as the artifact stores them.
 	Chunks func(context.Context, artifact.Document) ([]query.Chunk, error)
+	// Dir is the artifact's directory and Files its files (ArtifactFiles),
+	// stored so that kbq reads the database with its own engine.
+	Dir   string
+	Files []File
 }
 
 // Options shape a publish.
@@ -47,10 +51,12 @@ type Result struct {
 	// Documents that were new, changed (rewritten with their chunks),
 	// re-dated (only their age changed) and removed; chunk rows written.
 	Added, Changed, Redated, Removed, Chunks int
+	// Bytes of artifact files sent: those the database did not hold.
+	Bytes int64
 }
 
 // Unchanged reports whether the publish wrote no document.
-func (r *Result) Unchanged() bool { return r.Added+r.Changed+r.Redated+r.Removed == 0 }
+func (r *Result) Unchanged() bool { return r.Added+r.Changed+r.Redated+r.Removed == 0 && r.Bytes == 0 }
 
 var (
 	// ErrOlder means the commit is older than the one published.
@@ -106,6 +112,11 @@ func Publish(ctx context.Context, conn *pgx.Conn, src *Source, opts Options) (*R
 	}
 	if err := writeDocuments(ctx, tx, repoID, src, res); err != nil {
 		return nil, err
+	}
+	if len(src.Files) > 0 {
+		if res.Bytes, err = writeFiles(ctx, tx, repoID, src.Dir, src.Files); err != nil {
+			return nil, err
+		}
 	}
 	return res, tx.Commit(ctx)
 }

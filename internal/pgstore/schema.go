@@ -17,7 +17,8 @@ import (
 
 // SchemaVersion is the version of the schema this program writes.
 //
-//	1  kbq_repo, kbq_document and kbq_chunk, with a tsvector per chunk
+//	1  kbq_repo, kbq_document and kbq_chunk, with a tsvector per chunk;
+//	   kbq_file and kbq_repo_file, the artifact's files by content
 const SchemaVersion = 1
 
 // schema creates version 1.
@@ -59,6 +60,17 @@ var schema = []string{
 		FOREIGN KEY (repo_id, path) REFERENCES kbq_document (repo_id, path) ON DELETE CASCADE
 	)`,
 	`CREATE INDEX kbq_chunk_tsv ON kbq_chunk USING gin (tsv)`,
+	`CREATE TABLE kbq_file (
+		hash text PRIMARY KEY,
+		size bigint NOT NULL,
+		data bytea NOT NULL
+	)`,
+	`CREATE TABLE kbq_repo_file (
+		repo_id bigint NOT NULL REFERENCES kbq_repo (id) ON DELETE CASCADE,
+		name    text NOT NULL,
+		hash    text NOT NULL REFERENCES kbq_file (hash),
+		PRIMARY KEY (repo_id, name)
+	)`,
 	`INSERT INTO kbq_schema (version) VALUES (1)`,
 }
 
@@ -126,6 +138,6 @@ func ReadOnlyGrants(role string) []string {
 	return []string{
 		`DO $$ BEGIN CREATE ROLE ` + r + ` LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`,
 		`GRANT USAGE ON SCHEMA public TO ` + r,
-		`GRANT SELECT ON kbq_schema, kbq_repo, kbq_document, kbq_chunk TO ` + r,
+		`GRANT SELECT ON kbq_schema, kbq_repo, kbq_document, kbq_chunk, kbq_file, kbq_repo_file TO ` + r,
 	}
 }

@@ -1,0 +1,111 @@
+package pgstore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/kbqdev/kbq/artifact"
+)
+
+// A File is one file of an artifact, by its name inside the artifact
+// directory and the SHA-256 of its content.
+type File struct {
+	Name, Hash string
+	Size       int64
+}
+
+// ArtifactFiles lists the files of the artifact in dir that kbq reads:
+// the manifest, every file of its index directory, and its ages table.
+func ArtifactFiles(dir string, m *artifact.Manifest) ([]File, error) {
+	indexDir, err := m.IndexDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	names := []string{artifact.ManifestFile}
+	if m.Ages != "" {
+		names = append(names, m.Ages)
+	}
+	err = filepath.WalkDir(indexDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		names = append(names, filepath.ToSlash(rel))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var files []File
+	for _, name := range names {
+		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(name)))
+		if err != nil {
+			return nil, err
+		}
+		sum := sha256.Sum256(data)
+		files = append(files, File{Name: name, Hash: hex.EncodeToString(sum[:]), Size: int64(len(data))})
+	}
+	return files, nil
+}
+
+// writeFiles stores the artifact's files the database lacks, by content,
+// and names the repository's; files no repository names any longer are
+// removed. Unchanged files, segments an incremental build kept among
+// them, are not sent again.
+func writeFiles(ctx context.Context, tx pgx.Tx, repoID int64, dir string, files []File) (sent int64, err error) {
+	hashes := make([]string, len(files))
+	for i, f := range files {
+		hashes[i] = f.Hash
+	}
+	have := map[string]bool{}
+	rows, err := tx.Query(ctx, `SELECT hash FROM kbq_file WHERE hash = ANY($1)`, hashes)
+	if err != nil {
+		return 0, err
+	}
+	for rows.Next() {
+		var h string
+		if err := rows.Scan(&h); err != nil {
+			return 0, err
+		}
+		have[h] = true
+	}
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	for _, f := range files {
+		if have[f.Hash] {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.Name)))
+		if err != nil {
+			return 0, err
+		}
+		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != f.Hash {
+			return 0, fmt.Errorf("%s changed while it was published", f.Name)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO kbq_file (hash, size, data) VALUES ($1, $2, $3) ON CONFLICT (hash) DO NOTHING`, f.Hash, f.Size, data); err != nil {
+			return 0, fmt.Errorf("write %s: %w", f.Name, err)
+		}
+		have[f.Hash] = true
+		sent += f.Size
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM kbq_repo_file WHERE repo_id = $1`, repoID); err != nil {
+		return 0, err
+	}
+	rowsIn := make([][]any, len(files))
+	for i, f := range files {
+		rowsIn[i] = []any{repoID, f.Name, f.Hash}
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"kbq_repo_file"}, []string{"repo_id", "name", "hash"}, pgx.CopyFromRows(rowsIn)); err != nil {
+		return 0, err
+	}
+	_, err = tx.Exec(ctx, `DELETE FROM kbq_file f WHERE NOT EXISTS (SELECT 1 FROM kbq_repo_file r WHERE r.hash = f.hash)`)
+	return sent, err
+}
