@@ -19,7 +19,8 @@ import (
 
 type contextOptions struct {
 	io           *cli.Streams
-	index, dir   string
+	src          answer.Sources
+	dir          string
 	wrap, asJSON bool
 	hot          int
 	agent, out   string
@@ -57,15 +58,14 @@ before anything was used, those of highest importance. It counts in the
 budgets.
 
 ` + answer.ExitCodesHelp,
-		Flags: []cli.Flag{
-			answer.IndexFlag(&o.index),
+		Flags: append(o.src.Flags(),
 			&cli.StringFlag{Name: "dir", Complete: cli.Dirs, Usage: "assemble the context for `DIR` (default: the current directory)", Destination: &o.dir},
 			&cli.BoolFlag{Name: "wrap", Usage: "wrap in <system-reminder> tags", Destination: &o.wrap},
 			&cli.IntFlag{Name: "hot", Value: answer.HotDefault, Usage: "list `N` documents in the closing knowledge index (0: none)", Destination: &o.hot},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON: dir, text, sources, index, warnings, truncated", Destination: &o.asJSON},
 			&cli.StringFlag{Name: "for", Complete: cli.Values("claude", "codex", "gemini"), Usage: "size the context for `AGENT`: claude, codex or gemini", Destination: &o.agent},
 			&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Usage: "write the context to `FILE`", Destination: &o.out},
-		},
+		),
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return cli.Usagef("kbq context takes no arguments; give the directory with --dir")
@@ -77,14 +77,31 @@ budgets.
 
 func runContext(ctx context.Context, o *contextOptions) error {
 	s, hot := o.io, o.hot
-	ix, err := answer.Open(s, o.index)
-	if err != nil {
-		return err
-	}
-	defer ix.Close()
-	d, err := answer.RepoDir(ix.RepoRoot, o.dir)
-	if err != nil {
-		return err
+	var ix *answer.Opened
+	var d string
+	var err error
+	if o.src.Many() {
+		// The context of one repository, from wherever it is kept.
+		m, err := answer.OpenMany(s, &o.src)
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		if len(m.Parts) != 1 {
+			return cli.Usagef("kbq context assembles one repository's context; name one with --repo (there are %s)", strings.Join(m.Names, ", "))
+		}
+		ix, d = m.Parts[0], filepath.ToSlash(filepath.Clean(o.dir))
+		if d == "." {
+			d = ""
+		}
+	} else {
+		if ix, err = answer.Open(s, o.src.One()); err != nil {
+			return err
+		}
+		defer ix.Close()
+		if d, err = answer.RepoDir(ix.RepoRoot, o.dir); err != nil {
+			return err
+		}
 	}
 	if hot < 0 {
 		return cli.Usagef("--hot must be 0 or more")
