@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -38,10 +40,15 @@ how this project does things or why; cite the paths it returns.`
 type tools struct {
 	usage *answer.Usage // where the documents handed out are recorded
 	live  *query.Live
-	// many, when several artifacts are served as one, are theirs.
-	many []namedLive
-	dir  string
-	root string // the repository's working tree, absolute; "" when unknown
+	// many, when several artifacts are served as one, are theirs;
+	// refetch, when they come from a database, fetches them anew.
+	mu      sync.RWMutex
+	many    []namedLive
+	refetch func() ([]answer.Target, error)
+	// following is closed when follow has returned.
+	following chan struct{}
+	dir       string
+	root      string // the repository's working tree, absolute; "" when unknown
 	// embedder embeds queries for the semantic channel.
 	embedder answer.Embedder
 	// unavailable, when set, is why no artifact can be served at all (no
@@ -390,8 +397,9 @@ func serverToolsOf(s *cli.Streams, src *answer.Sources) *tools {
 			return &tools{unavailable: err}
 		}
 		t := &tools{usage: answer.NewUsage(s), embedder: answer.QueryEmbedder(s)}
-		for _, tg := range targets {
-			t.many = append(t.many, namedLive{tg.Name, query.NewLive(tg.Dir, query.DefaultRanking())})
+		t.many = livesOf(targets)
+		if src.DB != "" {
+			t.refetch = func() ([]answer.Target, error) { return answer.Targets(s, src) }
 		}
 		return t
 	}
@@ -419,7 +427,7 @@ func (t *tools) acquire() (answer.Backend, func(), error) {
 	if t.unavailable != nil {
 		return nil, nil, t.unavailable
 	}
-	if len(t.many) > 0 {
+	if t.refetch != nil || len(t.many) > 0 {
 		return t.acquireMany()
 	}
 	ix, release, err := t.live.Acquire()
@@ -438,7 +446,10 @@ func (t *tools) acquireMany() (answer.Backend, func(), error) {
 		}
 	}
 	var parts []query.Part
-	for _, n := range t.many {
+	t.mu.RLock()
+	many := t.many
+	t.mu.RUnlock()
+	for _, n := range many {
 		ix, r, err := n.live.Acquire()
 		if err != nil {
 			release()
@@ -460,6 +471,8 @@ func (t *tools) lives() []*query.Live {
 	if t.live != nil {
 		return []*query.Live{t.live}
 	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
 	var out []*query.Live
 	for _, n := range t.many {
 		out = append(out, n.live)
@@ -467,14 +480,78 @@ func (t *tools) lives() []*query.Live {
 	return out
 }
 
-// watch keeps the artifacts current until ctx ends, reporting on stderr.
-func (t *tools) watch(ctx context.Context, s *cli.Streams, name string) {
-	for _, l := range t.lives() {
-		go l.Watch(ctx, reloadInterval, func(err error) { fmt.Fprintf(s.Err, "%s: %v\n", name, err) })
+func livesOf(targets []answer.Target) []namedLive {
+	var out []namedLive
+	for _, tg := range targets {
+		out = append(out, namedLive{tg.Name, query.NewLive(tg.Dir, query.DefaultRanking())})
+	}
+	return out
+}
+
+// dbRefresh is how often the servers look for new publishes in --db.
+var dbRefresh = 10 * time.Second
+
+// follow fetches the database's repositories every dbRefresh until ctx
+// ends, and serves what changed: a new publish, a repository added.
+func (t *tools) follow(ctx context.Context, report func(error)) {
+	tick := time.NewTicker(dbRefresh)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		targets, err := t.refetch()
+		if err != nil {
+			report(err)
+			continue
+		}
+		t.mu.RLock()
+		same := len(targets) == len(t.many)
+		for i := 0; same && i < len(targets); i++ {
+			same = targets[i].Name == t.many[i].name && targets[i].Dir == t.many[i].live.Dir()
+		}
+		t.mu.RUnlock()
+		if same {
+			continue
+		}
+		fresh := livesOf(targets)
+		t.mu.Lock()
+		old := t.many
+		t.many = fresh
+		t.mu.Unlock()
+		// Requests in flight hold the old indexes a while longer.
+		time.AfterFunc(time.Minute, func() {
+			for _, n := range old {
+				n.live.Close()
+			}
+		})
 	}
 }
 
+// watch keeps the artifacts current until ctx ends, reporting on stderr.
+func (t *tools) watch(ctx context.Context, s *cli.Streams, name string) {
+	report := func(err error) { fmt.Fprintf(s.Err, "%s: %v\n", name, err) }
+	if t.refetch != nil {
+		t.following = make(chan struct{})
+		go func() {
+			defer close(t.following)
+			t.follow(ctx, report)
+		}()
+		return
+	}
+	for _, l := range t.lives() {
+		go l.Watch(ctx, reloadInterval, report)
+	}
+}
+
+// close closes the artifacts served, once watch's context has ended and
+// what it started has stopped.
 func (t *tools) close() {
+	if t.following != nil {
+		<-t.following
+	}
 	for _, l := range t.lives() {
 		l.Close()
 	}
@@ -516,6 +593,8 @@ Register it with an agent, for instance:
 
 // servedDir names the artifact directory served, for messages.
 func (t *tools) servedDir() string {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
 	if len(t.many) > 0 {
 		var names []string
 		for _, n := range t.many {

@@ -16,6 +16,7 @@ import (
 	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/mcptest"
+	"github.com/kbqdev/kbq/internal/pgtest"
 	"github.com/kbqdev/kbq/internal/testkb"
 	"github.com/kbqdev/kbq/internal/usage"
 	"github.com/kbqdev/kbq/query"
@@ -27,6 +28,12 @@ var files = testkb.Files{
 	".kb/memories/001-retry.md":  "---\nid: 1\ncreated: 2024-05-01T10:00:00Z\n---\nRetry the billing API with backoff.\n",
 	"services/api/.kb/deploy.md": "# Deploying the API\n\nThe API deploys with helm.\n",
 	"services/api/AGENTS.md":     "The API listens on 8080.\n",
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.Stop()
+	os.Exit(code)
 }
 
 func newTools(t *testing.T, dir string) *tools {

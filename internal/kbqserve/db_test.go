@@ -1,0 +1,86 @@
+package kbqserve
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/kbqdev/kbq/internal/answer"
+	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/mcptest"
+	"github.com/kbqdev/kbq/internal/pgstore"
+	"github.com/kbqdev/kbq/internal/pgtest"
+	"github.com/kbqdev/kbq/internal/testkb"
+	"github.com/kbqdev/kbq/query"
+)
+
+func publishFiles(t *testing.T, url, repo, commit string, files testkb.Files) {
+	t.Helper()
+	dir := testkb.Build(t, files)
+	ix, err := query.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	docs, err := ix.Documents()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, err := pgstore.ArtifactFiles(dir, ix.Manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	src := &pgstore.Source{Repo: repo, Commit: commit, Header: ix.Manifest, Documents: docs, Chunks: ix.Chunks, Dir: dir, Files: fs}
+	if _, err := pgstore.Publish(context.Background(), conn, src, pgstore.Options{Force: true}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// kbq serve --db and kbq mcp --db follow the database: a new publish, and
+// a repository published after they started, are served without a
+// restart.
+func TestServersFollowTheDatabase(t *testing.T) {
+	url := pgtest.DB(t)
+	publishFiles(t, url, "api", "a", testkb.Files{".kb/keys.md": "# Keys\n\nRotate the signing key yearly.\n"})
+	defer func(d time.Duration) { dbRefresh = d }(dbRefresh)
+	dbRefresh = 50 * time.Millisecond
+	env := map[string]string{"XDG_CACHE_HOME": t.TempDir()}
+	s := &cli.Streams{Getenv: func(k string) string { return env[k] }, Err: &strings.Builder{}}
+	tl := serverToolsOf(s, &answer.Sources{DB: url})
+	if tl.unavailable != nil {
+		t.Fatal(tl.unavailable)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	tl.watch(ctx, s, "test")
+	defer tl.close()
+	defer cancel()
+	cs := connect(t, tl)
+	search := func(q string) string {
+		res, _ := mcptest.Call(t, cs, "knowledge_search", map[string]any{"query": q})
+		return mcptest.Text(res)
+	}
+	if got := search("rotate"); !strings.Contains(got, "yearly") {
+		t.Fatalf("first search: %s", got)
+	}
+	publishFiles(t, url, "api", "b", testkb.Files{".kb/keys.md": "# Keys\n\nRotate the signing key monthly.\n"})
+	publishFiles(t, url, "web", "a", testkb.Files{".kb/web.md": "# Web\n\nRotate the session cookie secret.\n"})
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := search("rotate")
+		if strings.Contains(got, "monthly") && strings.Contains(got, "`web:.kb/web.md") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not follow the publishes:\n%s", got)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
