@@ -172,11 +172,11 @@ func OpenMany(s *cli.Streams, src *Sources) (m *Many, err error) {
 	return m, nil
 }
 
-// splitNamed splits NAME=DIR; a DIR holding = but no name is left whole
-// when it exists.
+// splitNamed splits NAME=DIR (NAME may hold slashes, github.com/org/api);
+// a path holding = is left whole when it exists.
 func splitNamed(spec string) (name, dir string) {
 	name, dir, ok := strings.Cut(spec, "=")
-	if !ok || name == "" || strings.ContainsAny(name, `/\`) {
+	if !ok || name == "" {
 		return "", spec
 	}
 	if _, err := os.Stat(spec); err == nil {

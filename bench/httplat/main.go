@@ -1,0 +1,112 @@
+// Command httplat measures kbq serve over HTTP: the latency of /search
+// for a set of queries, warm (p50 and p99 over rounds of every query),
+// and, with -start, the time from starting a command to its first answer.
+//
+//	httplat -url http://127.0.0.1:7419 -q queries.txt -rounds 20
+//	httplat -start 'kbq serve --db env --addr 127.0.0.1:7419' -url http://127.0.0.1:7419 -q queries.txt
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+)
+
+func main() {
+	base := flag.String("url", "http://127.0.0.1:7419", "the server")
+	queries := flag.String("q", "", "a file of queries, one a line")
+	rounds := flag.Int("rounds", 20, "rounds of every query, after one round of warm-up")
+	start := flag.String("start", "", "a command that starts the server: time it to its first answer, then measure")
+	flag.Parse()
+	qs, err := readLines(*queries)
+	if err != nil || len(qs) == 0 {
+		fail(fmt.Errorf("-q: %v (%d queries)", err, len(qs)))
+	}
+	if *start != "" {
+		cmd := exec.Command("sh", "-c", *start)
+		cmd.Stderr = os.Stderr
+		t0 := time.Now()
+		if err := cmd.Start(); err != nil {
+			fail(err)
+		}
+		defer cmd.Process.Kill()
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		for {
+			if _, err := search(*base, qs[0]); err == nil {
+				break
+			}
+			select {
+			case err := <-exited:
+				fail(fmt.Errorf("the server exited: %v", err))
+			default:
+			}
+			if time.Since(t0) > 5*time.Minute {
+				fail(fmt.Errorf("the server did not answer in 5 minutes"))
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		fmt.Printf("first answer after start: %.0f ms\n", float64(time.Since(t0).Microseconds())/1000)
+	}
+	for _, q := range qs {
+		if _, err := search(*base, q); err != nil {
+			fail(err)
+		}
+	}
+	var all []time.Duration
+	for range *rounds {
+		for _, q := range qs {
+			d, err := search(*base, q)
+			if err != nil {
+				fail(err)
+			}
+			all = append(all, d)
+		}
+	}
+	slices.Sort(all)
+	pct := func(p float64) float64 { return float64(all[int(p*float64(len(all)-1))].Microseconds()) / 1000 }
+	fmt.Printf("%d searches: p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", len(all), pct(0.5), pct(0.99), pct(1))
+}
+
+func search(base, q string) (time.Duration, error) {
+	t0 := time.Now()
+	resp, err := http.Get(base + "/search?n=10&q=" + url.QueryEscape(q))
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != 200 {
+		return 0, fmt.Errorf("%q: HTTP %d", q, resp.StatusCode)
+	}
+	return time.Since(t0), nil
+}
+
+func readLines(name string) ([]string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if l := strings.TrimSpace(sc.Text()); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out, sc.Err()
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "httplat:", err)
+	os.Exit(1)
+}
