@@ -270,6 +270,11 @@ func (ix *Index) search(ctx context.Context, req Request) (*Response, error) {
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
+	if req.coll != nil && req.coll.record != nil {
+		// A Union's first pass wants the document frequencies, which
+		// preparing the evaluation has recorded.
+		return &Response{Query: req.Query, Results: []Result{}}, nil
+	}
 	resp := &Response{Query: req.Query}
 	// Enough chunks for req.N documents once phrases are checked and each
 	// document is collapsed to its best chunk, or more next time round.
