@@ -3,9 +3,12 @@ package query
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/query/syntax"
@@ -201,14 +204,20 @@ func (u *Union) lexical(ctx context.Context, parts []Part, req Request) (*Respon
 		}
 	}
 	// First pass: the document frequency of every term scored, in each.
-	for _, p := range parts {
+	records := make([]map[string]uint64, len(parts))
+	err := each(parts, func(i int, p Part) error {
 		first := req
 		first.noSnippets = true
 		first.coll = &collection{record: map[string]uint64{}}
-		if _, err := p.Index.search(ctx, first); err != nil {
-			return nil, fmt.Errorf("%s: %w", p.Name, err)
-		}
-		for k, n := range first.coll.record {
+		records[i] = first.coll.record
+		_, err := p.Index.search(ctx, first)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range records {
+		for k, n := range r {
 			c.df[k] += n
 		}
 	}
@@ -220,14 +229,16 @@ func (u *Union) lexical(ctx context.Context, parts []Part, req Request) (*Respon
 // the order one artifact would give them.
 func (u *Union) merge(ctx context.Context, parts []Part, req Request, search func(*Index, Request) (*Response, error)) (*Response, error) {
 	resp := &Response{Query: req.Query, TotalExact: true, Results: []Result{}}
-	for _, p := range parts {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		r, err := search(p.Index, req)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p.Name, err)
-		}
+	found := make([]*Response, len(parts))
+	err := each(parts, func(i int, p Part) (err error) {
+		found[i], err = search(p.Index, req)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, p := range parts {
+		r := found[i]
 		label(r.Results, p.Name)
 		resp.Results = append(resp.Results, r.Results...)
 		resp.Total += r.Total
@@ -330,4 +341,25 @@ func (u *Union) hybrid(ctx context.Context, parts []Part, req Request, mode stri
 func (ix *Index) snippetOf(content string, req Request) (string, [][2]int) {
 	an := artifact.NewAnalyzer(ix.Manifest.Analysis)
 	return snippet(content, ix.plan(pathsFrom(syntax.Parse(req.Query), req.Dir), an), an)
+}
+
+// each runs f on every part, as many at once as there are CPUs, and
+// returns the first error, naming its part.
+func each(parts []Part, f func(int, Part) error) error {
+	errs := make([]error, len(parts))
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, p := range parts {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-slots }()
+			if err := f(i, p); err != nil {
+				errs[i] = fmt.Errorf("%s: %w", p.Name, err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
