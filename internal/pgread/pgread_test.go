@@ -175,3 +175,58 @@ func TestFilesAreSentAndFetchedOnce(t *testing.T) {
 		t.Fatal("no files were published")
 	}
 }
+
+// A database set up by a newer kbc, or holding nothing, says so.
+func TestFetchErrors(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.DB(t)
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := pgread.Fetch(ctx, conn, t.TempDir(), nil); err == nil || !strings.Contains(err.Error(), "no kbq schema") {
+		t.Errorf("empty database: %v", err)
+	}
+	if err := pgstore.Migrate(ctx, conn); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pgread.Fetch(ctx, conn, t.TempDir(), nil); err == nil || !strings.Contains(err.Error(), "nothing was published there yet") {
+		t.Errorf("no repository: %v", err)
+	}
+	pgtest.Exec(t, url, `UPDATE kbq_schema SET version = 99`)
+	if _, err := pgread.Fetch(ctx, conn, t.TempDir(), nil); err == nil || !strings.Contains(err.Error(), "newer than this kbq reads (1): upgrade kbq") {
+		t.Errorf("newer schema: %v", err)
+	}
+}
+
+// kbq reads with a role granted only what docs/postgres.md lists.
+func TestFetchAsReadOnlyRole(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.DB(t)
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	publish(t, conn, "r", "a", testkb.Files{".kb/a.md": "# A\n\nAlpha.\n"})
+	pgtest.Exec(t, url, pgstore.ReadOnlyGrants("kbq_reader")...)
+	reader, err := pgx.Connect(ctx, strings.Replace(url, "kbq@", "kbq_reader@", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close(ctx)
+	repos, err := pgread.Fetch(ctx, reader, t.TempDir(), nil)
+	if err != nil || len(repos) != 1 {
+		t.Fatalf("as a reader: %+v %v", repos, err)
+	}
+	ix, err := query.Open(repos[0].Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	resp, err := ix.Search(ctx, query.Request{Query: "alpha"})
+	if err != nil || len(resp.Results) != 1 {
+		t.Errorf("search: %v %v", resp, err)
+	}
+}
