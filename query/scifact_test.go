@@ -1,10 +1,7 @@
 package query_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,61 +11,9 @@ import (
 	"github.com/kbqdev/kbq/query"
 )
 
-// scifact reads the SciFact corpus as knowledge files, the training
-// queries and their judgements; the test skips when ../shared is absent.
+// scifact reads SciFact from ../shared, or skips.
 func scifact(t *testing.T) (files testkb.Files, queries map[string]string, relevant map[string][]string) {
-	t.Helper()
-	dir := filepath.Join("..", "..", "shared", "datasets", "scifact")
-	if _, err := os.Stat(filepath.Join(dir, "corpus.jsonl")); err != nil {
-		t.Skipf("SciFact is not here (%v)", err)
-	}
-	files = testkb.Files{}
-	eachLine(t, filepath.Join(dir, "corpus.jsonl"), func(line string) {
-		var d struct{ ID, Title, Text string }
-		d.ID = jsonField(t, line, "_id")
-		d.Title, d.Text = jsonField(t, line, "title"), jsonField(t, line, "text")
-		title, _ := json.Marshal(d.Title)
-		files[".kb/corpus/"+d.ID+".md"] = "---\ntitle: " + string(title) + "\n---\n" + d.Text + "\n"
-	})
-	relevant = map[string][]string{}
-	eachLine(t, filepath.Join(dir, "qrels", "train.tsv"), func(line string) {
-		f := strings.Split(line, "\t")
-		if len(f) == 3 && f[0] != "query-id" && f[2] != "0" {
-			relevant[f[0]] = append(relevant[f[0]], ".kb/corpus/"+f[1]+".md")
-		}
-	})
-	queries = map[string]string{}
-	eachLine(t, filepath.Join(dir, "queries.jsonl"), func(line string) {
-		if id := jsonField(t, line, "_id"); relevant[id] != nil {
-			queries[id] = jsonField(t, line, "text")
-		}
-	})
-	return files, queries, relevant
-}
-
-func eachLine(t *testing.T, name string, fn func(string)) {
-	f, err := os.Open(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
-		fn(sc.Text())
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func jsonField(t *testing.T, line, key string) string {
-	var m map[string]any
-	if err := json.Unmarshal([]byte(line), &m); err != nil {
-		t.Fatal(err)
-	}
-	s, _ := m[key].(string)
-	return s
+	return testkb.SciFact(t, filepath.Join("..", "..", "shared", "datasets", "scifact"))
 }
 
 // Pasted prose is not syntax: no SciFact training query loses a relevant

@@ -230,3 +230,50 @@ func TestFetchAsReadOnlyRole(t *testing.T) {
 		t.Errorf("search: %v %v", resp, err)
 	}
 }
+
+// SciFact's training queries rank the same from the database as from the
+// artifact: lexical and, by the same files, every mode.
+func TestReadRanksSciFactAsTheArtifact(t *testing.T) {
+	if testing.Short() {
+		t.Skip("publishes SciFact")
+	}
+	files, queries, _ := testkb.SciFact(t, filepath.Join("..", "..", "..", "shared", "datasets", "scifact"))
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, pgtest.DB(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	local := publish(t, conn, "scifact", "a", files)
+	repos, err := pgread.Fetch(ctx, conn, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromDB, err := query.Open(repos[0].Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fromDB.Close()
+	same := 0
+	for _, q := range queries {
+		req := query.Request{Query: q, N: 10, Mode: query.ModeLexical}
+		want, err := local.Search(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := fromDB.Search(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ok := len(got.Results) == len(want.Results)
+		for k := 0; ok && k < len(want.Results); k++ {
+			ok = got.Results[k].Path == want.Results[k].Path && got.Results[k].Score == want.Results[k].Score
+		}
+		if ok {
+			same++
+		}
+	}
+	if same != len(queries) || same < 800 {
+		t.Errorf("%d of %d queries rank the same", same, len(queries))
+	}
+}
