@@ -87,8 +87,12 @@ type Index struct {
 	rowsOnce sync.Once
 	rows     *rowMap
 	rowsErr  error
-	vecErr   error
-	warmOnce sync.Once
+	// firstRow maps a document's path to its first chunk's vector row.
+	firstRowOnce sync.Once
+	firstRow     map[string]int
+	firstRowErr  error
+	vecErr       error
+	warmOnce     sync.Once
 }
 
 // Open opens the artifact in dir.

@@ -124,3 +124,43 @@ func JoinChunks(chunks []Chunk) (front, body string) {
 	}
 	return front, text.String()
 }
+
+// Vectors returns the vectors of a document's chunks, in chunk order, as
+// the artifact stores them (dequantized); nil when the artifact has none.
+func (ix *Index) Vectors(meta artifact.Document) ([][]float32, error) {
+	if ix.Manifest.Embeddings == nil {
+		return nil, nil
+	}
+	v, err := ix.vectors()
+	if err != nil {
+		return nil, err
+	}
+	ix.firstRowOnce.Do(func() {
+		docs, err := ix.Documents()
+		if err != nil {
+			ix.firstRowErr = err
+			return
+		}
+		ix.firstRow = make(map[string]int, len(docs))
+		row := 0
+		for _, d := range docs {
+			ix.firstRow[d.Path] = row
+			row += d.Chunks
+		}
+	})
+	if ix.firstRowErr != nil {
+		return nil, ix.firstRowErr
+	}
+	first, ok := ix.firstRow[meta.Path]
+	if !ok {
+		return nil, fmt.Errorf("%w: %s has no vectors", artifact.ErrCorrupt, meta.Path)
+	}
+	out := make([][]float32, meta.Chunks)
+	for i := range out {
+		if first+i >= v.Count {
+			return nil, fmt.Errorf("%w: %s's vectors run past the file", artifact.ErrCorrupt, meta.Path)
+		}
+		out[i] = artifact.Dequantize(nil, v.Row(first+i))
+	}
+	return out, nil
+}

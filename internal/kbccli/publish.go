@@ -137,12 +137,15 @@ func runPublish(ctx context.Context, s *cli.Streams, g *globalOptions, o *publis
 	defer conn.Close(context.Background())
 	pub, err := pgstore.Publish(ctx, conn, &pgstore.Source{
 		Repo: name, Commit: ix.Manifest.Source.Commit, Header: ix.Manifest, Documents: docs, Chunks: ix.Chunks,
-		Dir: out, Files: files,
+		Dir: out, Files: files, Vectors: ix.Vectors,
 	}, pgstore.Options{Force: o.force, IsAncestor: src.repo.IsAncestor})
 	if err != nil {
 		return publishError(err, cfg)
 	}
 	what := fmt.Sprintf("%d added, %d changed, %d re-dated, %d removed, %d %s written", pub.Added, pub.Changed, pub.Redated, pub.Removed, pub.Chunks, plural(pub.Chunks, "chunk", "chunks"))
+	if pub.Vectors > 0 {
+		what += fmt.Sprintf(", %d chunk vectors", pub.Vectors)
+	}
 	if pub.Bytes > 0 {
 		what += ", " + units.Bytes(pub.Bytes) + " of index files sent"
 	}
@@ -152,6 +155,9 @@ func runPublish(ctx context.Context, s *cli.Streams, g *globalOptions, o *publis
 	from := ""
 	if pub.Previous != "" && pub.Previous != ix.Manifest.Source.Commit {
 		from = fmt.Sprintf(" (was %.12s)", pub.Previous)
+	}
+	if pub.VectorsNote != "" {
+		fmt.Fprintf(s.Err, "kbc: note: %s; kbq --db ranks by meaning with the artifact's own vectors\n", pub.VectorsNote)
 	}
 	fmt.Fprintf(s.Err, "kbc: published %s at %.12s%s to %s: %s in %.2fs\n", name, ix.Manifest.Source.Commit, from, pgread.Where(cfg), what, time.Since(start).Seconds())
 	return nil

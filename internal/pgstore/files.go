@@ -103,7 +103,7 @@ func writeFiles(ctx context.Context, tx pgx.Tx, repoID int64, dir string, files 
 	for i, f := range files {
 		rowsIn[i] = []any{repoID, f.Name, f.Hash}
 	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"kbq_repo_file"}, []string{"repo_id", "name", "hash"}, pgx.CopyFromRows(rowsIn)); err != nil {
+	if err := insertRows(ctx, tx, "kbq_repo_file", []string{"repo_id", "name", "hash"}, nil, rowsIn); err != nil {
 		return 0, err
 	}
 	_, err = tx.Exec(ctx, `DELETE FROM kbq_file f WHERE NOT EXISTS (SELECT 1 FROM kbq_repo_file r WHERE r.hash = f.hash)`)

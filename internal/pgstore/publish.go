@@ -30,6 +30,9 @@ type Source struct {
 	// stored so that kbq reads the database with its own engine.
 	Dir   string
 	Files []File
+	// Vectors, when the artifact has them, returns a document's chunk
+	// vectors, stored in kbq_chunk_vector where pgvector is.
+	Vectors func(artifact.Document) ([][]float32, error)
 }
 
 // Options shape a publish.
@@ -53,6 +56,10 @@ type Result struct {
 	Added, Changed, Redated, Removed, Chunks int
 	// Bytes of artifact files sent: those the database did not hold.
 	Bytes int64
+	// Vectors of chunks written; VectorsNote says why none were, when
+	// the artifact has them and the database cannot take them.
+	Vectors     int
+	VectorsNote string
 }
 
 // Unchanged reports whether the publish wrote no document.
@@ -75,6 +82,15 @@ func Publish(ctx context.Context, conn *pgx.Conn, src *Source, opts Options) (*R
 	if err := Migrate(ctx, conn); err != nil {
 		return nil, err
 	}
+	res := &Result{}
+	withVectors := false
+	if e := src.Header.Embeddings; e != nil && src.Vectors != nil {
+		note, err := ensureVectors(ctx, conn, e.Dims)
+		if err != nil {
+			return nil, err
+		}
+		withVectors, res.VectorsNote = note == "", note
+	}
 	tx, err := conn.Begin(ctx)
 	if err != nil {
 		return nil, err
@@ -83,7 +99,6 @@ func Publish(ctx context.Context, conn *pgx.Conn, src *Source, opts Options) (*R
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, repoLock(src.Repo)); err != nil {
 		return nil, err
 	}
-	res := &Result{}
 	var repoID int64
 	err = tx.QueryRow(ctx, `SELECT id, commit FROM kbq_repo WHERE name = $1`, src.Repo).Scan(&repoID, &res.Previous)
 	switch {
@@ -106,11 +121,11 @@ func Publish(ctx context.Context, conn *pgx.Conn, src *Source, opts Options) (*R
 	}
 	err = tx.QueryRow(ctx, `INSERT INTO kbq_repo (name, commit, published_at, header) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (name) DO UPDATE SET commit = EXCLUDED.commit, published_at = EXCLUDED.published_at, header = EXCLUDED.header
-		RETURNING id`, src.Repo, src.Commit, now, header).Scan(&repoID)
+		RETURNING id`, src.Repo, src.Commit, now, string(header)).Scan(&repoID)
 	if err != nil {
 		return nil, err
 	}
-	if err := writeDocuments(ctx, tx, repoID, src, res); err != nil {
+	if err := writeDocuments(ctx, tx, repoID, src, res, withVectors); err != nil {
 		return nil, err
 	}
 	if len(src.Files) > 0 {
@@ -158,7 +173,7 @@ type stored struct {
 // writeDocuments brings the repository's document and chunk rows to
 // src's: new and changed documents are written whole, with their chunks;
 // those whose age alone changed are updated in place; the rest are left.
-func writeDocuments(ctx context.Context, tx pgx.Tx, repoID int64, src *Source, res *Result) error {
+func writeDocuments(ctx context.Context, tx pgx.Tx, repoID int64, src *Source, res *Result, withVectors bool) error {
 	rows, err := tx.Query(ctx, `SELECT path, digest, age_digest FROM kbq_document WHERE repo_id = $1`, repoID)
 	if err != nil {
 		return err
@@ -176,7 +191,7 @@ func writeDocuments(ctx context.Context, tx pgx.Tx, repoID int64, src *Source, r
 		return err
 	}
 	var rewrite, remove []string
-	var docRows, chunkRows [][]any
+	var docRows, chunkRows, vectorRows [][]any
 	batch := &pgx.Batch{}
 	seen := map[string]bool{}
 	for _, d := range src.Documents {
@@ -190,7 +205,7 @@ func writeDocuments(ctx context.Context, tx pgx.Tx, repoID int64, src *Source, r
 		case had && prev.digest == digest && prev.ageDigest == ageDigest:
 			continue
 		case had && prev.digest == digest:
-			batch.Queue(`UPDATE kbq_document SET document = $3, age_digest = $4 WHERE repo_id = $1 AND path = $2`, repoID, d.Path, document, ageDigest)
+			batch.Queue(`UPDATE kbq_document SET document = $3, age_digest = $4 WHERE repo_id = $1 AND path = $2`, repoID, d.Path, string(document), ageDigest)
 			res.Redated++
 			continue
 		case had:
@@ -208,9 +223,18 @@ func writeDocuments(ctx context.Context, tx pgx.Tx, repoID int64, src *Source, r
 		if tags == nil {
 			tags = []string{}
 		}
-		docRows = append(docRows, []any{repoID, d.Path, d.Blob, digest, ageDigest, d.Kind, d.Scope, d.Topic, d.Title, tags, document, front, body})
+		docRows = append(docRows, []any{repoID, d.Path, d.Blob, digest, ageDigest, d.Kind, d.Scope, d.Topic, d.Title, tags, string(document), front, body})
 		for _, c := range chunks {
 			chunkRows = append(chunkRows, []any{repoID, d.Path, c.Ordinal, c.Heading, c.Lines[0], c.Lines[1], c.Body})
+		}
+		if withVectors {
+			vecs, err := src.Vectors(d)
+			if err != nil {
+				return err
+			}
+			for i, v := range vecs {
+				vectorRows = append(vectorRows, []any{repoID, d.Path, i, vectorText(v)})
+			}
 		}
 	}
 	for path := range old {
@@ -229,21 +253,18 @@ func writeDocuments(ctx context.Context, tx pgx.Tx, repoID int64, src *Source, r
 			return err
 		}
 	}
-	if len(docRows) > 0 {
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"kbq_document"},
-			[]string{"repo_id", "path", "blob", "digest", "age_digest", "kind", "scope", "topic", "title", "tags", "document", "frontmatter", "body"},
-			pgx.CopyFromRows(docRows)); err != nil {
-			return fmt.Errorf("write documents: %w", err)
-		}
+	if err := insertRows(ctx, tx, "kbq_document",
+		[]string{"repo_id", "path", "blob", "digest", "age_digest", "kind", "scope", "topic", "title", "tags", "document", "frontmatter", "body"},
+		nil, docRows); err != nil {
+		return fmt.Errorf("write documents: %w", err)
 	}
-	if len(chunkRows) > 0 {
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"kbq_chunk"},
-			[]string{"repo_id", "path", "chunk", "heading", "line_start", "line_end", "body"},
-			pgx.CopyFromRows(chunkRows)); err != nil {
-			return fmt.Errorf("write chunks: %w", err)
-		}
+	if err := insertRows(ctx, tx, "kbq_chunk", []string{"repo_id", "path", "chunk", "heading", "line_start", "line_end", "body"}, nil, chunkRows); err != nil {
+		return fmt.Errorf("write chunks: %w", err)
 	}
-	res.Chunks = len(chunkRows)
+	if err := insertRows(ctx, tx, "kbq_chunk_vector", []string{"repo_id", "path", "chunk", "embedding"}, []string{"", "", "", "vector"}, vectorRows); err != nil {
+		return fmt.Errorf("write chunk vectors: %w", err)
+	}
+	res.Chunks, res.Vectors = len(chunkRows), len(vectorRows)
 	return nil
 }
 

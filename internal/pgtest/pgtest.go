@@ -181,3 +181,66 @@ func freePort() (int, error) {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
+
+// PGlite starts PGlite, PostgreSQL in WebAssembly with the pgvector
+// extension, behind @electric-sql/pglite-socket, and returns its URL,
+// which speaks the simple query protocol only (PGlite takes one session,
+// no COPY and simple queries). The node modules are looked for in
+// $KBQ_PGLITE_DIR (.ci/run installs them there); the test skips without
+// them or without node.
+func PGlite(t testing.TB) string {
+	t.Helper()
+	dir := os.Getenv("KBQ_PGLITE_DIR")
+	if dir == "" {
+		t.Skip("no PGlite: set KBQ_PGLITE_DIR to a directory holding @electric-sql/pglite, pglite-socket and pglite-pgvector in node_modules (.ci/run does)")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no PGlite: node is not installed")
+	}
+	script := filepath.Join(dir, "kbq-pglite-server.mjs")
+	const server = `import { PGlite } from '@electric-sql/pglite'
+import { vector } from '@electric-sql/pglite-pgvector'
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket'
+const db = await PGlite.create({ extensions: { vector } })
+const server = new PGLiteSocketServer({ db, port: Number(process.argv[2]), host: '127.0.0.1' })
+await server.start()
+console.log('listening')
+`
+	if err := os.WriteFile(script, []byte(server), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, script, strconv.Itoa(port))
+	cmd.Dir = dir
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	ready := make(chan error, 1)
+	go func() {
+		buf := make([]byte, 64)
+		n, err := out.Read(buf)
+		if err == nil && !strings.Contains(string(buf[:n]), "listening") {
+			err = fmt.Errorf("PGlite said %q", buf[:n])
+		}
+		ready <- err
+	}()
+	select {
+	case err := <-ready:
+		if err != nil {
+			t.Fatalf("PGlite did not start: %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("PGlite did not start in 60 s")
+	}
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable&default_query_exec_mode=simple_protocol", port)
+}
