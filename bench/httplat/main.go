@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -33,19 +34,26 @@ func main() {
 	if *start != "" {
 		cmd := exec.Command("sh", "-c", *start)
 		cmd.Stderr = os.Stderr
+		// Its own process group, all of which stop kills.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		t0 := time.Now()
 		if err := cmd.Start(); err != nil {
 			fail(err)
 		}
-		defer cmd.Process.Kill()
 		exited := make(chan error, 1)
 		go func() { exited <- cmd.Wait() }()
+		stop = func() {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-exited
+		}
+		defer stop()
 		for {
 			if _, err := search(*base, qs[0]); err == nil {
 				break
 			}
 			select {
 			case err := <-exited:
+				stop = func() {}
 				fail(fmt.Errorf("the server exited: %v", err))
 			default:
 			}
@@ -106,7 +114,11 @@ func readLines(name string) ([]string, error) {
 	return out, sc.Err()
 }
 
+// stop stops the server -start started; fail calls it too.
+var stop = func() {}
+
 func fail(err error) {
+	stop()
 	fmt.Fprintln(os.Stderr, "httplat:", err)
 	os.Exit(1)
 }
