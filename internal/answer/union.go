@@ -10,6 +10,7 @@ import (
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/query"
+	"github.com/kbqdev/kbq/query/documents"
 )
 
 // UnionBackend is several artifacts served as one Backend (kbq serve and
@@ -50,7 +51,8 @@ func (b *UnionBackend) Blobs(results []query.Result) []string {
 	return out
 }
 
-// Location is "": use is recorded per artifact only when it is served alone.
+// Location is "": use is recorded in each artifact's own log
+// (Usage.RecordSearch and RecordGet).
 func (b *UnionBackend) Location() string { return "" }
 
 // Documents lists every artifact's documents, each path as REPO:PATH.
@@ -157,4 +159,43 @@ func (b *UnionBackend) index(name string) *query.Index {
 		}
 	}
 	return nil
+}
+
+// RecordSearch records the documents a search of b handed out, in the
+// usage log of the artifact each came from.
+func (u *Usage) RecordSearch(b Backend, via, q string, results []query.Result) {
+	ub, ok := b.(*UnionBackend)
+	if !ok {
+		u.Record(b.Location(), SearchEvents(b, via, q, results))
+		return
+	}
+	for _, p := range ub.parts {
+		var mine []query.Result
+		for _, r := range results {
+			if r.Repo == p.Name {
+				mine = append(mine, r)
+			}
+		}
+		if len(mine) > 0 {
+			u.Record(p.Index.Location(), SearchEvents(p.Index, via, q, mine))
+		}
+	}
+}
+
+// RecordGet records a document b handed out, in the usage log of the
+// artifact it came from.
+func (u *Usage) RecordGet(b Backend, via string, d *documents.Document) {
+	ub, ok := b.(*UnionBackend)
+	if !ok {
+		u.Record(b.Location(), GetEvents(via, d))
+		return
+	}
+	for _, p := range ub.parts {
+		if rest, ok := strings.CutPrefix(d.Path, p.Name+":"); ok {
+			e := GetEvents(via, d)
+			e[0].Path = rest
+			u.Record(p.Index.Location(), e)
+			return
+		}
+	}
 }

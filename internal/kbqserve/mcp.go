@@ -263,7 +263,7 @@ func (t *tools) search(ctx context.Context, _ *mcp.CallToolRequest, in searchArg
 	if err != nil {
 		return nil, nil, err
 	}
-	t.usage.Record(ix.Location(), answer.SearchEvents(ix, usage.ViaMCP, in.Query, resp.Results))
+	t.usage.RecordSearch(ix, usage.ViaMCP, in.Query, resp.Results)
 	var md strings.Builder
 	render.SearchMarkdown(&md, resp)
 	return textResult(md.String()), resp, nil
@@ -296,7 +296,7 @@ func (t *tools) document(ctx context.Context, in getArgs, via string) (*document
 	if err != nil {
 		return nil, err
 	}
-	t.usage.Record(ix.Location(), answer.GetEvents(via, doc))
+	t.usage.RecordGet(ix, via, doc)
 	return doc, nil
 }
 

@@ -301,7 +301,7 @@ func (a *httpAPI) search(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	a.t.usage.Record(ix.Location(), answer.SearchEvents(ix, usage.ViaHTTP, in.Query, resp.Results))
+	a.t.usage.RecordSearch(ix, usage.ViaHTTP, in.Query, resp.Results)
 	writeJSONStatus(w, http.StatusOK, resp)
 }
 

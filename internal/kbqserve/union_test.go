@@ -1,12 +1,16 @@
 package kbqserve
 
 import (
+	"io"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/kbqdev/kbq/internal/answer"
+	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/mcptest"
 	"github.com/kbqdev/kbq/internal/testkb"
+	"github.com/kbqdev/kbq/internal/usage"
 	"github.com/kbqdev/kbq/query"
 )
 
@@ -14,12 +18,18 @@ import (
 // each result names its repository, and get, list and stats take
 // REPO:PATH.
 func TestServersReadSeveralArtifacts(t *testing.T) {
-	tl := &tools{usage: answer.NewUsage(nil)}
+	state := t.TempDir()
+	streams := &cli.Streams{Err: io.Discard, Getenv: func(k string) string {
+		return map[string]string{"XDG_STATE_HOME": state}[k]
+	}}
+	tl := &tools{usage: answer.NewUsage(streams)}
+	dirs := map[string]string{}
 	for name, fs := range map[string]testkb.Files{
 		"api": {".kb/keys.md": "# Keys\n\nRotate the api signing key every 90 days.\n", ".kb/deploy.md": "# Deploy\n\nDeploy the api with make deploy.\n"},
 		"web": {".kb/keys.md": "# Keys\n\nRotate the web signing key from the console.\n"},
 	} {
-		live, err := query.OpenLive(testkb.Build(t, fs), query.DefaultRanking())
+		dirs[name] = testkb.Build(t, fs)
+		live, err := query.OpenLive(dirs[name], query.DefaultRanking())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,6 +77,23 @@ func TestServersReadSeveralArtifacts(t *testing.T) {
 	} {
 		if code, body := get(t, h, target, nil); code != 200 || !strings.Contains(body, want) {
 			t.Errorf("%s: %d %s", target, code, body)
+		}
+	}
+
+	// Each document handed out is recorded in its own artifact's log.
+	for name, want := range map[string][]string{
+		"api": {`"op":"search","path":".kb/keys.md"`, `"op":"get","path":".kb/deploy.md"`},
+		"web": {`"op":"search","path":".kb/keys.md"`, `"op":"get","path":".kb/keys.md"`},
+	} {
+		_, path, err := usage.ReadFile(dirs[name], streams.Getenv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		log, _ := os.ReadFile(path)
+		for _, w := range want {
+			if !strings.Contains(string(log), w) {
+				t.Errorf("%s's usage log lacks %s:\n%s", name, w, log)
+			}
 		}
 	}
 }
