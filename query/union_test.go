@@ -3,11 +3,14 @@ package query_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/kbqdev/kbq/internal/querytest"
 	"github.com/kbqdev/kbq/internal/testkb"
 	"github.com/kbqdev/kbq/query"
 )
@@ -40,16 +43,7 @@ func unionCorpus(n int, seed uint64) testkb.Files {
 // their files: the same top 20, in the same order, with the same scores.
 func TestUnionRanksAsOneArtifact(t *testing.T) {
 	all := unionCorpus(90, 1)
-	a, b := testkb.Files{}, testkb.Files{}
-	i := 0
-	for p, text := range all {
-		if i%3 == 0 {
-			a[p] = text
-		} else {
-			b[p] = text
-		}
-		i++
-	}
+	a, b := split(all, 3)
 	one := open(t, all)
 	u, err := query.NewUnion([]query.Part{{Name: "a", Index: open(t, a)}, {Name: "b", Index: open(t, b)}})
 	if err != nil {
@@ -59,28 +53,8 @@ func TestUnionRanksAsOneArtifact(t *testing.T) {
 		"deploy", "rollback canary", "billing invoice retry", "owner", "+queue worker", "secret -vault",
 		`"retry backoff"`, "shard*", "title:deploy", "tag:billing gateway", "deploy OR proxy", "index search ranking token",
 	} {
-		req := query.Request{Query: q, N: 20, AllScopes: true}
-		want, err := one.Search(context.Background(), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := u.Search(context.Background(), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(want.Results) == 0 {
-			t.Fatalf("%q: no results to compare", q)
-		}
-		if len(got.Results) != len(want.Results) {
-			t.Errorf("%q: %d results, want %d", q, len(got.Results), len(want.Results))
-			continue
-		}
-		for k := range want.Results {
-			g, w := got.Results[k], want.Results[k]
-			if g.Path != w.Path || math.Abs(g.Score-w.Score) > 1e-9 {
-				t.Errorf("%q: result %d is %s (%.6f), want %s (%.6f)", q, k, g.Path, g.Score, w.Path, w.Score)
-				break
-			}
+		got, want := ranksAlike(t, u, one, query.Request{Query: q, N: 20, AllScopes: true}, 1e-9)
+		for _, g := range got.Results {
 			if _, inA := a[g.Path]; inA != (g.Repo == "a") {
 				t.Errorf("%q: %s labelled %q", q, g.Path, g.Repo)
 			}
@@ -128,16 +102,7 @@ func TestUnionRepoFilter(t *testing.T) {
 // words only, with a note.
 func TestUnionHybrid(t *testing.T) {
 	all := unionCorpus(60, 3)
-	a, b := testkb.Files{}, testkb.Files{}
-	i := 0
-	for p, text := range all {
-		if i%2 == 0 {
-			a[p] = text
-		} else {
-			b[p] = text
-		}
-		i++
-	}
+	a, b := split(all, 2)
 	words := wordVectors{dims: 48}
 	openVec := func(files testkb.Files, e wordVectors) *query.Index {
 		ix, err := query.Open(buildWithVectors(t, files, e))
@@ -155,24 +120,7 @@ func TestUnionHybrid(t *testing.T) {
 	for _, q := range []string{"deploy rollback", "billing invoice retry", "secret vault audit"} {
 		vec, _ := words.Embed(context.Background(), []string{q})
 		for _, mode := range []string{query.ModeHybrid, query.ModeSemantic} {
-			req := query.Request{Query: q, N: 10, AllScopes: true, Mode: mode, Vector: vec[0]}
-			want, err := one.Search(context.Background(), req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := u.Search(context.Background(), req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(got.Results) != len(want.Results) {
-				t.Fatalf("%s %q: %d results, want %d", mode, q, len(got.Results), len(want.Results))
-			}
-			for k := range want.Results {
-				if g, w := got.Results[k], want.Results[k]; g.Path != w.Path || math.Abs(g.Score-w.Score) > 1e-6 {
-					t.Errorf("%s %q: result %d is %s (%.6f), want %s (%.6f)", mode, q, k, g.Path, g.Score, w.Path, w.Score)
-					break
-				}
-			}
+			ranksAlike(t, u, one, query.Request{Query: q, N: 10, AllScopes: true, Mode: mode, Vector: vec[0]}, 1e-6)
 		}
 	}
 	odd, err := query.NewUnion([]query.Part{{Name: "a", Index: openVec(a, words)}, {Name: "b", Index: openVec(b, wordVectors{dims: 32})}})
@@ -187,4 +135,39 @@ func TestUnionHybrid(t *testing.T) {
 	if !strings.Contains(strings.Join(resp.Notes, "\n"), "b: built without a's vectors") {
 		t.Errorf("notes %q", resp.Notes)
 	}
+}
+
+// split deals files out, in path order: every every-th to a, the rest to b.
+func split(files testkb.Files, every int) (a, b testkb.Files) {
+	a, b = testkb.Files{}, testkb.Files{}
+	for i, p := range slices.Sorted(maps.Keys(files)) {
+		if i%every == 0 {
+			a[p] = files[p]
+		} else {
+			b[p] = files[p]
+		}
+	}
+	return a, b
+}
+
+// A searcher is an artifact or several.
+type searcher interface {
+	Search(context.Context, query.Request) (*query.Response, error)
+}
+
+// ranksAlike runs req on got and want, and fails t unless got ranks as
+// want does: the same paths in order, scores within tol.
+func ranksAlike(t *testing.T, got, want searcher, req query.Request, tol float64) (g, w *query.Response) {
+	t.Helper()
+	w, err := want.Search(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, err = got.Search(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if d := querytest.Diff(g.Results, w.Results, tol); d != "" {
+		t.Errorf("%s %q: %s", req.Mode, req.Query, d)
+	}
+	return g, w
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/kbqdev/kbq/internal/pgread"
 	"github.com/kbqdev/kbq/internal/pgstore"
 	"github.com/kbqdev/kbq/internal/units"
-	"github.com/kbqdev/kbq/query"
 )
 
 type publishOptions struct {
@@ -116,29 +115,18 @@ func runPublish(ctx context.Context, s *cli.Streams, g *globalOptions, o *publis
 			return err
 		}
 	}
-	ix, err := query.Open(out)
+	art, closeArtifact, err := pgstore.OpenSource(out, name)
 	if err != nil {
 		return err
 	}
-	defer ix.Close()
-	docs, err := ix.Documents()
-	if err != nil {
-		return err
-	}
-	files, err := pgstore.ArtifactFiles(out, ix.Manifest)
-	if err != nil {
-		return err
-	}
+	defer closeArtifact()
 	start := time.Now()
 	conn, err := pgread.Connect(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	defer conn.Close(context.Background())
-	pub, err := pgstore.Publish(ctx, conn, &pgstore.Source{
-		Repo: name, Commit: ix.Manifest.Source.Commit, Header: ix.Manifest, Documents: docs, Chunks: ix.Chunks,
-		Dir: out, Files: files, Vectors: ix.Vectors,
-	}, pgstore.Options{Force: o.force, IsAncestor: src.repo.IsAncestor})
+	pub, err := pgstore.Publish(ctx, conn, art, pgstore.Options{Force: o.force, IsAncestor: src.repo.IsAncestor})
 	if err != nil {
 		return publishError(err, cfg)
 	}
@@ -153,13 +141,13 @@ func runPublish(ctx context.Context, s *cli.Streams, g *globalOptions, o *publis
 		what = "nothing changed"
 	}
 	from := ""
-	if pub.Previous != "" && pub.Previous != ix.Manifest.Source.Commit {
+	if pub.Previous != "" && pub.Previous != art.Commit {
 		from = fmt.Sprintf(" (was %.12s)", pub.Previous)
 	}
 	if pub.VectorsNote != "" {
 		fmt.Fprintf(s.Err, "kbc: note: %s; kbq --db ranks by meaning with the artifact's own vectors\n", pub.VectorsNote)
 	}
-	fmt.Fprintf(s.Err, "kbc: published %s at %.12s%s to %s: %s in %.2fs\n", name, ix.Manifest.Source.Commit, from, pgread.Where(cfg), what, time.Since(start).Seconds())
+	fmt.Fprintf(s.Err, "kbc: published %s at %.12s%s to %s: %s in %.2fs\n", name, art.Commit, from, pgread.Where(cfg), what, time.Since(start).Seconds())
 	return nil
 }
 

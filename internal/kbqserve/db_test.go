@@ -6,40 +6,23 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/mcptest"
 	"github.com/kbqdev/kbq/internal/pgstore"
 	"github.com/kbqdev/kbq/internal/pgtest"
 	"github.com/kbqdev/kbq/internal/testkb"
-	"github.com/kbqdev/kbq/query"
 )
 
 func publishFiles(t *testing.T, url, repo, commit string, files testkb.Files) {
 	t.Helper()
-	dir := testkb.Build(t, files)
-	ix, err := query.Open(dir)
+	src, closeSource, err := pgstore.OpenSource(testkb.Build(t, files), repo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ix.Close()
-	docs, err := ix.Documents()
-	if err != nil {
-		t.Fatal(err)
-	}
-	fs, err := pgstore.ArtifactFiles(dir, ix.Manifest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := pgx.Connect(context.Background(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
-	src := &pgstore.Source{Repo: repo, Commit: commit, Header: ix.Manifest, Documents: docs, Chunks: ix.Chunks, Dir: dir, Files: fs}
-	if _, err := pgstore.Publish(context.Background(), conn, src, pgstore.Options{Force: true}); err != nil {
+	defer closeSource()
+	src.Commit = commit
+	if _, err := pgstore.Publish(context.Background(), pgtest.Connect(t, url), src, pgstore.Options{Force: true}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,12 +1,8 @@
 package pgread_test
 
 import (
-	"archive/tar"
-	"compress/gzip"
 	"context"
 	"fmt"
-	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,10 +10,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/internal/pgread"
 	"github.com/kbqdev/kbq/internal/pgstore"
 	"github.com/kbqdev/kbq/internal/pgtest"
+	"github.com/kbqdev/kbq/internal/querytest"
 	"github.com/kbqdev/kbq/internal/testkb"
 	"github.com/kbqdev/kbq/query"
 )
@@ -28,65 +24,66 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// publish compiles files and publishes them as repo at commit.
+// publish compiles files, publishes them as repo at commit, and returns
+// the artifact.
 func publish(t *testing.T, conn *pgx.Conn, repo, commit string, files testkb.Files) *query.Index {
 	t.Helper()
 	dir := testkb.Build(t, files)
-	ix, err := query.Open(dir)
+	src, closeSource, err := pgstore.OpenSource(dir, repo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ix.Close() })
-	docs, err := ix.Documents()
-	if err != nil {
-		t.Fatal(err)
-	}
-	fs, err := pgstore.ArtifactFiles(dir, ix.Manifest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := &pgstore.Source{Repo: repo, Commit: commit, Header: ix.Manifest, Documents: docs, Chunks: ix.Chunks, Dir: dir, Files: fs}
+	defer closeSource()
+	src.Commit = commit
 	if _, err := pgstore.Publish(context.Background(), conn, src, pgstore.Options{Force: true}); err != nil {
 		t.Fatal(err)
 	}
-	return ix
+	return querytest.OpenDir(t, dir)
+}
+
+// fetched fetches repository name from the database and opens it.
+func fetched(t *testing.T, conn *pgx.Conn, name string) (*query.Index, pgread.Repo) {
+	t.Helper()
+	repos, err := pgread.Fetch(context.Background(), conn, t.TempDir(), []string{name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(repos) != 1 || repos[0].Name != name {
+		t.Fatalf("fetched %+v", repos)
+	}
+	return querytest.OpenDir(t, repos[0].Dir), repos[0]
 }
 
 // corpus is the shared PowerShell docs, or a generated stand-in.
 func corpus(t *testing.T) (testkb.Files, []string) {
-	f, err := os.Open(filepath.Join("..", "..", "..", "shared", "corpora", "powershell-docs.tar.gz"))
-	if err != nil {
+	files, ok := testkb.Corpus(t, filepath.Join("..", "..", "..", "shared", "corpora", "powershell-docs.tar.gz"))
+	if !ok {
 		files := testkb.Files{}
 		for i := range 300 {
 			files[fmt.Sprintf(".kb/n/%03d.md", i)] = fmt.Sprintf("# Note %d\n\nDeploy %d the service; roll back release %d with care and retry.\n", i, i%7, i%11)
 		}
 		return files, []string{"deploy", "roll back", "retry care", "release"}
 	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
+	return files, []string{"execution policy", "set an environment variable for the current session", "retries",
+		"pipeline", "get child items recursively", "start a background job and wait", `"remote session"`, "+module -install"}
+}
+
+// ranksAlike fails t unless got ranks req as want does, scores included.
+func ranksAlike(t *testing.T, got, want *query.Index, req query.Request) bool {
+	t.Helper()
+	w, err := want.Search(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := testkb.Files{}
-	tr := tar.NewReader(zr)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if h.Typeflag != tar.TypeReg || !strings.HasSuffix(h.Name, ".md") {
-			continue
-		}
-		data, _ := io.ReadAll(tr)
-		if compiler.Validate(h.Name, data).Errors() == 0 {
-			files[".kb/"+h.Name] = string(data)
-		}
+	g, err := got.Search(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return files, []string{"execution policy", "set an environment variable for the current session", "retries",
-		"pipeline", "get child items recursively", "start a background job and wait", `"remote session"`, "+module -install"}
+	if d := querytest.Diff(g.Results, w.Results, 0); d != "" {
+		t.Errorf("%q: %s", req.Query, d)
+		return false
+	}
+	return true
 }
 
 // A repository read from the database ranks exactly as its own artifact:
@@ -94,46 +91,17 @@ func corpus(t *testing.T) (testkb.Files, []string) {
 func TestReadRanksAsTheArtifact(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.DB(t)
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := pgtest.Connect(t, url)
 	files, queries := corpus(t)
 	local := publish(t, conn, "github.com/org/docs", "a", files)
 	publish(t, conn, "other", "a", testkb.Files{".kb/x.md": "# X\n\nAn execution pipeline of retries.\n"})
 
-	repos, err := pgread.Fetch(ctx, conn, t.TempDir(), []string{"github.com/org/docs"})
-	if err != nil {
-		t.Fatal(err)
+	fromDB, repo := fetched(t, conn, "github.com/org/docs")
+	if repo.Commit != "a" {
+		t.Errorf("fetched %+v", repo)
 	}
-	if len(repos) != 1 || repos[0].Commit != "a" {
-		t.Fatalf("fetched %+v", repos)
-	}
-	fromDB, err := query.Open(repos[0].Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fromDB.Close()
 	for _, q := range queries {
-		req := query.Request{Query: q, N: 10, AllScopes: true}
-		want, err := local.Search(ctx, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := fromDB.Search(ctx, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(want.Results) == 0 || len(got.Results) != len(want.Results) {
-			t.Fatalf("%q: %d results, want %d", q, len(got.Results), len(want.Results))
-		}
-		for k := range want.Results {
-			if g, w := got.Results[k], want.Results[k]; g.Path != w.Path || math.Abs(g.Score-w.Score) > 1e-12 {
-				t.Errorf("%q: result %d is %s (%g), want %s (%g)", q, k, g.Path, g.Score, w.Path, w.Score)
-				break
-			}
-		}
+		ranksAlike(t, fromDB, local, query.Request{Query: q, N: 10, AllScopes: true})
 	}
 	all, err := pgread.Fetch(ctx, conn, t.TempDir(), nil)
 	if err != nil || len(all) != 2 {
@@ -148,11 +116,7 @@ func TestReadRanksAsTheArtifact(t *testing.T) {
 // database has.
 func TestFilesAreSentAndFetchedOnce(t *testing.T) {
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, pgtest.DB(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := pgtest.Connect(t, pgtest.DB(t))
 	files := testkb.Files{".kb/a.md": "# A\n\nAlpha.\n"}
 	publish(t, conn, "r", "a", files)
 	cache := t.TempDir()
@@ -180,11 +144,7 @@ func TestFilesAreSentAndFetchedOnce(t *testing.T) {
 func TestFetchErrors(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.DB(t)
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := pgtest.Connect(t, url)
 	if _, err := pgread.Fetch(ctx, conn, t.TempDir(), nil); err == nil || !strings.Contains(err.Error(), "no kbq schema") {
 		t.Errorf("empty database: %v", err)
 	}
@@ -204,72 +164,30 @@ func TestFetchErrors(t *testing.T) {
 func TestFetchAsReadOnlyRole(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.DB(t)
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := pgtest.Connect(t, url)
 	publish(t, conn, "r", "a", testkb.Files{".kb/a.md": "# A\n\nAlpha.\n"})
 	pgtest.Exec(t, url, pgstore.ReadOnlyGrants("kbq_reader")...)
-	reader, err := pgx.Connect(ctx, strings.Replace(url, "kbq@", "kbq_reader@", 1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reader.Close(ctx)
-	repos, err := pgread.Fetch(ctx, reader, t.TempDir(), nil)
-	if err != nil || len(repos) != 1 {
-		t.Fatalf("as a reader: %+v %v", repos, err)
-	}
-	ix, err := query.Open(repos[0].Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
+	reader := pgtest.Connect(t, strings.Replace(url, "kbq@", "kbq_reader@", 1))
+	ix, _ := fetched(t, reader, "r")
 	resp, err := ix.Search(ctx, query.Request{Query: "alpha"})
 	if err != nil || len(resp.Results) != 1 {
 		t.Errorf("search: %v %v", resp, err)
 	}
 }
 
-// SciFact's training queries rank the same from the database as from the
-// artifact: lexical and, by the same files, every mode.
+// SciFact's training queries rank the same, by words, from the database
+// as from the artifact.
 func TestReadRanksSciFactAsTheArtifact(t *testing.T) {
 	if testing.Short() {
 		t.Skip("publishes SciFact")
 	}
 	files, queries, _ := testkb.SciFact(t, filepath.Join("..", "..", "..", "shared", "datasets", "scifact"))
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, pgtest.DB(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := pgtest.Connect(t, pgtest.DB(t))
 	local := publish(t, conn, "scifact", "a", files)
-	repos, err := pgread.Fetch(ctx, conn, t.TempDir(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fromDB, err := query.Open(repos[0].Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fromDB.Close()
+	fromDB, _ := fetched(t, conn, "scifact")
 	same := 0
 	for _, q := range queries {
-		req := query.Request{Query: q, N: 10, Mode: query.ModeLexical}
-		want, err := local.Search(ctx, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := fromDB.Search(ctx, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ok := len(got.Results) == len(want.Results)
-		for k := 0; ok && k < len(want.Results); k++ {
-			ok = got.Results[k].Path == want.Results[k].Path && got.Results[k].Score == want.Results[k].Score
-		}
-		if ok {
+		if ranksAlike(t, fromDB, local, query.Request{Query: q, N: 10, Mode: query.ModeLexical}) {
 			same++
 		}
 	}

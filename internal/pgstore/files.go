@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/query"
 )
 
 // A File is one file of an artifact, by its name inside the artifact
@@ -108,4 +109,24 @@ func writeFiles(ctx context.Context, tx pgx.Tx, repoID int64, dir string, files 
 	}
 	_, err = tx.Exec(ctx, `DELETE FROM kbq_file f WHERE NOT EXISTS (SELECT 1 FROM kbq_repo_file r WHERE r.hash = f.hash)`)
 	return sent, err
+}
+
+// OpenSource opens the artifact in dir as what a publish of repository
+// repo writes: its manifest, documents, chunks, vectors and files, at the
+// commit it was built from. Close releases the artifact.
+func OpenSource(dir, repo string) (src *Source, close func() error, err error) {
+	ix, err := query.Open(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	docs, err := ix.Documents()
+	if err == nil {
+		var files []File
+		if files, err = ArtifactFiles(dir, ix.Manifest); err == nil {
+			return &Source{Repo: repo, Commit: ix.Manifest.Source.Commit, Header: ix.Manifest, Documents: docs,
+				Chunks: ix.Chunks, Vectors: ix.Vectors, Dir: dir, Files: files}, ix.Close, nil
+		}
+	}
+	ix.Close()
+	return nil, nil, err
 }

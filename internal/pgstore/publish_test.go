@@ -26,26 +26,19 @@ func TestMain(m *testing.M) {
 // source compiles files as the artifact of commit of repo.
 func source(t *testing.T, repo, commit string, files testkb.Files) *Source {
 	t.Helper()
-	ix, err := query.Open(testkb.Build(t, files))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ix.Close() })
-	docs, err := ix.Documents()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &Source{Repo: repo, Commit: commit, Header: ix.Manifest, Documents: docs, Chunks: ix.Chunks}
+	return sourceOf(t, testkb.Build(t, files), repo, commit)
 }
 
-func connect(t *testing.T, url string) *pgx.Conn {
+// sourceOf opens the artifact in dir as the source of repo at commit.
+func sourceOf(t *testing.T, dir, repo, commit string) *Source {
 	t.Helper()
-	conn, err := pgx.Connect(context.Background(), url)
+	src, closeSource, err := OpenSource(dir, repo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { conn.Close(context.Background()) })
-	return conn
+	t.Cleanup(func() { closeSource() })
+	src.Commit = commit
+	return src
 }
 
 // history is a line of commits: a → b → c.
@@ -77,7 +70,7 @@ func count(t *testing.T, conn *pgx.Conn, sql string, args ...any) int {
 
 func TestPublish(t *testing.T) {
 	ctx := context.Background()
-	conn := connect(t, pgtest.DB(t))
+	conn := pgtest.Connect(t, pgtest.DB(t))
 	opts := Options{IsAncestor: history}
 
 	res, err := Publish(ctx, conn, source(t, "github.com/org/api", "a", files), opts)
@@ -144,7 +137,7 @@ func TestPublish(t *testing.T) {
 
 func TestSchemaNewerIsRefused(t *testing.T) {
 	url := pgtest.DB(t)
-	conn := connect(t, url)
+	conn := pgtest.Connect(t, url)
 	if err := Migrate(context.Background(), conn); err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +152,7 @@ func TestSchemaNewerIsRefused(t *testing.T) {
 // in; of different repositories they all land.
 func TestConcurrentPublishes(t *testing.T) {
 	url := pgtest.DB(t)
-	if err := Migrate(context.Background(), connect(t, url)); err != nil {
+	if err := Migrate(context.Background(), pgtest.Connect(t, url)); err != nil {
 		t.Fatal(err)
 	}
 	srcs := []*Source{
@@ -187,7 +180,7 @@ func TestConcurrentPublishes(t *testing.T) {
 			t.Errorf("publish %d: %v", i, err)
 		}
 	}
-	conn := connect(t, url)
+	conn := pgtest.Connect(t, url)
 	if n := count(t, conn, `SELECT count(*) FROM kbq_document`); n != 9 {
 		t.Errorf("%d documents, want 3 for each of 3 repositories", n)
 	}
@@ -200,13 +193,13 @@ func TestConcurrentPublishes(t *testing.T) {
 // and cannot publish.
 func TestReadOnlyRole(t *testing.T) {
 	url := pgtest.DB(t)
-	conn := connect(t, url)
+	conn := pgtest.Connect(t, url)
 	if _, err := Publish(context.Background(), conn, source(t, "r", "a", files), Options{}); err != nil {
 		t.Fatal(err)
 	}
 	pgtest.Exec(t, url, ReadOnlyGrants("kbq_reader")...)
 	reader := strings.Replace(url, "kbq@", "kbq_reader@", 1)
-	rc := connect(t, reader)
+	rc := pgtest.Connect(t, reader)
 	if n := count(t, rc, `SELECT count(*) FROM kbq_chunk`); n != 3 {
 		t.Errorf("the reader sees %d chunks", n)
 	}
@@ -221,7 +214,7 @@ func TestReadOnlyRole(t *testing.T) {
 func TestKilledPublishLeavesThePrevious(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.DB(t)
-	if _, err := Publish(ctx, connect(t, url), source(t, "r", "a", files), Options{}); err != nil {
+	if _, err := Publish(ctx, pgtest.Connect(t, url), source(t, "r", "a", files), Options{}); err != nil {
 		t.Fatal(err)
 	}
 	many := testkb.Files{}
@@ -243,7 +236,7 @@ func TestKilledPublishLeavesThePrevious(t *testing.T) {
 	if _, err := Publish(ctx, conn, src, Options{IsAncestor: history}); err == nil {
 		t.Fatal("a publish that lost its connection succeeded")
 	}
-	check := connect(t, url)
+	check := pgtest.Connect(t, url)
 	var commit string
 	check.QueryRow(ctx, `SELECT commit FROM kbq_repo WHERE name = 'r'`).Scan(&commit)
 	if n := count(t, check, `SELECT count(*) FROM kbq_document`); commit != "a" || n != 3 {

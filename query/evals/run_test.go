@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kbqdev/kbq/internal/querytest"
 	"github.com/kbqdev/kbq/internal/testkb"
-	"github.com/kbqdev/kbq/query"
 	"github.com/kbqdev/kbq/query/evals"
 )
 
@@ -47,7 +47,7 @@ func TestScore(t *testing.T) {
 }
 
 func TestReadBEIRAndEvaluate(t *testing.T) {
-	ix := open(t, testkb.Files{
+	ix := querytest.Open(t, testkb.Files{
 		".kb/corpus/d1.md": "---\ntitle: Vitamin D and bones\n---\nVitamin D improves bone density in adults.\n",
 		".kb/corpus/d2.md": "---\ntitle: Coffee\n---\nCoffee consumption and sleep quality.\n",
 		".kb/corpus/d3.md": "---\ntitle: Exercise\n---\nExercise improves sleep and bone health.\n",
@@ -71,7 +71,7 @@ func TestReadBEIRAndEvaluate(t *testing.T) {
 }
 
 func TestCheckNames(t *testing.T) {
-	ix := open(t, testkb.Files{
+	ix := querytest.Open(t, testkb.Files{
 		".kb/deploy/rollback.md": "Roll back with make rollback.\n",
 	})
 	js, err := evals.Read(strings.NewReader("- query: roll back\n  expect: [deploy/rollback, .kb/deploy/rollback.md]\n- query: x\n  expect: [deploy/rolback]\n"))
@@ -84,14 +84,4 @@ func TestCheckNames(t *testing.T) {
 	if err := evals.CheckNames(ix, js); err == nil || !strings.Contains(err.Error(), `line 3: expect names "deploy/rolback"`) {
 		t.Errorf("typo: error %v", err)
 	}
-}
-
-func open(t testing.TB, files testkb.Files) *query.Index {
-	t.Helper()
-	ix, err := query.Open(testkb.Build(t, files))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ix.Close() })
-	return ix
 }
