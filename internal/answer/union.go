@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kbqdev/kbq/artifact"
@@ -19,6 +21,12 @@ import (
 type UnionBackend struct {
 	union *query.Union
 	parts []query.Part
+
+	// The documents and the header of every part, made once.
+	docsOnce, headerOnce sync.Once
+	docs                 []artifact.Document
+	docsErr              error
+	header               *artifact.Manifest
 }
 
 // NewUnionBackend serves parts as one.
@@ -55,20 +63,28 @@ func (b *UnionBackend) Blobs(results []query.Result) []string {
 // (Usage.RecordSearch and RecordGet).
 func (b *UnionBackend) Location() string { return "" }
 
+// Of reports whether b serves exactly parts, the same indexes by the
+// same names: a server reuses it then.
+func (b *UnionBackend) Of(parts []query.Part) bool {
+	return slices.Equal(b.parts, parts)
+}
+
 // Documents lists every artifact's documents, each path as REPO:PATH.
 func (b *UnionBackend) Documents() ([]artifact.Document, error) {
-	var all []artifact.Document
-	for _, p := range b.parts {
-		docs, err := p.Index.Documents()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p.Name, err)
+	b.docsOnce.Do(func() {
+		for _, p := range b.parts {
+			docs, err := p.Index.Documents()
+			if err != nil {
+				b.docs, b.docsErr = nil, fmt.Errorf("%s: %w", p.Name, err)
+				return
+			}
+			for _, d := range docs {
+				d.Path = p.Name + ":" + d.Path
+				b.docs = append(b.docs, d)
+			}
 		}
-		for _, d := range docs {
-			d.Path = p.Name + ":" + d.Path
-			all = append(all, d)
-		}
-	}
-	return all, nil
+	})
+	return b.docs, b.docsErr
 }
 
 // Text reads a document of Documents from its artifact.
@@ -85,6 +101,11 @@ func (b *UnionBackend) Text(ctx context.Context, d artifact.Document) (string, s
 // Header is the first artifact's, with every artifact's retired
 // documents and statuses, by REPO:PATH.
 func (b *UnionBackend) Header() *artifact.Manifest {
+	b.headerOnce.Do(func() { b.header = b.mergeHeaders() })
+	return b.header
+}
+
+func (b *UnionBackend) mergeHeaders() *artifact.Manifest {
 	h := *b.parts[0].Index.Header()
 	h.Retired, h.Statuses = map[string]string{}, map[string]string{}
 	for _, p := range b.parts {

@@ -45,6 +45,7 @@ type tools struct {
 	mu      sync.RWMutex
 	many    []namedLive
 	refetch func() ([]answer.Target, error)
+	union   *answer.UnionBackend // the last one served, while its indexes are
 	// following is closed when follow has returned.
 	following chan struct{}
 	dir       string
@@ -458,12 +459,17 @@ func (t *tools) acquireMany() (answer.Backend, func(), error) {
 		releases = append(releases, r)
 		parts = append(parts, query.Part{Name: n.name, Index: ix})
 	}
-	b, err := answer.NewUnionBackend(parts)
-	if err != nil {
-		release()
-		return nil, nil, err
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.union == nil || !t.union.Of(parts) {
+		b, err := answer.NewUnionBackend(parts)
+		if err != nil {
+			release()
+			return nil, nil, err
+		}
+		t.union = b // its documents are gathered once, not at every request
 	}
-	return b, release, nil
+	return t.union, release, nil
 }
 
 // lives are the artifacts served.
