@@ -20,8 +20,9 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// SchemaVersion is the newest schema this program reads.
-const SchemaVersion = 1
+// SchemaVersion is the newest schema this program reads. Version 2
+// changed only how kbq_chunk.tsv is written, which kbq does not read.
+const SchemaVersion = 2
 
 var (
 	// ErrNoKnowledge means the database holds no published knowledge.

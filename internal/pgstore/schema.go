@@ -19,9 +19,12 @@ import (
 //
 //	1  kbq_repo, kbq_document and kbq_chunk, with a tsvector per chunk;
 //	   kbq_file and kbq_repo_file, the artifact's files by content
-const SchemaVersion = 1
+//	2  kbq_chunk.tsv is written by kbc, still computed by the server's
+//	   to_tsvector, rather than generated on insert: a publish computes
+//	   it in several sessions at once
+const SchemaVersion = 2
 
-// schema creates version 1.
+// schema creates the current version.
 var schema = []string{
 	`CREATE TABLE kbq_schema (version integer NOT NULL)`,
 	`CREATE TABLE kbq_repo (
@@ -55,7 +58,7 @@ var schema = []string{
 		line_start integer NOT NULL,
 		line_end   integer NOT NULL,
 		body       text NOT NULL,
-		tsv        tsvector GENERATED ALWAYS AS (to_tsvector('english', heading || ' ' || body)) STORED,
+		tsv        tsvector NOT NULL,
 		PRIMARY KEY (repo_id, path, chunk),
 		FOREIGN KEY (repo_id, path) REFERENCES kbq_document (repo_id, path) ON DELETE CASCADE
 	)`,
@@ -71,7 +74,16 @@ var schema = []string{
 		hash    text NOT NULL REFERENCES kbq_file (hash),
 		PRIMARY KEY (repo_id, name)
 	)`,
-	`INSERT INTO kbq_schema (version) VALUES (1)`,
+	`INSERT INTO kbq_schema (version) VALUES (2)`,
+}
+
+// migrations[v] brings version v up to v+1.
+var migrations = map[int][]string{
+	1: {
+		`ALTER TABLE kbq_chunk ALTER COLUMN tsv DROP EXPRESSION`,
+		`ALTER TABLE kbq_chunk ALTER COLUMN tsv SET NOT NULL`,
+		`UPDATE kbq_schema SET version = 2`,
+	},
 }
 
 // schemaLock is the advisory lock key under which the schema is created
@@ -125,6 +137,14 @@ func Migrate(ctx context.Context, conn *pgx.Conn) error {
 		for _, stmt := range schema {
 			if _, err := tx.Exec(ctx, stmt); err != nil {
 				return fmt.Errorf("create the kbq schema: %w", err)
+			}
+		}
+	default:
+		for ; v < SchemaVersion; v++ {
+			for _, stmt := range migrations[v] {
+				if _, err := tx.Exec(ctx, stmt); err != nil {
+					return fmt.Errorf("migrate the kbq schema from version %d: %w", v, err)
+				}
 			}
 		}
 	}

@@ -1,0 +1,277 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+)
+
+// tsvectorSQL is how a chunk's tsvector is computed, always by the server,
+// so that plain SQL clients query it with the server's own parser and
+// english dictionary (docs/postgres.md).
+const tsvectorSQL = `to_tsvector('english', %s || ' ' || %s)`
+
+// A chunkRow is one kbq_chunk row before its tsvector.
+type chunkRow struct {
+	path               string
+	chunk              int
+	heading            string
+	lineStart, lineEnd int
+	body               string
+}
+
+// tsvectorHelpers is how many extra sessions compute tsvectors while the
+// publishing one writes. The parser and stemmer are most of a first
+// publish's server time (docs/postgres.md, "Publishing"), and one
+// session runs on one core.
+const tsvectorHelpers = 3
+
+// tsvectorBatch is how many chunks a helper computes at a time.
+const tsvectorBatch = 400
+
+// tsvectors are the tsvectors of a publish's chunk rows. Helper sessions
+// compute them in batches, side by side, as the rows are planned and while
+// the publishing session writes the documents and files; the helpers only
+// read, so the publish stays one transaction. Where the server grants no
+// helper, the publishing session computes them itself, just before their
+// COPY. Chunks of the same heading and text, common where docs keep a copy
+// per version, are computed once.
+type tsvectors struct {
+	seen    map[chunkText]int
+	of      []int       // of each row added, its text's number
+	texts   []chunkText // the distinct texts, in order
+	batches []chan tsvectorResult
+	work    chan tsvectorWork // to the helpers; nil without any
+	pending []tsvectorWork    // without helpers, for the publishing session
+	stop    func()
+}
+
+// chunkText is what a chunk's tsvector is computed from.
+type chunkText struct{ heading, body string }
+
+type tsvectorWork struct {
+	texts []chunkText
+	out   chan tsvectorResult
+}
+
+type tsvectorResult struct {
+	vecs [][]byte
+	err  error
+}
+
+// startTSVectors opens the helper sessions, ready for rows; none when
+// there are none to come.
+func startTSVectors(ctx context.Context, tx pgx.Tx, rowsToCome bool) *tsvectors {
+	ctx, cancel := context.WithCancel(ctx)
+	t := &tsvectors{seen: map[chunkText]int{}}
+	var helpers []*pgx.Conn
+	if rowsToCome && !simple(tx) {
+		helpers = openHelpers(ctx, tx.Conn().Config())
+	}
+	var wg sync.WaitGroup
+	t.stop = func() {
+		if t.work != nil {
+			close(t.work)
+			t.work = nil
+		}
+		cancel()
+		wg.Wait()
+		for _, h := range helpers {
+			h.Close(context.Background())
+		}
+	}
+	work := make(chan tsvectorWork, 1024)
+	if len(helpers) > 0 {
+		t.work = work
+	}
+	for _, h := range helpers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for w := range work {
+				vecs, err := computeTSVectors(ctx, h, w.texts)
+				w.out <- tsvectorResult{vecs, err}
+			}
+		}()
+	}
+	return t
+}
+
+// add takes the next row.
+func (t *tsvectors) add(r chunkRow) {
+	key := chunkText{r.heading, r.body}
+	n, ok := t.seen[key]
+	if !ok {
+		n = len(t.texts)
+		t.seen[key] = n
+		t.texts = append(t.texts, key)
+		if len(t.texts)%tsvectorBatch == 0 {
+			t.send()
+		}
+	}
+	t.of = append(t.of, n)
+}
+
+// send hands the texts since the last batch to the helpers.
+func (t *tsvectors) send() {
+	start := len(t.batches) * tsvectorBatch
+	if start == len(t.texts) {
+		return
+	}
+	w := tsvectorWork{texts: t.texts[start:len(t.texts):len(t.texts)], out: make(chan tsvectorResult, 1)}
+	t.batches = append(t.batches, w.out)
+	if t.work != nil {
+		t.work <- w
+	} else {
+		t.pending = append(t.pending, w)
+	}
+}
+
+// writeChunks inserts rows, those added to t, into kbq_chunk with their
+// tsvectors: by COPY, or, where the server takes no COPY, by INSERTs that
+// compute them.
+func writeChunks(ctx context.Context, tx pgx.Tx, repoID int64, rows []chunkRow, t *tsvectors) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	if simple(tx) {
+		return insertChunks(ctx, tx, repoID, rows)
+	}
+	t.send()
+	for _, w := range t.pending {
+		vecs, err := computeTSVectors(ctx, tx.Conn(), w.texts)
+		w.out <- tsvectorResult{vecs, err}
+	}
+	// New index entries go to the GIN index's pending list, which
+	// autovacuum (or gin_clean_pending_list) merges in bulk, as
+	// PostgreSQL does for bulk loads, instead of being merged every 4 MB
+	// while the publish waits (docs/postgres.md, "Publishing").
+	if _, err := tx.Exec(ctx, `SET LOCAL gin_pending_list_limit = '256MB'`); err != nil {
+		return err
+	}
+	// COPY sends the tsvectors in the binary form tsvectorsend returned.
+	types := tx.Conn().TypeMap()
+	types.RegisterType(&pgtype.Type{Name: "tsvector", OID: pgtype.TSVectorOID, Codec: pgtype.ByteaCodec{}})
+	defer types.RegisterType(&pgtype.Type{Name: "tsvector", OID: pgtype.TSVectorOID, Codec: pgtype.TSVectorCodec{}})
+	src := &chunkSource{repoID: repoID, rows: rows, t: t}
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"kbq_chunk"},
+		[]string{"repo_id", "path", "chunk", "heading", "line_start", "line_end", "body", "tsv"}, src)
+	return err
+}
+
+// openHelpers opens up to tsvectorHelpers sessions like the publishing
+// one's, as many as the server grants at once; none where it grants none.
+func openHelpers(ctx context.Context, cfg *pgx.ConnConfig) []*pgx.Conn {
+	type opened struct {
+		conn *pgx.Conn
+		err  error
+	}
+	out := make(chan opened, tsvectorHelpers)
+	for range tsvectorHelpers {
+		go func() {
+			c := cfg.Copy()
+			c.ConnectTimeout = 5 * time.Second
+			conn, err := pgx.ConnectConfig(ctx, c)
+			out <- opened{conn, err}
+		}()
+	}
+	var conns []*pgx.Conn
+	for range tsvectorHelpers {
+		if o := <-out; o.err == nil {
+			conns = append(conns, o.conn)
+		}
+	}
+	return conns
+}
+
+// computeTSVectors asks the server for the tsvectors of rows, in
+// tsvectorsend's binary form.
+func computeTSVectors(ctx context.Context, conn *pgx.Conn, rows []chunkText) ([][]byte, error) {
+	headings := make([]string, len(rows))
+	bodies := make([]string, len(rows))
+	for i, r := range rows {
+		headings[i], bodies[i] = r.heading, r.body
+	}
+	q, err := conn.Query(ctx, fmt.Sprintf(`SELECT tsvectorsend(`+tsvectorSQL+`)
+		FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS c (heading, body, n) ORDER BY n`, "c.heading", "c.body"),
+		headings, bodies)
+	if err != nil {
+		return nil, fmt.Errorf("compute tsvectors: %w", err)
+	}
+	vecs := make([][]byte, 0, len(rows))
+	for q.Next() {
+		var v []byte
+		if err := q.Scan(&v); err != nil {
+			q.Close()
+			return nil, fmt.Errorf("compute tsvectors: %w", err)
+		}
+		vecs = append(vecs, v)
+	}
+	if err := q.Err(); err != nil {
+		return nil, fmt.Errorf("compute tsvectors: %w", err)
+	}
+	if len(vecs) != len(rows) {
+		return nil, fmt.Errorf("compute tsvectors: %d for %d chunks", len(vecs), len(rows))
+	}
+	return vecs, nil
+}
+
+// chunkSource streams rows into COPY, each once its tsvector is in.
+type chunkSource struct {
+	repoID int64
+	rows   []chunkRow
+	t      *tsvectors
+	vecs   [][]byte // the tsvectors of t.texts, as far as they are in
+	i      int
+	err    error
+}
+
+func (s *chunkSource) Next() bool {
+	if s.err != nil || s.i >= len(s.rows) {
+		return false
+	}
+	for s.t.of[s.i] >= len(s.vecs) {
+		r := <-s.t.batches[len(s.vecs)/tsvectorBatch]
+		if r.err != nil {
+			s.err = r.err
+			return false
+		}
+		s.vecs = append(s.vecs, r.vecs...)
+	}
+	s.i++
+	return true
+}
+
+func (s *chunkSource) Values() ([]any, error) {
+	r := s.rows[s.i-1]
+	return []any{s.repoID, r.path, r.chunk, r.heading, r.lineStart, r.lineEnd, r.body, s.vecs[s.t.of[s.i-1]]}, nil
+}
+
+func (s *chunkSource) Err() error { return s.err }
+
+// insertChunks writes rows by INSERTs of up to 100, the server computing
+// their tsvectors: for servers that take one session and no COPY.
+func insertChunks(ctx context.Context, tx pgx.Tx, repoID int64, rows []chunkRow) error {
+	for start := 0; start < len(rows); start += 100 {
+		part := rows[start:min(start+100, len(rows))]
+		sql := []byte(`INSERT INTO kbq_chunk (repo_id, path, chunk, heading, line_start, line_end, body, tsv) VALUES `)
+		args := []any{repoID}
+		for i, r := range part {
+			if i > 0 {
+				sql = append(sql, ", "...)
+			}
+			n := len(args)
+			args = append(args, r.path, r.chunk, r.heading, r.lineStart, r.lineEnd, r.body)
+			sql = fmt.Appendf(sql, "($1, $%d, $%d, $%d, $%d, $%d, $%d, "+tsvectorSQL+")",
+				n+1, n+2, n+3, n+4, n+5, n+6, fmt.Sprintf("$%d", n+3), fmt.Sprintf("$%d", n+6))
+		}
+		if _, err := tx.Exec(ctx, string(sql), args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,107 @@
+package pgstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/kbqdev/kbq/internal/pgtest"
+	"github.com/kbqdev/kbq/internal/testkb"
+)
+
+// versioned are notes kept, as versioned docs keep them, once per
+// version: more distinct chunks than one batch of tsvectors, each twice.
+func versioned() (testkb.Files, int) {
+	files := testkb.Files{}
+	const notes = tsvectorBatch + 50
+	for i := range notes {
+		text := fmt.Sprintf("# Cmdlet %d\n\nGet-Item%d reads item-%d from the provider's store, running quickly.\n", i, i, i)
+		files[fmt.Sprintf(".kb/v1/n%03d.md", i)] = text
+		files[fmt.Sprintf(".kb/v2/n%03d.md", i)] = text
+	}
+	return files, 2 * notes
+}
+
+// wrongTSVectors counts the chunks whose tsvector is not what the server
+// computes from their heading and text.
+func wrongTSVectors(t *testing.T, conn *pgx.Conn) int {
+	t.Helper()
+	return count(t, conn, `SELECT count(*) FROM kbq_chunk WHERE tsv IS DISTINCT FROM `+fmt.Sprintf(tsvectorSQL, "heading", "body"))
+}
+
+// Helper sessions compute every chunk's tsvector, each distinct text
+// once, exactly as the server's to_tsvector does.
+func TestTSVectorsAreTheServers(t *testing.T) {
+	url := pgtest.DB(t)
+	conn := pgtest.Connect(t, url)
+	files, n := versioned()
+	res, err := Publish(context.Background(), conn, source(t, "r", "a", files), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Chunks != n || count(t, conn, `SELECT count(*) FROM kbq_chunk`) != n {
+		t.Fatalf("%d chunks written, want %d", res.Chunks, n)
+	}
+	if bad := wrongTSVectors(t, conn); bad != 0 {
+		t.Errorf("%d of %d tsvectors differ from to_tsvector's", bad, n)
+	}
+	if m := count(t, conn, `SELECT count(*) FROM kbq_chunk WHERE tsv @@ to_tsquery('english', 'item-7 & running')`); m != 2 {
+		t.Errorf("plain SQL finds 'item-7 & running' in %d chunks, want 2", m)
+	}
+}
+
+// A server that grants the publisher one session gets the same
+// tsvectors, computed in that session.
+func TestTSVectorsInOneSession(t *testing.T) {
+	url := pgtest.DB(t)
+	role := "kbq_one_session_" + url[strings.LastIndex(url, "/")+1:strings.Index(url, "?")]
+	pgtest.Exec(t, url,
+		`CREATE ROLE `+role+` LOGIN CONNECTION LIMIT 1`,
+		`GRANT CREATE ON SCHEMA public TO `+role)
+	conn := pgtest.Connect(t, strings.Replace(url, "kbq@", role+"@", 1))
+	if helpers := openHelpers(context.Background(), conn.Config()); len(helpers) != 0 {
+		t.Fatalf("%d helper sessions opened past the role's limit", len(helpers))
+	}
+	files, n := versioned()
+	if _, err := Publish(context.Background(), conn, source(t, "r", "a", files), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if bad := wrongTSVectors(t, conn); bad != 0 || count(t, conn, `SELECT count(*) FROM kbq_chunk`) != n {
+		t.Errorf("%d of %d tsvectors differ from to_tsvector's", bad, n)
+	}
+}
+
+// A database of schema version 1, whose tsvectors were generated on
+// insert, is migrated in place and published into as before.
+func TestMigrateFromVersion1(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.DB(t)
+	conn := pgtest.Connect(t, url)
+	if _, err := Publish(ctx, conn, source(t, "r", "a", files), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	pgtest.Exec(t, url,
+		`ALTER TABLE kbq_chunk DROP COLUMN tsv`,
+		`ALTER TABLE kbq_chunk ADD COLUMN tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', heading || ' ' || body)) STORED`,
+		`CREATE INDEX kbq_chunk_tsv ON kbq_chunk USING gin (tsv)`,
+		`UPDATE kbq_schema SET version = 1`)
+	more := testkb.Files{".kb/rollout.md": "# Rollout\n\nRoll out region by region.\n"}
+	for k, v := range files {
+		more[k] = v
+	}
+	if _, err := Publish(ctx, conn, source(t, "r", "b", more), Options{IsAncestor: history}); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := Version(ctx, conn); err != nil || v != SchemaVersion {
+		t.Errorf("schema version %d after migrating (%v), want %d", v, err, SchemaVersion)
+	}
+	if n := count(t, conn, `SELECT count(*) FROM kbq_chunk WHERE tsv @@ plainto_tsquery('english', 'regions')`); n != 1 {
+		t.Errorf("plain SQL finds the new chunk %d times, want 1", n)
+	}
+	if bad := wrongTSVectors(t, conn); bad != 0 {
+		t.Errorf("%d tsvectors differ from to_tsvector's after migrating", bad)
+	}
+}
