@@ -67,3 +67,39 @@ func TestServersFollowTheDatabase(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// A server started before its database can be read serves once it can,
+// without a restart, and says why meanwhile.
+func TestServersWaitForTheDatabase(t *testing.T) {
+	url := pgtest.DB(t)
+	later := strings.Replace(url, "/kbq_test_", "/kbq_later_", 1)
+	defer func(d time.Duration) { dbRefresh = d }(dbRefresh)
+	dbRefresh = 50 * time.Millisecond
+	env := map[string]string{"XDG_CACHE_HOME": t.TempDir()}
+	s := &cli.Streams{Getenv: func(k string) string { return env[k] }, Err: &strings.Builder{}}
+	tl := serverToolsOf(s, &answer.Sources{DB: later})
+	if tl.unavailable != nil {
+		t.Fatalf("a database not there yet is not worth giving up on: %v", tl.unavailable)
+	}
+	if _, _, err := tl.acquire(); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Fatalf("before the database exists: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	tl.watch(ctx, s, "test")
+	defer tl.close()
+	defer cancel()
+	name := later[strings.LastIndex(later, "/")+1 : strings.Index(later, "?")]
+	pgtest.Exec(t, url, "CREATE DATABASE "+name)
+	publishFiles(t, later, "api", "a", testkb.Files{".kb/keys.md": "# Keys\n\nRotate the signing key yearly.\n"})
+	cs := connect(t, tl)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res, _ := mcptest.Call(t, cs, "knowledge_search", map[string]any{"query": "rotate"})
+		if got := mcptest.Text(res); strings.Contains(got, "yearly") {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the server did not take up the database once there:\n%s", got)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

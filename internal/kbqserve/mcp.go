@@ -45,7 +45,9 @@ type tools struct {
 	mu      sync.RWMutex
 	many    []namedLive
 	refetch func() ([]answer.Target, error)
-	union   *answer.UnionBackend // the last one served, while its indexes are
+	// fetchErr is why nothing could be fetched from the database yet.
+	fetchErr error
+	union    *answer.UnionBackend // the last one served, while its indexes are
 	// following is closed when follow has returned.
 	following chan struct{}
 	dir       string
@@ -394,12 +396,15 @@ func optional(s string) []string {
 func serverToolsOf(s *cli.Streams, src *answer.Sources) *tools {
 	if src.Many() {
 		targets, err := answer.Targets(s, src)
-		if err != nil {
+		if err != nil && (src.DB == "" || errors.Is(err, cli.ErrUsage)) {
 			return &tools{unavailable: err}
 		}
 		t := &tools{usage: answer.NewUsage(s), embedder: answer.QueryEmbedder(s)}
 		t.many = livesOf(targets)
 		if src.DB != "" {
+			// A database down when the server starts is tried again
+			// with every refresh; until one succeeds, requests get why.
+			t.fetchErr = err
 			t.refetch = func() ([]answer.Target, error) { return answer.Targets(s, src) }
 		}
 		return t
@@ -448,8 +453,11 @@ func (t *tools) acquireMany() (answer.Backend, func(), error) {
 	}
 	var parts []query.Part
 	t.mu.RLock()
-	many := t.many
+	many, fetchErr := t.many, t.fetchErr
 	t.mu.RUnlock()
+	if len(many) == 0 && fetchErr != nil {
+		return nil, nil, fetchErr
+	}
 	for _, n := range many {
 		ix, r, err := n.live.Acquire()
 		if err != nil {
@@ -510,9 +518,17 @@ func (t *tools) follow(ctx context.Context, report func(error)) {
 		}
 		targets, err := t.refetch()
 		if err != nil {
+			t.mu.Lock()
+			if len(t.many) == 0 {
+				t.fetchErr = err
+			}
+			t.mu.Unlock()
 			report(err)
 			continue
 		}
+		t.mu.Lock()
+		t.fetchErr = nil
+		t.mu.Unlock()
 		t.mu.RLock()
 		same := len(targets) == len(t.many)
 		for i := 0; same && i < len(targets); i++ {
@@ -591,6 +607,9 @@ Register it with an agent, for instance:
 				return cli.Usagef("kbq mcp takes no arguments")
 			}
 			t := serverToolsOf(s, &src)
+			if errors.Is(t.unavailable, cli.ErrUsage) {
+				return t.unavailable
+			}
 			srv := &Server{Server: newMCPServerWith(t, "kbq", mcpInstructions), t: t}
 			return srv.ServeStdio(c.Context, s, "kbq mcp")
 		},

@@ -89,6 +89,9 @@ func runServe(ctx context.Context, s *cli.Streams, o *serveOptions) error {
 		return cli.Usagef("--addr %s is reachable from other machines; kbq serve listens on loopback unless --allow-remote", o.addr)
 	}
 	t := serverToolsOf(s, &o.src)
+	if errors.Is(t.unavailable, cli.ErrUsage) {
+		return t.unavailable
+	}
 	defer t.close()
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
