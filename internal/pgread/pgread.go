@@ -88,9 +88,37 @@ func Fetch(ctx context.Context, conn *pgx.Conn, cache string, names []string) ([
 			picked = append(picked, all[i])
 		}
 	}
+	ids := make([]int64, len(picked))
+	for i, r := range picked {
+		ids[i] = r.id
+	}
+	lists, err := fileLists(ctx, tx, ids)
+	if err != nil {
+		return nil, err
+	}
+	blobs := filepath.Join(cache, "files")
+	if err := os.MkdirAll(blobs, 0o755); err != nil {
+		return nil, err
+	}
+	var missing []file
+	have := map[string]bool{}
+	for _, r := range picked {
+		for _, f := range lists[r.id] {
+			if have[f.hash] {
+				continue
+			}
+			have[f.hash] = true
+			if _, err := os.Stat(filepath.Join(blobs, f.hash)); err != nil {
+				missing = append(missing, f)
+			}
+		}
+	}
+	if _, err := fetchFiles(ctx, tx, blobs, missing); err != nil {
+		return nil, err
+	}
 	var out []Repo
 	for _, r := range picked {
-		dir, err := place(ctx, tx, cache, r.id, r.name, r.commit)
+		dir, err := place(cache, r.name, lists[r.id])
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r.name, err)
 		}
@@ -117,31 +145,37 @@ func checkSchema(ctx context.Context, tx pgx.Tx) error {
 	return nil
 }
 
-// place puts the files of repository id into an artifact directory of
-// the cache, fetching those the cache lacks, and returns it.
-func place(ctx context.Context, tx pgx.Tx, cache string, id int64, name, commit string) (string, error) {
-	type file struct{ name, hash string }
-	rows, err := tx.Query(ctx, `SELECT name, hash FROM kbq_repo_file WHERE repo_id = $1 ORDER BY name`, id)
+// A file is one file of a published artifact: its name in the artifact
+// directory, the SHA-256 of its content, and its size.
+type file struct {
+	name, hash string
+	size       int64
+}
+
+// fileLists reads the files of the repositories ids.
+func fileLists(ctx context.Context, tx pgx.Tx, ids []int64) (map[int64][]file, error) {
+	rows, err := tx.Query(ctx, `SELECT r.repo_id, r.name, r.hash, f.size FROM kbq_repo_file r JOIN kbq_file f ON f.hash = r.hash
+		WHERE r.repo_id = ANY($1) ORDER BY r.repo_id, r.name`, ids)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	var files []file
+	lists := map[int64][]file{}
 	for rows.Next() {
+		var id int64
 		var f file
-		if err := rows.Scan(&f.name, &f.hash); err != nil {
-			return "", err
+		if err := rows.Scan(&id, &f.name, &f.hash, &f.size); err != nil {
+			return nil, err
 		}
-		files = append(files, f)
+		lists[id] = append(lists[id], f)
 	}
-	if err := rows.Err(); err != nil {
-		return "", err
-	}
+	return lists, rows.Err()
+}
+
+// place puts files into an artifact directory of the cache, linked from
+// the fetched files, and returns it.
+func place(cache, name string, files []file) (string, error) {
 	if len(files) == 0 {
 		return "", fmt.Errorf("%w: it was published without its index (publish it again with this kbc)", ErrNotPublished)
-	}
-	blobs := filepath.Join(cache, "files")
-	if err := os.MkdirAll(blobs, 0o755); err != nil {
-		return "", err
 	}
 	// The artifact directory is named by what it holds.
 	h := sha256.New()
@@ -158,20 +192,14 @@ func place(ctx context.Context, tx pgx.Tx, cache string, id int64, name, commit 
 	}
 	defer os.RemoveAll(tmp)
 	for _, f := range files {
-		blob := filepath.Join(blobs, f.hash)
-		if _, err := os.Stat(blob); err != nil {
-			if err := fetch(ctx, tx, f.hash, blob); err != nil {
-				return "", err
-			}
-		}
-		dst := filepath.Join(tmp, filepath.FromSlash(f.name))
 		if !local(f.name) {
 			return "", fmt.Errorf("the database names a file %q outside an artifact", f.name)
 		}
+		dst := filepath.Join(tmp, filepath.FromSlash(f.name))
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return "", err
 		}
-		if err := os.Link(blob, dst); err != nil {
+		if err := os.Link(filepath.Join(cache, "files", f.hash), dst); err != nil {
 			return "", err
 		}
 	}
@@ -183,22 +211,6 @@ func place(ctx context.Context, tx pgx.Tx, cache string, id int64, name, commit 
 		return "", err
 	}
 	return dir, nil
-}
-
-// fetch writes the file of hash into path, checking its content.
-func fetch(ctx context.Context, tx pgx.Tx, hash, path string) error {
-	var data []byte
-	if err := tx.QueryRow(ctx, `SELECT data FROM kbq_file WHERE hash = $1`, hash).Scan(&data); err != nil {
-		return fmt.Errorf("read file %.12s: %w", hash, err)
-	}
-	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != hash {
-		return fmt.Errorf("file %.12s does not match its hash: the database is damaged", hash)
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o444); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 // local reports whether name stays inside the artifact directory.

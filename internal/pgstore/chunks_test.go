@@ -87,6 +87,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 		`ALTER TABLE kbq_chunk DROP COLUMN tsv`,
 		`ALTER TABLE kbq_chunk ADD COLUMN tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', heading || ' ' || body)) STORED`,
 		`CREATE INDEX kbq_chunk_tsv ON kbq_chunk USING gin (tsv)`,
+		`ALTER TABLE kbq_file ALTER COLUMN data SET STORAGE EXTENDED`,
 		`UPDATE kbq_schema SET version = 1`)
 	more := testkb.Files{".kb/rollout.md": "# Rollout\n\nRoll out region by region.\n"}
 	for k, v := range files {
@@ -103,5 +104,51 @@ func TestMigrateFromVersion1(t *testing.T) {
 	}
 	if bad := wrongTSVectors(t, conn); bad != 0 {
 		t.Errorf("%d tsvectors differ from to_tsvector's after migrating", bad)
+	}
+	var storage string
+	conn.QueryRow(ctx, `SELECT attstorage FROM pg_attribute WHERE attrelid = 'kbq_file'::regclass AND attname = 'data'`).Scan(&storage)
+	if storage != "e" {
+		t.Errorf("kbq_file.data is stored %q after migrating, want e (external, uncompressed)", storage)
+	}
+}
+
+// pendingGINEntries counts the entries of the GIN index not yet merged,
+// or skips where pgstattuple is not to be had.
+func pendingGINEntries(t *testing.T, url string, conn *pgx.Conn) int {
+	t.Helper()
+	if _, err := conn.Exec(context.Background(), `CREATE EXTENSION IF NOT EXISTS pgstattuple`); err != nil {
+		t.Skipf("pgstattuple: %v", err)
+	}
+	return count(t, conn, `SELECT pending_tuples FROM pgstatginindex('kbq_chunk_tsv')`)
+}
+
+// A publish leaves the GIN index merged when its role owns it; a role
+// that may write the rows but does not own the index publishes all the
+// same, leaving the merge to autovacuum.
+func TestPublishMergesTheGINIndex(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.DB(t)
+	conn := pgtest.Connect(t, url)
+	files, _ := versioned()
+	if _, err := Publish(ctx, conn, source(t, "r", "a", files), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := pendingGINEntries(t, url, conn); n != 0 {
+		t.Errorf("%d GIN entries left pending by the owner's publish", n)
+	}
+	role := "kbq_writer_" + url[strings.LastIndex(url, "/")+1:strings.Index(url, "?")]
+	pgtest.Exec(t, url,
+		`CREATE ROLE `+role+` LOGIN`,
+		`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO `+role,
+		`GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO `+role)
+	writer := pgtest.Connect(t, strings.Replace(url, "kbq@", role+"@", 1))
+	if _, err := Publish(ctx, writer, source(t, "s", "a", files), Options{}); err != nil {
+		t.Fatalf("a writer that does not own the index: %v", err)
+	}
+	if n := count(t, conn, `SELECT count(*) FROM kbq_chunk c JOIN kbq_repo r ON r.id = c.repo_id WHERE r.name = 's'`); n == 0 {
+		t.Error("the writer's publish wrote no chunk")
+	}
+	if n := pendingGINEntries(t, url, conn); n == 0 {
+		t.Error("the writer's entries were merged, which only the owner may do: the test proves nothing")
 	}
 }

@@ -21,7 +21,8 @@ import (
 //	   kbq_file and kbq_repo_file, the artifact's files by content
 //	2  kbq_chunk.tsv is written by kbc, still computed by the server's
 //	   to_tsvector, rather than generated on insert: a publish computes
-//	   it in several sessions at once
+//	   it in several sessions at once; kbq_file.data is stored
+//	   uncompressed, so that kbq reads a file's pieces side by side
 const SchemaVersion = 2
 
 // schema creates the current version.
@@ -68,6 +69,7 @@ var schema = []string{
 		size bigint NOT NULL,
 		data bytea NOT NULL
 	)`,
+	`ALTER TABLE kbq_file ALTER COLUMN data SET STORAGE EXTERNAL`,
 	`CREATE TABLE kbq_repo_file (
 		repo_id bigint NOT NULL REFERENCES kbq_repo (id) ON DELETE CASCADE,
 		name    text NOT NULL,
@@ -82,6 +84,7 @@ var migrations = map[int][]string{
 	1: {
 		`ALTER TABLE kbq_chunk ALTER COLUMN tsv DROP EXPRESSION`,
 		`ALTER TABLE kbq_chunk ALTER COLUMN tsv SET NOT NULL`,
+		`ALTER TABLE kbq_file ALTER COLUMN data SET STORAGE EXTERNAL`,
 		`UPDATE kbq_schema SET version = 2`,
 	},
 }

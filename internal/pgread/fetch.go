@@ -1,0 +1,179 @@
+package pgread
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"golang.org/x/sync/errgroup"
+)
+
+// pieceSize is the most of a file one query reads. A file of several
+// pieces is read by several sessions at once, and kbc stores files
+// uncompressed, so a piece is read without decompressing what precedes it.
+var pieceSize int64 = 4 << 20
+
+// fetchHelpers is how many sessions, besides the caller's, read files
+// when there is more than a piece to read.
+const fetchHelpers = 3
+
+// fetchFiles writes files into blobs, each under its hash, checking its
+// content. More than a piece's worth is read by helper sessions too, all
+// in the caller's snapshot; readers says how many sessions read.
+func fetchFiles(ctx context.Context, tx pgx.Tx, blobs string, files []file) (readers int, err error) {
+	if len(files) == 0 {
+		return 0, nil
+	}
+	type piece struct {
+		file   int
+		off, n int64
+	}
+	var pieces []piece
+	var total int64
+	left := make([]atomic.Int64, len(files))
+	for i, f := range files {
+		total += f.size
+		for off := int64(0); off < f.size; off += pieceSize {
+			pieces = append(pieces, piece{i, off, min(pieceSize, f.size-off)})
+			left[i].Add(1)
+		}
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	for _, f := range files {
+		if f.size == 0 { // no piece to wait for
+			g.Go(func() error { return store(blobs, f, nil) })
+		}
+	}
+	// A file's buffer is made when its first piece is read and dropped
+	// once it is stored; pieces are read in file order, so only a few
+	// files are held at a time.
+	bufs := make([][]byte, len(files))
+	made := make([]sync.Once, len(files))
+	work := make(chan piece, len(pieces))
+	for _, p := range pieces {
+		work <- p
+	}
+	close(work)
+	txs := []pgx.Tx{tx}
+	if total > pieceSize {
+		helpers, done := helperTxs(ctx, tx)
+		defer done()
+		txs = append(txs, helpers...)
+	}
+	for _, r := range txs {
+		g.Go(func() error {
+			for p := range work {
+				f := files[p.file]
+				var data []byte
+				err := r.QueryRow(ctx, `SELECT substring(data FROM $2 FOR $3) FROM kbq_file WHERE hash = $1`, f.hash, p.off+1, p.n).Scan(&data)
+				if err != nil {
+					return fmt.Errorf("read file %.12s: %w", f.hash, err)
+				}
+				if int64(len(data)) != p.n {
+					return fmt.Errorf("file %.12s is shorter than its size: the database is damaged", f.hash)
+				}
+				made[p.file].Do(func() { bufs[p.file] = make([]byte, f.size) })
+				copy(bufs[p.file][p.off:], data)
+				if left[p.file].Add(-1) == 0 {
+					if err := store(blobs, f, bufs[p.file]); err != nil {
+						return err
+					}
+					bufs[p.file] = nil
+				}
+			}
+			return nil
+		})
+	}
+	return len(txs), g.Wait()
+}
+
+// store writes data, file's content, under its hash in blobs once it
+// matches the hash.
+func store(blobs string, f file, data []byte) error {
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != f.hash {
+		return fmt.Errorf("file %.12s does not match its hash: the database is damaged", f.hash)
+	}
+	path := filepath.Join(blobs, f.hash)
+	tmp, err := os.CreateTemp(blobs, f.hash+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o444); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// snapshotID is the form of what pg_export_snapshot returns.
+var snapshotID = regexp.MustCompile(`^[0-9A-Fa-f-]+$`)
+
+// helperTxs opens up to fetchHelpers read-only transactions in other
+// sessions that see tx's snapshot, as many as the server grants; none
+// where it takes one session. done ends them.
+func helperTxs(ctx context.Context, tx pgx.Tx) (helpers []pgx.Tx, done func()) {
+	cfg := tx.Conn().Config()
+	if cfg.DefaultQueryExecMode == pgx.QueryExecModeSimpleProtocol {
+		return nil, func() {}
+	}
+	var id string
+	if err := tx.QueryRow(ctx, `SELECT pg_export_snapshot()`).Scan(&id); err != nil || !snapshotID.MatchString(id) {
+		return nil, func() {}
+	}
+	type opened struct {
+		conn *pgx.Conn
+		tx   pgx.Tx
+	}
+	out := make(chan opened, fetchHelpers)
+	for range fetchHelpers {
+		go func() {
+			c := cfg.Copy()
+			c.ConnectTimeout = 5 * time.Second
+			conn, err := pgx.ConnectConfig(ctx, c)
+			if err != nil {
+				out <- opened{}
+				return
+			}
+			htx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+			if err == nil {
+				// The id is the server's, checked above; SET takes no
+				// parameters.
+				_, err = htx.Exec(ctx, `SET TRANSACTION SNAPSHOT '`+id+`'`)
+			}
+			if err != nil {
+				conn.Close(context.Background())
+				out <- opened{}
+				return
+			}
+			out <- opened{conn, htx}
+		}()
+	}
+	var conns []*pgx.Conn
+	for range fetchHelpers {
+		if o := <-out; o.conn != nil {
+			conns = append(conns, o.conn)
+			helpers = append(helpers, o.tx)
+		}
+	}
+	return helpers, func() {
+		for _, c := range conns {
+			c.Close(context.Background())
+		}
+	}
+}
