@@ -67,8 +67,12 @@ for r in "${repos[@]}"; do
 	kbc publish --repo "bench/$r" --keep-going >/dev/null 2>"$work/pub.err" || { cat "$work/pub.err"; exit 1; }
 	t2=$(now)
 	builds+=("$(secs "$t0" "$t1")") pubs+=("$(secs "$t1" "$t2")")
-	printf '  %-6s build %5ss  publish %5ss  (%s)\n' "$r" "$(secs "$t0" "$t1")" "$(secs "$t1" "$t2")" "$(sed -n 's/.*: \([0-9]* added.*\) in .*/\1/p' "$work/pub.err")"
+	printf '  %-6s build %5ss  publish %5ss  %4sx  (%s)\n' "$r" "$(secs "$t0" "$t1")" "$(secs "$t1" "$t2")" \
+		"$(awk -v b="$(secs "$t0" "$t1")" -v p="$(secs "$t1" "$t2")" 'BEGIN {printf "%.2f", p/b}')" \
+		"$(sed -n 's/.*: \([0-9]* added.*\) in .*/\1/p' "$work/pub.err")"
 done
+ratios=$(for i in "${!builds[@]}"; do awk -v b="${builds[$i]}" -v p="${pubs[$i]}" 'BEGIN {printf "%.2f\n", p/b}'; done | sort -n)
+echo "  publish / build: min $(echo "$ratios" | head -1)x, median $(echo "$ratios" | sed -n "$(( (${#builds[@]} + 1) / 2 ))p")x, max $(echo "$ratios" | tail -1)x"
 docs=$(psql "$KBQ_DATABASE_URL" -tAc 'SELECT count(*) FROM kbq_document')
 echo "  $docs documents in the database"
 
@@ -112,8 +116,10 @@ serve() { # NAME ARGS...: first answer after start, then p50 and p99 warm
 
 echo
 echo "== kbq serve, ten queries across every repository (first answer after start; then 200 searches)"
-rm -rf "$XDG_CACHE_HOME"
-serve "--db, empty cache" --db env
+for i in 1 2 3 4 5; do
+	rm -rf "$XDG_CACHE_HOME"
+	serve "--db, empty cache ($i of 5)" --db env
+done
 serve "--db, files cached" --db env
 indexes=""
 for r in "${repos[@]}"; do indexes="$indexes --index bench/$r=$work/repos/$r/.kbq"; done

@@ -72,16 +72,14 @@ func fetchFiles(ctx context.Context, tx pgx.Tx, blobs string, files []file) (rea
 		g.Go(func() error {
 			for p := range work {
 				f := files[p.file]
-				var data []byte
-				err := r.QueryRow(ctx, `SELECT substring(data FROM $2 FOR $3) FROM kbq_file WHERE hash = $1`, f.hash, p.off+1, p.n).Scan(&data)
+				made[p.file].Do(func() { bufs[p.file] = make([]byte, f.size) })
+				// The piece goes from the connection's buffer to the
+				// file's, with no copy in between.
+				dst := pieceOf(bufs[p.file][p.off : p.off+p.n])
+				err := r.QueryRow(ctx, `SELECT substring(data FROM $2 FOR $3) FROM kbq_file WHERE hash = $1`, f.hash, p.off+1, p.n).Scan(&dst)
 				if err != nil {
 					return fmt.Errorf("read file %.12s: %w", f.hash, err)
 				}
-				if int64(len(data)) != p.n {
-					return fmt.Errorf("file %.12s is shorter than its size: the database is damaged", f.hash)
-				}
-				made[p.file].Do(func() { bufs[p.file] = make([]byte, f.size) })
-				copy(bufs[p.file][p.off:], data)
 				if left[p.file].Add(-1) == 0 {
 					if err := store(blobs, f, bufs[p.file]); err != nil {
 						return err
@@ -93,6 +91,18 @@ func fetchFiles(ctx context.Context, tx pgx.Tx, blobs string, files []file) (rea
 		})
 	}
 	return len(txs), g.Wait()
+}
+
+// pieceOf is where a piece of a file is read into; it takes exactly its
+// length.
+type pieceOf []byte
+
+func (p *pieceOf) ScanBytes(v []byte) error {
+	if len(v) != len(*p) {
+		return fmt.Errorf("%d bytes where %d were asked for: the database is damaged (shorter than its size)", len(v), len(*p))
+	}
+	copy(*p, v)
+	return nil
 }
 
 // store writes data, file's content, under its hash in blobs once it
