@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -48,6 +49,8 @@ type tsvectors struct {
 	work    chan tsvectorWork // to the helpers; nil without any
 	pending []tsvectorWork    // without helpers, for the publishing session
 	stop    func()
+	// copied is closed once the rows are copied.
+	copied chan struct{}
 }
 
 // chunkText is what a chunk's tsvector is computed from.
@@ -88,6 +91,8 @@ func startTSVectors(ctx context.Context, tx pgx.Tx, rowsToCome bool) *tsvectors 
 	if len(helpers) > 0 {
 		t.work = work
 	}
+	t.copied = make(chan struct{})
+	var merging atomic.Bool
 	for _, h := range helpers {
 		wg.Add(1)
 		go func() {
@@ -96,9 +101,36 @@ func startTSVectors(ctx context.Context, tx pgx.Tx, rowsToCome bool) *tsvectors 
 				vecs, err := computeTSVectors(ctx, h, w.texts)
 				w.out <- tsvectorResult{vecs, err}
 			}
+			// The first helper done merges the GIN entries the COPY
+			// has made so far, while it goes on, so that less is left
+			// for the merge after it.
+			if !merging.CompareAndSwap(false, true) {
+				return
+			}
+			for {
+				select {
+				case <-t.copied:
+					return
+				case <-ctx.Done():
+					return
+				case <-time.After(20 * time.Millisecond):
+				}
+				if _, err := h.Exec(ctx, `SELECT gin_clean_pending_list('kbq_chunk_tsv')`); err != nil {
+					return // not the index's owner: the publishing session merges
+				}
+			}
 		}()
 	}
 	return t
+}
+
+// finish hands the last texts to the helpers; no more rows come.
+func (t *tsvectors) finish() {
+	t.send()
+	if t.work != nil {
+		close(t.work)
+		t.work = nil
+	}
 }
 
 // add takes the next row.
@@ -141,7 +173,7 @@ func writeChunks(ctx context.Context, tx pgx.Tx, repoID int64, rows []chunkRow, 
 	if simple(tx) {
 		return insertChunks(ctx, tx, repoID, rows)
 	}
-	t.send()
+	t.finish()
 	for _, w := range t.pending {
 		vecs, err := computeTSVectors(ctx, tx.Conn(), w.texts)
 		w.out <- tsvectorResult{vecs, err}
@@ -159,6 +191,7 @@ func writeChunks(ctx context.Context, tx pgx.Tx, repoID int64, rows []chunkRow, 
 	src := &chunkSource{repoID: repoID, rows: rows, t: t}
 	_, err := tx.CopyFrom(ctx, pgx.Identifier{"kbq_chunk"},
 		[]string{"repo_id", "path", "chunk", "heading", "line_start", "line_end", "body", "tsv"}, src)
+	close(t.copied)
 	if err != nil {
 		return err
 	}
