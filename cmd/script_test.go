@@ -32,6 +32,7 @@ import (
 	"github.com/kbqdev/kbq/internal/kbccli"
 	"github.com/kbqdev/kbq/internal/kbqcli"
 	"github.com/kbqdev/kbq/internal/kbqserve"
+	"github.com/kbqdev/kbq/internal/pgstore"
 	"github.com/kbqdev/kbq/internal/pgtest"
 )
 
@@ -110,6 +111,7 @@ func TestScripts(t *testing.T) {
 			"maxlines":    maxLines,
 			"exits":       exits,
 			"pgdb":        pgdb,
+			"pgpassword":  pgpassword,
 		},
 	})
 }
@@ -338,6 +340,20 @@ func chatServer(ts *testscript.TestScript, neg bool, args []string) {
 	}))
 	ts.Defer(srv.Close)
 	ts.Setenv("CHAT_URL", srv.URL)
+}
+
+// pgpassword makes the test server's password role a reader of the
+// database of KBQ_DATABASE_URL, once kbc publish has written there, and
+// sets PASSWORD_URL and WRONG_PASSWORD_URL to it as that role, with its
+// password and with a wrong one: pgpassword.
+func pgpassword(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: pgpassword")
+	}
+	right, wrong, err := pgtest.PasswordURLs(ts.Getenv("KBQ_DATABASE_URL"), pgstore.ReadOnlyGrants(pgtest.PasswordRole))
+	ts.Check(err)
+	ts.Setenv("PASSWORD_URL", right)
+	ts.Setenv("WRONG_PASSWORD_URL", wrong)
 }
 
 // pgdb makes an empty database on the test PostgreSQL server and sets

@@ -70,6 +70,39 @@ func NewDB() (string, error) {
 	return strings.Replace(server, "/postgres?", "/"+name+"?", 1), nil
 }
 
+// PasswordRole is the one role of the test server that must give its
+// password.
+const PasswordRole = "kbq_password"
+
+// testPassword is PasswordRole's.
+const testPassword = "right-horse-battery"
+
+// PasswordURLs makes PasswordRole a reader of the database at url, which
+// kbc publish has written into, and returns url as that role, with its
+// password and with a wrong one.
+func PasswordURLs(url string, grants []string) (right, wrong string, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return "", "", err
+	}
+	defer conn.Close(ctx)
+	stmts := append([]string{
+		`DO $$ BEGIN CREATE ROLE ` + PasswordRole + ` LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`,
+		`ALTER ROLE ` + PasswordRole + ` PASSWORD '` + testPassword + `'`,
+	}, grants...)
+	for _, s := range stmts {
+		if _, err := conn.Exec(ctx, s); err != nil {
+			return "", "", err
+		}
+	}
+	as := func(password string) string {
+		return strings.Replace(url, "kbq@", PasswordRole+":"+password+"@", 1)
+	}
+	return as(testPassword), as("wrong-" + testPassword), nil
+}
+
 // Exec runs statements on the database at url.
 func Exec(t testing.TB, url string, sql ...string) {
 	t.Helper()
@@ -152,6 +185,17 @@ func start() {
 	}
 	data := filepath.Join(dir, "data")
 	if err := run(initdb, "-D", data, "-U", "kbq", "-A", "trust", "-E", "UTF8", "--no-sync"); err != nil {
+		why = err.Error()
+		return
+	}
+	// One role must give its password, so that a wrong one can be tried
+	// (PasswordURLs); every other connection is trusted.
+	hba := filepath.Join(data, "pg_hba.conf")
+	trusted, err := os.ReadFile(hba)
+	if err == nil {
+		err = os.WriteFile(hba, append([]byte("host all "+PasswordRole+" 127.0.0.1/32 scram-sha-256\n"), trusted...), 0o600)
+	}
+	if err != nil {
 		why = err.Error()
 		return
 	}
