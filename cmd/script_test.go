@@ -6,6 +6,7 @@ package cmd_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -22,9 +23,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/kbqdev/kbq/embedding/embeddingtest"
@@ -112,6 +115,7 @@ func TestScripts(t *testing.T) {
 			"exits":       exits,
 			"pgdb":        pgdb,
 			"pgpassword":  pgpassword,
+			"pgwaitwrite": pgwaitwrite,
 		},
 	})
 }
@@ -354,6 +358,30 @@ func pgpassword(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	ts.Setenv("PASSWORD_URL", right)
 	ts.Setenv("WRONG_PASSWORD_URL", wrong)
+}
+
+// pgwaitwrite waits, up to a minute, until a session of the database of
+// KBQ_DATABASE_URL is writing a publish's rows (a COPY into kbq_ tables)
+// or computing its tsvectors: pgwaitwrite.
+func pgwaitwrite(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: pgwaitwrite")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, ts.Getenv("KBQ_DATABASE_URL"))
+	ts.Check(err)
+	defer conn.Close(context.Background())
+	for {
+		var n int
+		err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state = 'active'
+			AND pid <> pg_backend_pid() AND (query ILIKE 'copy "kbq_%' OR query ILIKE '%tsvectorsend%')`).Scan(&n)
+		ts.Check(err)
+		if n > 0 {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }
 
 // pgdb makes an empty database on the test PostgreSQL server and sets
