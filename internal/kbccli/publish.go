@@ -44,7 +44,10 @@ commit writes nothing, and a one-file change about one file's rows.
 Publishing a commit older than the one published, or not descending from
 it, is refused (--force overrides); publishes of one repository take
 turns, of different repositories they run side by side. kbc creates and
-migrates the schema; a database set up by a newer kbc is refused.
+migrates the schema; a database set up by a newer kbc is refused. Besides
+its own session, a publish opens up to three more that only read, where the
+server grants them, to have the server compute the chunks' tsvectors side
+by side.
 
 The database is --db URL, else $KBQ_DATABASE_URL, else libpq's PGHOST,
 PGPORT, PGUSER, PGDATABASE and PGPASSWORD; keep passwords out of
