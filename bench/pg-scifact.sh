@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# bench/pg-scifact.sh: SciFact's training queries asked of kbq serve over
+# the artifact and of kbq serve --db over the same artifact published into
+# PostgreSQL, hybrid (all-MiniLM-L6-v2) and lexical; prints how far the
+# top 10 agree. Building the vectors takes about 8 minutes on 2 cores.
+#
+#   bench/pg-scifact.sh                 the model from $KBQ_MODELS (kbq's default)
+#   REPO=/tmp/sf bench/pg-scifact.sh    keep the built repository in /tmp/sf
+#
+# Needs Go, git, PostgreSQL and the model; exits 0 without measuring when
+# the dataset is not there.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/bench/lib.sh"
+data=${SHARED:-$root/../shared}/datasets/scifact
+if [ ! -f "$data/corpus.jsonl" ]; then
+	echo "bench: $data/corpus.jsonl not found; nothing to measure" >&2
+	exit 0
+fi
+pgbin=$(dirname "$(ls /usr/lib/postgresql/*/bin/initdb 2>/dev/null | tail -1)")
+if [ ! -x "$pgbin/initdb" ]; then
+	need initdb:postgresql-15
+	pgbin=$(dirname "$(ls /usr/lib/postgresql/*/bin/initdb | tail -1)")
+fi
+bench_setup ./bench/beir2kb ./bench/sameresults
+repo=${REPO:-$work/repo}
+if [ ! -d "$repo/.kbq" ]; then
+	mkdir -p "$repo"
+	cd "$repo"
+	git init -q -b main
+	beir2kb "$data/corpus.jsonl" .kb/corpus
+	git add -A
+	git -c user.name=bench -c user.email=bench@example.com commit -q -m scifact
+	kbc build --rev HEAD --no-global --embed all-MiniLM-L6-v2 2>&1 | tail -1
+fi
+
+as=()
+if [ "$(id -u)" = 0 ]; then
+	as=(runuser -u postgres --)
+	chmod 755 "$work"
+fi
+pgdir=$work/pg
+mkdir "$pgdir"
+[ ${#as[@]} -gt 0 ] && chown postgres "$pgdir"
+"${as[@]}" "$pgbin/initdb" -D "$pgdir/data" -U kbq -A trust -E UTF8 --no-sync >/dev/null
+port=$((20000 + RANDOM % 20000))
+"${as[@]}" "$pgbin/pg_ctl" -D "$pgdir/data" -o "-p $port -k $pgdir -c listen_addresses=127.0.0.1" -l "$pgdir/log" -w start >/dev/null
+pids=()
+trap 'kill "${pids[@]}" 2>/dev/null; "${as[@]}" "$pgbin/pg_ctl" -D "$pgdir/data" -m immediate stop >/dev/null 2>&1; bench_cleanup' EXIT
+export KBQ_DATABASE_URL="postgres://kbq@127.0.0.1:$port/postgres?sslmode=disable"
+export XDG_CACHE_HOME=$work/cache KBQ_USAGE=off
+
+cd "$repo"
+kbc publish --repo scifact 2>&1 | tail -1
+a=127.0.0.1:$((40000 + RANDOM % 10000)) b=127.0.0.1:$((50000 + RANDOM % 10000))
+kbq serve --addr "$a" --index "$repo/.kbq" 2>/dev/null &
+pids+=($!)
+kbq serve --addr "$b" --db env 2>/dev/null &
+pids+=($!)
+for i in $(seq 1 100); do
+	curl -fs "http://$a/healthz" >/dev/null 2>&1 && curl -fs "http://$b/healthz" >/dev/null 2>&1 && break
+	sleep 0.2
+done
+for mode in hybrid lexical; do
+	sameresults -a "http://$a" -b "http://$b" -queries "$data/queries.jsonl" -qrels "$data/qrels/train.tsv" -mode "$mode"
+done
