@@ -35,8 +35,8 @@ const tsvectorHelpers = 3
 const tsvectorBatch = 400
 
 // tsvectors are the tsvectors of a publish's chunk rows. Helper sessions
-// compute them in batches, side by side, as the rows are planned and while
-// the publishing session writes the documents and files; the helpers only
+// compute them in batches, side by side, as the documents are read and
+// while the publishing session writes them and the files; the helpers only
 // read, so the publish stays one transaction. Where the server grants no
 // helper, the publishing session computes them itself, just before their
 // COPY. Chunks of the same heading and text, common where docs keep a copy
@@ -116,7 +116,7 @@ func startTSVectors(ctx context.Context, tx pgx.Tx, rowsToCome bool) *tsvectors 
 				case <-time.After(20 * time.Millisecond):
 				}
 				if _, err := h.Exec(ctx, `SELECT gin_clean_pending_list('kbq_chunk_tsv')`); err != nil {
-					return // not the index's owner: the publishing session merges
+					return // not the index's owner: see mergeGINEntries
 				}
 			}
 		}()
