@@ -188,25 +188,15 @@ func writeChunks(ctx context.Context, tx pgx.Tx, repoID int64, rows []chunkRow, 
 	types := tx.Conn().TypeMap()
 	types.RegisterType(&pgtype.Type{Name: "tsvector", OID: pgtype.TSVectorOID, Codec: pgtype.ByteaCodec{}})
 	defer types.RegisterType(&pgtype.Type{Name: "tsvector", OID: pgtype.TSVectorOID, Codec: pgtype.TSVectorCodec{}})
-	// Several COPYs of copySegment rows each: the foreign key checks of
-	// one run when it ends, while the helpers still compute the next
-	// one's tsvectors, rather than all at the end.
 	src := &chunkSource{repoID: repoID, rows: rows, t: t}
-	var err error
-	for err == nil && src.i < len(rows) {
-		src.end = min(src.i+copySegment, len(rows))
-		_, err = tx.CopyFrom(ctx, pgx.Identifier{"kbq_chunk"},
-			[]string{"repo_id", "path", "chunk", "heading", "line_start", "line_end", "body", "tsv"}, src)
-	}
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"kbq_chunk"},
+		[]string{"repo_id", "path", "chunk", "heading", "line_start", "line_end", "body", "tsv"}, src)
 	close(t.copied)
 	if err != nil {
 		return err
 	}
 	return mergeGINEntries(ctx, tx)
 }
-
-// copySegment is how many chunk rows one COPY writes.
-var copySegment = 4000
 
 // mergeGINEntries merges the GIN index's pending entries, the publish's
 // own, into the index in one bulk pass before the publish commits, so
@@ -288,12 +278,12 @@ type chunkSource struct {
 	rows   []chunkRow
 	t      *tsvectors
 	vecs   [][]byte // the tsvectors of t.texts, as far as they are in
-	i, end int      // the next row, and the end of this COPY's
+	i      int
 	err    error
 }
 
 func (s *chunkSource) Next() bool {
-	if s.err != nil || s.i >= s.end {
+	if s.err != nil || s.i >= len(s.rows) {
 		return false
 	}
 	for s.t.of[s.i] >= len(s.vecs) {

@@ -33,11 +33,8 @@ func wrongTSVectors(t *testing.T, conn *pgx.Conn) int {
 }
 
 // Helper sessions compute every chunk's tsvector, each distinct text
-// once, exactly as the server's to_tsvector does, and the rows go out in
-// several COPYs.
+// once, exactly as the server's to_tsvector does.
 func TestTSVectorsAreTheServers(t *testing.T) {
-	defer func(n int) { copySegment = n }(copySegment)
-	copySegment = 128
 	url := pgtest.DB(t)
 	conn := pgtest.Connect(t, url)
 	files, n := versioned()
