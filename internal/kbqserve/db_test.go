@@ -27,17 +27,25 @@ func publishFiles(t *testing.T, url, repo, commit string, files testkb.Files) {
 	}
 }
 
+// followingTools are the servers' tools over the database at url, with a
+// cache of their own, looking for new publishes every 50 ms.
+func followingTools(t *testing.T, url string) (*tools, *cli.Streams) {
+	t.Helper()
+	old := dbRefresh
+	dbRefresh = 50 * time.Millisecond
+	t.Cleanup(func() { dbRefresh = old })
+	env := map[string]string{"XDG_CACHE_HOME": t.TempDir()}
+	s := &cli.Streams{Getenv: func(k string) string { return env[k] }, Err: &strings.Builder{}}
+	return serverToolsOf(s, &answer.Sources{DB: url}), s
+}
+
 // kbq serve --db and kbq mcp --db follow the database: a new publish, and
 // a repository published after they started, are served without a
 // restart.
 func TestServersFollowTheDatabase(t *testing.T) {
 	url := pgtest.DB(t)
 	publishFiles(t, url, "api", "a", testkb.Files{".kb/keys.md": "# Keys\n\nRotate the signing key yearly.\n"})
-	defer func(d time.Duration) { dbRefresh = d }(dbRefresh)
-	dbRefresh = 50 * time.Millisecond
-	env := map[string]string{"XDG_CACHE_HOME": t.TempDir()}
-	s := &cli.Streams{Getenv: func(k string) string { return env[k] }, Err: &strings.Builder{}}
-	tl := serverToolsOf(s, &answer.Sources{DB: url})
+	tl, s := followingTools(t, url)
 	if tl.unavailable != nil {
 		t.Fatal(tl.unavailable)
 	}
@@ -73,11 +81,7 @@ func TestServersFollowTheDatabase(t *testing.T) {
 func TestServersWaitForTheDatabase(t *testing.T) {
 	url := pgtest.DB(t)
 	later := strings.Replace(url, "/kbq_test_", "/kbq_later_", 1)
-	defer func(d time.Duration) { dbRefresh = d }(dbRefresh)
-	dbRefresh = 50 * time.Millisecond
-	env := map[string]string{"XDG_CACHE_HOME": t.TempDir()}
-	s := &cli.Streams{Getenv: func(k string) string { return env[k] }, Err: &strings.Builder{}}
-	tl := serverToolsOf(s, &answer.Sources{DB: later})
+	tl, s := followingTools(t, later)
 	if tl.unavailable != nil {
 		t.Fatalf("a database not there yet is not worth giving up on: %v", tl.unavailable)
 	}
