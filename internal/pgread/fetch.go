@@ -10,10 +10,11 @@ import (
 	"regexp"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/kbqdev/kbq/internal/pgsession"
 )
 
 // pieceSize is the most of a file one query reads. A file of several
@@ -146,44 +147,19 @@ func helperTxs(ctx context.Context, tx pgx.Tx) (helpers []pgx.Tx, done func()) {
 	if err := tx.QueryRow(ctx, `SELECT pg_export_snapshot()`).Scan(&id); err != nil || !snapshotID.MatchString(id) {
 		return nil, func() {}
 	}
-	type opened struct {
-		conn *pgx.Conn
-		tx   pgx.Tx
-	}
-	out := make(chan opened, fetchHelpers)
-	for range fetchHelpers {
-		go func() {
-			c := cfg.Copy()
-			c.ConnectTimeout = 5 * time.Second
-			conn, err := pgx.ConnectConfig(ctx, c)
-			if err != nil {
-				out <- opened{}
-				return
-			}
-			htx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-			if err == nil {
-				// The id is the server's, checked above; SET takes no
-				// parameters.
-				_, err = htx.Exec(ctx, `SET TRANSACTION SNAPSHOT '`+id+`'`)
-			}
-			if err != nil {
-				conn.Close(context.Background())
-				out <- opened{}
-				return
-			}
-			out <- opened{conn, htx}
-		}()
-	}
 	var conns []*pgx.Conn
-	for range fetchHelpers {
-		if o := <-out; o.conn != nil {
-			conns = append(conns, o.conn)
-			helpers = append(helpers, o.tx)
+	for _, c := range pgsession.Open(ctx, cfg, fetchHelpers) {
+		htx, err := c.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+		if err == nil {
+			// The id is the server's, checked above; SET takes no
+			// parameters.
+			_, err = htx.Exec(ctx, `SET TRANSACTION SNAPSHOT '`+id+`'`)
 		}
-	}
-	return helpers, func() {
-		for _, c := range conns {
+		if err != nil {
 			c.Close(context.Background())
+			continue
 		}
+		conns, helpers = append(conns, c), append(helpers, htx)
 	}
+	return helpers, func() { pgsession.Close(conns) }
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/kbqdev/kbq/internal/pgsession"
 )
 
 // tsvectorSQL is how a chunk's tsvector is computed, always by the server,
@@ -73,7 +75,7 @@ func startTSVectors(ctx context.Context, tx pgx.Tx, rowsToCome bool) *tsvectors 
 	t := &tsvectors{seen: map[chunkText]int{}}
 	var helpers []*pgx.Conn
 	if rowsToCome && !simple(tx) {
-		helpers = openHelpers(ctx, tx.Conn().Config())
+		helpers = pgsession.Open(ctx, tx.Conn().Config(), tsvectorHelpers)
 	}
 	var wg sync.WaitGroup
 	t.stop = func() {
@@ -83,9 +85,7 @@ func startTSVectors(ctx context.Context, tx pgx.Tx, rowsToCome bool) *tsvectors 
 		}
 		cancel()
 		wg.Wait()
-		for _, h := range helpers {
-			h.Close(context.Background())
-		}
+		pgsession.Close(helpers)
 	}
 	work := make(chan tsvectorWork, 1024)
 	if len(helpers) > 0 {
@@ -213,31 +213,6 @@ func mergeGINEntries(ctx context.Context, tx pgx.Tx) error {
 	}
 	_, err := tx.Exec(ctx, `RELEASE SAVEPOINT kbq_merge`)
 	return err
-}
-
-// openHelpers opens up to tsvectorHelpers sessions like the publishing
-// one's, as many as the server grants at once; none where it grants none.
-func openHelpers(ctx context.Context, cfg *pgx.ConnConfig) []*pgx.Conn {
-	type opened struct {
-		conn *pgx.Conn
-		err  error
-	}
-	out := make(chan opened, tsvectorHelpers)
-	for range tsvectorHelpers {
-		go func() {
-			c := cfg.Copy()
-			c.ConnectTimeout = 5 * time.Second
-			conn, err := pgx.ConnectConfig(ctx, c)
-			out <- opened{conn, err}
-		}()
-	}
-	var conns []*pgx.Conn
-	for range tsvectorHelpers {
-		if o := <-out; o.err == nil {
-			conns = append(conns, o.conn)
-		}
-	}
-	return conns
 }
 
 // computeTSVectors asks the server for the tsvectors of rows, in
