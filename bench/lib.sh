@@ -41,7 +41,36 @@ bench_cleanup() {
 		kill "$server_pid" 2>/dev/null || true
 		wait "$server_pid" 2>/dev/null || true
 	fi
+	if [ -n "${pg_ctl:-}" ]; then
+		"${pg_as[@]}" "$pg_ctl" -D "$work/pg/data" -m immediate stop >/dev/null 2>&1 || true
+	fi
 	rm -rf "$work"
+}
+
+# pg_start: a PostgreSQL server of the script's own in $work/pg, started
+# with initdb and pg_ctl (as the postgres user when run as root;
+# postgresql-15 installed where there is none) and stopped on exit.
+# $pg_server is its URL without a database: postgres://kbq@127.0.0.1:PORT.
+# Call after bench_setup.
+pg_start() {
+	local bin port
+	bin=$(dirname "$(ls /usr/lib/postgresql/*/bin/initdb 2>/dev/null | tail -1)")
+	if [ ! -x "$bin/initdb" ]; then
+		need initdb:postgresql-15
+		bin=$(dirname "$(ls /usr/lib/postgresql/*/bin/initdb | tail -1)")
+	fi
+	pg_as=()
+	if [ "$(id -u)" = 0 ]; then
+		pg_as=(runuser -u postgres --)
+		chmod 755 "$work"
+	fi
+	mkdir "$work/pg"
+	[ ${#pg_as[@]} -gt 0 ] && chown postgres "$work/pg"
+	"${pg_as[@]}" "$bin/initdb" -D "$work/pg/data" -U kbq -A trust -E UTF8 --no-sync >/dev/null
+	port=$((20000 + RANDOM % 20000))
+	"${pg_as[@]}" "$bin/pg_ctl" -D "$work/pg/data" -o "-p $port -k $work/pg -c listen_addresses=127.0.0.1" -l "$work/pg/log" -w start >/dev/null
+	pg_ctl=$bin/pg_ctl
+	pg_server="postgres://kbq@127.0.0.1:$port"
 }
 
 # need CMD:PACKAGE...: installs with apt-get the packages of the commands

@@ -17,11 +17,6 @@ if [ ! -f "$data/corpus.jsonl" ]; then
 	echo "bench: $data/corpus.jsonl not found; nothing to measure" >&2
 	exit 0
 fi
-pgbin=$(dirname "$(ls /usr/lib/postgresql/*/bin/initdb 2>/dev/null | tail -1)")
-if [ ! -x "$pgbin/initdb" ]; then
-	need initdb:postgresql-15
-	pgbin=$(dirname "$(ls /usr/lib/postgresql/*/bin/initdb | tail -1)")
-fi
 bench_setup ./bench/beir2kb ./bench/sameresults
 repo=${REPO:-$work/repo}
 if [ ! -d "$repo/.kbq" ]; then
@@ -34,20 +29,10 @@ if [ ! -d "$repo/.kbq" ]; then
 	kbc build --rev HEAD --no-global --embed all-MiniLM-L6-v2 2>&1 | tail -1
 fi
 
-as=()
-if [ "$(id -u)" = 0 ]; then
-	as=(runuser -u postgres --)
-	chmod 755 "$work"
-fi
-pgdir=$work/pg
-mkdir "$pgdir"
-[ ${#as[@]} -gt 0 ] && chown postgres "$pgdir"
-"${as[@]}" "$pgbin/initdb" -D "$pgdir/data" -U kbq -A trust -E UTF8 --no-sync >/dev/null
-port=$((20000 + RANDOM % 20000))
-"${as[@]}" "$pgbin/pg_ctl" -D "$pgdir/data" -o "-p $port -k $pgdir -c listen_addresses=127.0.0.1" -l "$pgdir/log" -w start >/dev/null
+pg_start
 pids=()
-trap 'kill "${pids[@]}" 2>/dev/null; "${as[@]}" "$pgbin/pg_ctl" -D "$pgdir/data" -m immediate stop >/dev/null 2>&1; bench_cleanup' EXIT
-export KBQ_DATABASE_URL="postgres://kbq@127.0.0.1:$port/postgres?sslmode=disable"
+trap 'kill "${pids[@]}" 2>/dev/null; bench_cleanup' EXIT
+export KBQ_DATABASE_URL="$pg_server/postgres?sslmode=disable"
 export XDG_CACHE_HOME=$work/cache KBQ_USAGE=off
 
 cd "$repo"
