@@ -28,8 +28,8 @@ const fetchHelpers = 3
 
 // fetchFiles writes files into blobs, each under its hash, checking its
 // content. More than a piece's worth is read by helper sessions too, all
-// in the caller's snapshot; readers says how many sessions read.
-func fetchFiles(ctx context.Context, tx pgx.Tx, blobs string, files []file) (readers int, err error) {
+// in the caller's snapshot; sessions says how many sessions read.
+func fetchFiles(ctx context.Context, tx pgx.Tx, blobs string, files []file) (sessions int, err error) {
 	if len(files) == 0 {
 		return 0, nil
 	}
@@ -63,13 +63,17 @@ func fetchFiles(ctx context.Context, tx pgx.Tx, blobs string, files []file) (rea
 		work <- p
 	}
 	close(work)
-	txs := []pgx.Tx{tx}
+	readers := []interface {
+		QueryRow(context.Context, string, ...any) pgx.Row
+	}{tx}
 	if total > pieceSize {
-		helpers, done := helperTxs(ctx, tx)
+		helpers, done := snapshotReaders(ctx, tx)
 		defer done()
-		txs = append(txs, helpers...)
+		for _, h := range helpers {
+			readers = append(readers, h)
+		}
 	}
-	for _, r := range txs {
+	for _, r := range readers {
 		g.Go(func() error {
 			for p := range work {
 				f := files[p.file]
@@ -91,7 +95,7 @@ func fetchFiles(ctx context.Context, tx pgx.Tx, blobs string, files []file) (rea
 			return nil
 		})
 	}
-	return len(txs), g.Wait()
+	return len(readers), g.Wait()
 }
 
 // pieceOf is where a piece of a file is read into; it takes exactly its
@@ -135,10 +139,10 @@ func store(blobs string, f file, data []byte) error {
 // snapshotID is the form of what pg_export_snapshot returns.
 var snapshotID = regexp.MustCompile(`^[0-9A-Fa-f-]+$`)
 
-// helperTxs opens up to fetchHelpers read-only transactions in other
-// sessions that see tx's snapshot, as many as the server grants; none
-// where it takes one session. done ends them.
-func helperTxs(ctx context.Context, tx pgx.Tx) (helpers []pgx.Tx, done func()) {
+// snapshotReaders opens up to fetchHelpers sessions, as many as the
+// server grants, each in a read-only transaction that sees tx's snapshot;
+// none where the server takes one session. done closes them.
+func snapshotReaders(ctx context.Context, tx pgx.Tx) (readers []*pgx.Conn, done func()) {
 	cfg := tx.Conn().Config()
 	if cfg.DefaultQueryExecMode == pgx.QueryExecModeSimpleProtocol {
 		return nil, func() {}
@@ -147,19 +151,13 @@ func helperTxs(ctx context.Context, tx pgx.Tx) (helpers []pgx.Tx, done func()) {
 	if err := tx.QueryRow(ctx, `SELECT pg_export_snapshot()`).Scan(&id); err != nil || !snapshotID.MatchString(id) {
 		return nil, func() {}
 	}
-	var conns []*pgx.Conn
-	for _, c := range pgsession.Open(ctx, cfg, fetchHelpers) {
-		htx, err := c.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-		if err == nil {
-			// The id is the server's, checked above; SET takes no
-			// parameters.
-			_, err = htx.Exec(ctx, `SET TRANSACTION SNAPSHOT '`+id+`'`)
+	readers = pgsession.Open(ctx, cfg, fetchHelpers, func(ctx context.Context, c *pgx.Conn) error {
+		if _, err := c.Exec(ctx, `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`); err != nil {
+			return err
 		}
-		if err != nil {
-			c.Close(context.Background())
-			continue
-		}
-		conns, helpers = append(conns, c), append(helpers, htx)
-	}
-	return helpers, func() { pgsession.Close(conns) }
+		// The id is the server's, checked above; SET takes no parameters.
+		_, err := c.Exec(ctx, `SET TRANSACTION SNAPSHOT '`+id+`'`)
+		return err
+	})
+	return readers, func() { pgsession.Close(readers) }
 }

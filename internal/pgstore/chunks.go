@@ -75,7 +75,7 @@ func startTSVectors(ctx context.Context, tx pgx.Tx, rowsToCome bool) *tsvectors 
 	t := &tsvectors{seen: map[chunkText]int{}}
 	var helpers []*pgx.Conn
 	if rowsToCome && !simple(tx) {
-		helpers = pgsession.Open(ctx, tx.Conn().Config(), tsvectorHelpers)
+		helpers = pgsession.Open(ctx, tx.Conn().Config(), tsvectorHelpers, nil)
 	}
 	var wg sync.WaitGroup
 	t.stop = func() {

@@ -63,7 +63,7 @@ func TestTSVectorsInOneSession(t *testing.T) {
 		`CREATE ROLE `+role+` LOGIN CONNECTION LIMIT 1`,
 		`GRANT CREATE ON SCHEMA public TO `+role)
 	conn := pgtest.Connect(t, strings.Replace(url, "kbq@", role+"@", 1))
-	if helpers := pgsession.Open(context.Background(), conn.Config(), tsvectorHelpers); len(helpers) != 0 {
+	if helpers := pgsession.Open(context.Background(), conn.Config(), tsvectorHelpers, nil); len(helpers) != 0 {
 		t.Fatalf("%d helper sessions opened past the role's limit", len(helpers))
 	}
 	files, n := versioned()
