@@ -279,8 +279,15 @@ type eval struct {
 	chunks  uint64 // live chunks, N of the idf
 	// coll, when several artifacts are searched as one, records or
 	// supplies the document frequencies of the union (union.go).
-	coll  *collection
-	notes []string
+	coll *collection
+	// bar, when set, is a score chunks may be skipped below once
+	// exactTotals matches are counted, counted of them elsewhere: the
+	// score of the N-th best result of the other artifacts of a Union
+	// (unionBar).
+	bar     float64
+	hasBar  bool
+	counted int
+	notes   []string
 	budget
 }
 

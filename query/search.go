@@ -285,6 +285,12 @@ func (ix *Index) search(ctx context.Context, req Request) (*Response, error) {
 	if perDocument && byScore {
 		k = req.N
 	}
+	if bar := req.coll.barOf(); bar != nil && perDocument && byScore {
+		// Another artifact of a Union has found better: a chunk
+		// scoring below its N-th best result cannot be among the
+		// union's.
+		ev.bar, ev.counted, ev.hasBar = bar.get()
+	}
 	a := newArena()
 	defer a.release() // the results hold copies
 	for ; ; k *= 4 {

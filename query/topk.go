@@ -330,13 +330,22 @@ var exactTotals = 1000
 // enough matches were counted.
 func (e *evalSegment) full() bool { return e.col.full() && e.res.matched >= exactTotals }
 
-// threshold is the score a chunk needs, -Inf while nothing may be skipped.
+// threshold is the score a chunk needs, -Inf while nothing may be skipped:
+// the k-th best so far, or the bar a Union's other artifacts have set if
+// that is higher.
 func (e *evalSegment) threshold() float64 {
-	if !e.full() {
-		return math.Inf(-1)
+	θ := math.Inf(-1)
+	if e.full() {
+		θ = e.col.threshold()
 	}
-	return e.col.threshold()
+	if ev := e.ev; ev.hasBar && ev.bar > θ && e.res.matched+ev.counted >= exactTotals {
+		θ = ev.bar
+	}
+	return θ
 }
+
+// skipping reports whether chunks below the threshold may be skipped.
+func (e *evalSegment) skipping() bool { return !math.IsInf(e.threshold(), -1) }
 
 // offer offers a scored chunk to the collector.
 func (e *evalSegment) offer(d scoredDoc, chunk uint32) {
@@ -439,7 +448,7 @@ func (e *evalSegment) disjunction() error {
 		}
 		// Skip windows where the blocks of all terms cannot compete,
 		// reading skip entries only.
-		if e.full() && (!checked || target > until) {
+		if e.skipping() && (!checked || target > until) {
 			var ok bool
 			if target, until, ok = e.skipWindows(terms, target); !ok {
 				return e.errs()
@@ -453,7 +462,7 @@ func (e *evalSegment) disjunction() error {
 		if doc == postings.NoMore {
 			return e.errs()
 		}
-		if e.full() && (!checked || doc > until) {
+		if e.skipping() && (!checked || doc > until) {
 			target, checked = doc, false // check the window it is in first
 			continue
 		}
@@ -564,7 +573,7 @@ func (e *evalSegment) conjunction() error {
 		if !agreed {
 			continue
 		}
-		if θ := e.threshold(); e.full() {
+		if θ := e.threshold(); !math.IsInf(θ, -1) {
 			if bound, end := e.windowBound(e.terms, doc); bound*e.fmax < θ {
 				e.res.exact = false
 				if end == postings.NoMore {

@@ -67,6 +67,53 @@ type collection struct {
 	fields map[string]artifact.FieldStats
 	df     map[string]uint64
 	record map[string]uint64
+	// bar, in the second pass, holds the best results of the artifacts
+	// searched so far.
+	bar *unionBar
+}
+
+func (c *collection) barOf() *unionBar {
+	if c == nil {
+		return nil
+	}
+	return c.bar
+}
+
+// A unionBar keeps the scores of the n best results of the artifacts of
+// a Union searched so far, and how many matches they counted. An
+// artifact searched after them may skip any chunk scoring below the n-th,
+// as Lucene's searches of several index slices share their k-th best
+// score: such a chunk cannot be among the union's n best. Ties are kept,
+// since the order of equal scores is decided by scope, path and
+// repository.
+type unionBar struct {
+	mu      sync.Mutex
+	n       int
+	best    []float64 // the n best scores, in falling order
+	counted int
+}
+
+// add records a searched artifact's response.
+func (b *unionBar) add(resp *Response) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.counted += resp.Total
+	for _, r := range resp.Results {
+		i, _ := slices.BinarySearchFunc(b.best, r.Score, func(a, t float64) int { return cmp.Compare(t, a) })
+		if i < b.n {
+			b.best = slices.Insert(b.best, i, r.Score)[:min(len(b.best)+1, b.n)]
+		}
+	}
+}
+
+// get returns the bar, and whether there is one: n results are in.
+func (b *unionBar) get() (score float64, counted int, ok bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.best) < b.n {
+		return 0, b.counted, false
+	}
+	return b.best[b.n-1], b.counted, true
 }
 
 // dfKey names a scored term: its text and the fields it is searched in.
@@ -221,8 +268,24 @@ func (u *Union) lexical(ctx context.Context, parts []Part, req Request) (*Respon
 			c.df[k] += n
 		}
 	}
-	req.coll = c
-	return u.merge(ctx, parts, req, func(ix *Index, req Request) (*Response, error) { return ix.Search(ctx, req) })
+	// Each artifact ranks its best without snippets; only the union's
+	// best get theirs.
+	want := !req.noSnippets
+	req.coll, req.noSnippets = c, true
+	if req.Recency <= 0 { // recency reorders each artifact's results after they are found
+		c.bar = &unionBar{n: req.N}
+	}
+	resp, err := u.merge(ctx, parts, req, func(ix *Index, req Request) (*Response, error) {
+		resp, err := ix.Search(ctx, req)
+		if err == nil && c.bar != nil {
+			c.bar.add(resp)
+		}
+		return resp, err
+	})
+	if err == nil && want {
+		snippets(parts, resp.Results, req)
+	}
+	return resp, err
 }
 
 // merge runs search on each part and keeps the best of their results, in
@@ -322,25 +385,32 @@ func (u *Union) hybrid(ctx context.Context, parts []Part, req Request, mode stri
 	if len(odd) > 0 {
 		resp.Notes = append(resp.Notes, fmt.Sprintf("%s: built without %s's vectors (%s), searched by words only", strings.Join(odd, ", "), parts[0].Name, want.Model))
 	}
-	// Snippets, from each result's own artifact.
-	byName := map[string]*Index{}
-	for _, p := range parts {
-		byName[p.Name] = p.Index
-	}
-	for i := range resp.Results {
-		r := &resp.Results[i]
-		if r.Snippet == "" {
-			r.Snippet, r.Highlights = byName[r.Repo].snippetOf(r.Content, req)
-		}
-	}
+	snippets(parts, resp.Results, req)
 	return resp, nil
 }
 
-// snippetOf cuts the snippet of content for req's query, as a search of
-// ix does.
-func (ix *Index) snippetOf(content string, req Request) (string, [][2]int) {
-	an := artifact.NewAnalyzer(ix.Manifest.Analysis)
-	return snippet(content, ix.plan(pathsFrom(syntax.Parse(req.Query), req.Dir), an), an)
+// snippets cuts each result's snippet for req's query, as a search of its
+// own artifact does.
+func snippets(parts []Part, results []Result, req Request) {
+	type planned struct {
+		plan *plan
+		an   *artifact.Analyzer
+	}
+	plans := map[string]planned{}
+	for i := range results {
+		r := &results[i]
+		p, ok := plans[r.Repo]
+		if !ok {
+			for _, part := range parts {
+				if part.Name == r.Repo {
+					p.an = artifact.NewAnalyzer(part.Index.Manifest.Analysis)
+					p.plan = part.Index.plan(pathsFrom(syntax.Parse(req.Query), req.Dir), p.an)
+				}
+			}
+			plans[r.Repo] = p
+		}
+		r.Snippet, r.Highlights = snippet(r.Content, p.plan, p.an)
+	}
 }
 
 // each runs f on every part, as many at once as there are CPUs, and

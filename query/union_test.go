@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -62,6 +63,46 @@ func TestUnionRanksAsOneArtifact(t *testing.T) {
 		if got.Total != want.Total {
 			t.Errorf("%q: total %d, want %d", q, got.Total, want.Total)
 		}
+	}
+}
+
+// An artifact of a union skips the chunks that cannot beat the N-th best
+// result the artifacts searched before it found, and the union still ranks
+// as one artifact. Each of these artifacts holds fewer documents than a
+// search keeps, so only what the others found lets it skip.
+func TestUnionSkipsBelowTheOthersBest(t *testing.T) {
+	defer query.SetExactTotals(0)()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // one artifact after another
+	all := unionCorpus(90, 5)
+	one := open(t, all)
+	query.SetExhaustive(one, true)
+	var parts []query.Part
+	rest := all
+	for i := range 6 {
+		var part testkb.Files
+		if i < 5 {
+			part, rest = split(rest, 6-i)
+		} else {
+			part = rest
+		}
+		parts = append(parts, query.Part{Name: fmt.Sprint("r", i), Index: open(t, part)})
+	}
+	u, err := query.NewUnion(parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	skipped := 0
+	for _, q := range []string{"deploy", "rollback canary", "billing invoice retry", "owner gateway proxy", "+queue worker", "secret -vault"} {
+		got, want := ranksAlike(t, u, one, query.Request{Query: q, N: 20, AllScopes: true}, 1e-9)
+		if got.Total < want.Total {
+			skipped++
+			if got.TotalExact {
+				t.Errorf("%q: total %d of %d, said to be exact", q, got.Total, want.Total)
+			}
+		}
+	}
+	if skipped == 0 {
+		t.Error("no artifact skipped a chunk")
 	}
 }
 
