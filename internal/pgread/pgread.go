@@ -20,9 +20,9 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// SchemaVersion is the newest schema this program reads. Version 2
-// changed only how kbq_chunk.tsv is written, which kbq does not read.
-const SchemaVersion = 2
+// SchemaVersion is the newest schema this program reads. Versions 2 and
+// 3 changed only how kbq_chunk.tsv is written, which kbq does not read.
+const SchemaVersion = 3
 
 var (
 	// ErrNoKnowledge means the database holds no published knowledge.

@@ -2,7 +2,9 @@ package pgstore
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,7 +18,29 @@ import (
 // tsvectorSQL is how a chunk's tsvector is computed, always by the server,
 // so that plain SQL clients query it with the server's own parser and
 // english dictionary (docs/postgres.md).
-const tsvectorSQL = `to_tsvector('english', %s || ' ' || %s)`
+const tsvectorSQL = `to_tsvector('english', %[1]s || ' ' || %[2]s)`
+
+// textKey is the key of the tsvector the server computes from heading and
+// body: kbq_chunk.text_key, by which a publish finds the tsvector of a text
+// the database holds already, in any repository, rather than have the
+// server compute it again. The key names the server's major version,
+// whose parser and dictionaries a tsvector comes from.
+func textKey(server, heading, body string) []byte {
+	h := sha256.New()
+	h.Write([]byte("kbq tsvector\x00english\x00"))
+	h.Write([]byte(server))
+	h.Write([]byte{0})
+	h.Write([]byte(heading))
+	h.Write([]byte{0})
+	h.Write([]byte(body))
+	return h.Sum(nil)[:16]
+}
+
+// serverMajor is the major version of the server conn is connected to.
+func serverMajor(conn *pgx.Conn) string {
+	major, _, _ := strings.Cut(conn.PgConn().ParameterStatus("server_version"), ".")
+	return major
+}
 
 // A chunkRow is one kbq_chunk row before its tsvector.
 type chunkRow struct {
@@ -44,9 +68,11 @@ const tsvectorBatch = 400
 // COPY. Chunks of the same heading and text, common where docs keep a copy
 // per version, are computed once.
 type tsvectors struct {
+	server  string // the server's major version, for textKey
 	seen    map[chunkText]int
 	of      []int       // of each row added, its text's number
 	texts   []chunkText // the distinct texts, in order
+	keys    [][]byte    // and their keys (textKey)
 	batches []chan tsvectorResult
 	work    chan tsvectorWork // to the helpers; nil without any
 	pending []tsvectorWork    // without helpers, for the publishing session
@@ -60,6 +86,7 @@ type chunkText struct{ heading, body string }
 
 type tsvectorWork struct {
 	texts []chunkText
+	keys  [][]byte
 	out   chan tsvectorResult
 }
 
@@ -72,7 +99,7 @@ type tsvectorResult struct {
 // there are none to come.
 func startTSVectors(ctx context.Context, tx pgx.Tx, rowsToCome bool) *tsvectors {
 	ctx, cancel := context.WithCancel(ctx)
-	t := &tsvectors{seen: map[chunkText]int{}}
+	t := &tsvectors{server: serverMajor(tx.Conn()), seen: map[chunkText]int{}}
 	var helpers []*pgx.Conn
 	if rowsToCome && !simple(tx) {
 		helpers = pgsession.Open(ctx, tx.Conn().Config(), tsvectorHelpers, nil)
@@ -98,7 +125,7 @@ func startTSVectors(ctx context.Context, tx pgx.Tx, rowsToCome bool) *tsvectors 
 		go func() {
 			defer wg.Done()
 			for w := range work {
-				vecs, err := computeTSVectors(ctx, h, w.texts)
+				vecs, err := computeTSVectors(ctx, h, w.texts, w.keys)
 				w.out <- tsvectorResult{vecs, err}
 			}
 			// The first helper done merges the GIN entries the COPY
@@ -141,6 +168,7 @@ func (t *tsvectors) add(r chunkRow) {
 		n = len(t.texts)
 		t.seen[key] = n
 		t.texts = append(t.texts, key)
+		t.keys = append(t.keys, textKey(t.server, r.heading, r.body))
 		if len(t.texts)%tsvectorBatch == 0 {
 			t.send()
 		}
@@ -154,7 +182,8 @@ func (t *tsvectors) send() {
 	if start == len(t.texts) {
 		return
 	}
-	w := tsvectorWork{texts: t.texts[start:len(t.texts):len(t.texts)], out: make(chan tsvectorResult, 1)}
+	end := len(t.texts)
+	w := tsvectorWork{texts: t.texts[start:end:end], keys: t.keys[start:end:end], out: make(chan tsvectorResult, 1)}
 	t.batches = append(t.batches, w.out)
 	if t.work != nil {
 		t.work <- w
@@ -171,11 +200,11 @@ func writeChunks(ctx context.Context, tx pgx.Tx, repoID int64, rows []chunkRow, 
 		return nil
 	}
 	if simple(tx) {
-		return insertChunks(ctx, tx, repoID, rows)
+		return insertChunks(ctx, tx, repoID, rows, t)
 	}
 	t.finish()
 	for _, w := range t.pending {
-		vecs, err := computeTSVectors(ctx, tx.Conn(), w.texts)
+		vecs, err := computeTSVectors(ctx, tx.Conn(), w.texts, w.keys)
 		w.out <- tsvectorResult{vecs, err}
 	}
 	// New index entries go to the GIN index's pending list and are
@@ -190,7 +219,7 @@ func writeChunks(ctx context.Context, tx pgx.Tx, repoID int64, rows []chunkRow, 
 	defer types.RegisterType(&pgtype.Type{Name: "tsvector", OID: pgtype.TSVectorOID, Codec: pgtype.TSVectorCodec{}})
 	src := &chunkSource{repoID: repoID, rows: rows, t: t}
 	_, err := tx.CopyFrom(ctx, pgx.Identifier{"kbq_chunk"},
-		[]string{"repo_id", "path", "chunk", "heading", "line_start", "line_end", "body", "tsv"}, src)
+		[]string{"repo_id", "path", "chunk", "heading", "line_start", "line_end", "body", "tsv", "text_key"}, src)
 	close(t.copied)
 	if err != nil {
 		return err
@@ -215,17 +244,22 @@ func mergeGINEntries(ctx context.Context, tx pgx.Tx) error {
 	return err
 }
 
-// computeTSVectors asks the server for the tsvectors of rows, in
-// tsvectorsend's binary form.
-func computeTSVectors(ctx context.Context, conn *pgx.Conn, rows []chunkText) ([][]byte, error) {
+// reuseSQL is the tsvector of a text (heading %[1]s, body %[2]s, key
+// %[3]s) as a chunk row of the database holds it already, else computed.
+const reuseSQL = `coalesce((SELECT k.tsv FROM kbq_chunk k WHERE k.text_key = %[3]s LIMIT 1), ` + tsvectorSQL + `)`
+
+// computeTSVectors asks the server for the tsvectors of rows, whose keys
+// are keys, in tsvectorsend's binary form: those the database holds
+// already, in any repository, are read rather than computed.
+func computeTSVectors(ctx context.Context, conn *pgx.Conn, rows []chunkText, keys [][]byte) ([][]byte, error) {
 	headings := make([]string, len(rows))
 	bodies := make([]string, len(rows))
 	for i, r := range rows {
 		headings[i], bodies[i] = r.heading, r.body
 	}
-	q, err := conn.Query(ctx, fmt.Sprintf(`SELECT tsvectorsend(`+tsvectorSQL+`)
-		FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS c (heading, body, n) ORDER BY n`, "c.heading", "c.body"),
-		headings, bodies)
+	q, err := conn.Query(ctx, fmt.Sprintf(`SELECT tsvectorsend(`+reuseSQL+`)
+		FROM unnest($1::text[], $2::text[], $3::bytea[]) WITH ORDINALITY AS c (heading, body, key, n) ORDER BY n`, "c.heading", "c.body", "c.key"),
+		headings, bodies, keys)
 	if err != nil {
 		return nil, fmt.Errorf("compute tsvectors: %w", err)
 	}
@@ -275,26 +309,28 @@ func (s *chunkSource) Next() bool {
 
 func (s *chunkSource) Values() ([]any, error) {
 	r := s.rows[s.i-1]
-	return []any{s.repoID, r.path, r.chunk, r.heading, r.lineStart, r.lineEnd, r.body, s.vecs[s.t.of[s.i-1]]}, nil
+	text := s.t.of[s.i-1]
+	return []any{s.repoID, r.path, r.chunk, r.heading, r.lineStart, r.lineEnd, r.body, s.vecs[text], s.t.keys[text]}, nil
 }
 
 func (s *chunkSource) Err() error { return s.err }
 
-// insertChunks writes rows by INSERTs of up to 100, the server computing
-// their tsvectors: for servers that take one session and no COPY.
-func insertChunks(ctx context.Context, tx pgx.Tx, repoID int64, rows []chunkRow) error {
+// insertChunks writes rows, those added to t, by INSERTs of up to 100,
+// the server finding or computing their tsvectors: for servers that take
+// one session and no COPY.
+func insertChunks(ctx context.Context, tx pgx.Tx, repoID int64, rows []chunkRow, t *tsvectors) error {
 	for start := 0; start < len(rows); start += 100 {
 		part := rows[start:min(start+100, len(rows))]
-		sql := []byte(`INSERT INTO kbq_chunk (repo_id, path, chunk, heading, line_start, line_end, body, tsv) VALUES `)
+		sql := []byte(`INSERT INTO kbq_chunk (repo_id, path, chunk, heading, line_start, line_end, body, text_key, tsv) VALUES `)
 		args := []any{repoID}
 		for i, r := range part {
 			if i > 0 {
 				sql = append(sql, ", "...)
 			}
 			n := len(args)
-			args = append(args, r.path, r.chunk, r.heading, r.lineStart, r.lineEnd, r.body)
-			sql = fmt.Appendf(sql, "($1, $%d, $%d, $%d, $%d, $%d, $%d, "+tsvectorSQL+")",
-				n+1, n+2, n+3, n+4, n+5, n+6, fmt.Sprintf("$%d", n+3), fmt.Sprintf("$%d", n+6))
+			args = append(args, r.path, r.chunk, r.heading, r.lineStart, r.lineEnd, r.body, t.keys[t.of[start+i]])
+			tsv := fmt.Sprintf(reuseSQL, fmt.Sprintf("$%d", n+3), fmt.Sprintf("$%d", n+6), fmt.Sprintf("$%d::bytea", n+7))
+			sql = fmt.Appendf(sql, "($1, $%d, $%d, $%d, $%d, $%d, $%d, $%d::bytea, %s)", n+1, n+2, n+3, n+4, n+5, n+6, n+7, tsv)
 		}
 		if _, err := tx.Exec(ctx, string(sql), args...); err != nil {
 			return err

@@ -54,6 +54,38 @@ func TestTSVectorsAreTheServers(t *testing.T) {
 	}
 }
 
+// A text the database holds already, in any repository, has its tsvector
+// read rather than computed again. To tell a read one from a computed one,
+// the test changes the stored tsvector of one text before the second
+// repository, which holds it too, is published.
+func TestTSVectorsAreReused(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.DB(t)
+	conn := pgtest.Connect(t, url)
+	files, n := versioned()
+	if _, err := Publish(ctx, conn, source(t, "a", "a", files), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	pgtest.Exec(t, url, `UPDATE kbq_chunk SET tsv = to_tsvector('english', 'marked') WHERE path LIKE '%/n007.md'`)
+	more := testkb.Files{".kb/rollout.md": "# Rollout\n\nRoll out region by region.\n"}
+	for k, v := range files {
+		more[k] = v
+	}
+	if _, err := Publish(ctx, conn, source(t, "b", "a", more), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	b := `SELECT count(*) FROM kbq_chunk c JOIN kbq_repo r ON r.id = c.repo_id WHERE r.name = 'b' AND `
+	if got := count(t, conn, b+`c.tsv @@ to_tsquery('english', 'marked')`); got != 2 {
+		t.Errorf("%d chunks of b hold the tsvector a's copy of their text held, want 2 (its two copies)", got)
+	}
+	if got := count(t, conn, b+fmt.Sprintf(`c.tsv = `+tsvectorSQL, "c.heading", "c.body")); got != n-1 {
+		t.Errorf("%d chunks of b have the server's tsvector, want %d", got, n-1)
+	}
+	if got := count(t, conn, b+`c.tsv @@ plainto_tsquery('english', 'regions')`); got != 1 {
+		t.Errorf("the new text's tsvector matches %d chunks of b, want 1", got)
+	}
+}
+
 // A server that grants the publisher one session gets the same
 // tsvectors, computed in that session.
 func TestTSVectorsInOneSession(t *testing.T) {
@@ -85,6 +117,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 		t.Fatal(err)
 	}
 	pgtest.Exec(t, url,
+		`ALTER TABLE kbq_chunk DROP COLUMN text_key`,
 		`ALTER TABLE kbq_chunk DROP COLUMN tsv`,
 		`ALTER TABLE kbq_chunk ADD COLUMN tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', heading || ' ' || body)) STORED`,
 		`CREATE INDEX kbq_chunk_tsv ON kbq_chunk USING gin (tsv)`,

@@ -23,7 +23,9 @@ import (
 //	   to_tsvector, rather than generated on insert: a publish computes
 //	   it in several sessions at once; kbq_file.data is stored
 //	   uncompressed, so that kbq reads a file's pieces side by side
-const SchemaVersion = 2
+//	3  kbq_chunk.text_key names the text a tsvector was computed from, so
+//	   that a publish reuses the tsvectors of texts the database holds
+const SchemaVersion = 3
 
 // schema creates the current version.
 var schema = []string{
@@ -60,10 +62,12 @@ var schema = []string{
 		line_end   integer NOT NULL,
 		body       text NOT NULL,
 		tsv        tsvector NOT NULL,
+		text_key   bytea,
 		PRIMARY KEY (repo_id, path, chunk),
 		FOREIGN KEY (repo_id, path) REFERENCES kbq_document (repo_id, path) ON DELETE CASCADE
 	)`,
 	`CREATE INDEX kbq_chunk_tsv ON kbq_chunk USING gin (tsv)`,
+	`CREATE INDEX kbq_chunk_text_key ON kbq_chunk (text_key)`,
 	`CREATE TABLE kbq_file (
 		hash text PRIMARY KEY,
 		size bigint NOT NULL,
@@ -76,7 +80,7 @@ var schema = []string{
 		hash    text NOT NULL REFERENCES kbq_file (hash),
 		PRIMARY KEY (repo_id, name)
 	)`,
-	`INSERT INTO kbq_schema (version) VALUES (2)`,
+	`INSERT INTO kbq_schema (version) VALUES (3)`,
 }
 
 // migrations[v] brings version v up to v+1.
@@ -86,6 +90,11 @@ var migrations = map[int][]string{
 		`ALTER TABLE kbq_chunk ALTER COLUMN tsv SET NOT NULL`,
 		`ALTER TABLE kbq_file ALTER COLUMN data SET STORAGE EXTERNAL`,
 		`UPDATE kbq_schema SET version = 2`,
+	},
+	2: {
+		`ALTER TABLE kbq_chunk ADD COLUMN text_key bytea`,
+		`CREATE INDEX kbq_chunk_text_key ON kbq_chunk (text_key)`,
+		`UPDATE kbq_schema SET version = 3`,
 	},
 }
 
