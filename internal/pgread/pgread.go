@@ -20,9 +20,10 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// SchemaVersion is the newest schema this program reads. Versions 2 and
-// 3 changed only how kbq_chunk.tsv is written, which kbq does not read.
-const SchemaVersion = 3
+// SchemaVersion is the newest schema this program reads. Versions 2 to 4
+// changed only how the chunks' tsvectors are kept, which kbq does not
+// read.
+const SchemaVersion = 4
 
 var (
 	// ErrNoKnowledge means the database holds no published knowledge.

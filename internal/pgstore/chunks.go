@@ -20,11 +20,12 @@ import (
 // english dictionary (docs/postgres.md).
 const tsvectorSQL = `to_tsvector('english', %[1]s || ' ' || %[2]s)`
 
-// textKey is the key of the tsvector the server computes from heading and
-// body: kbq_chunk.text_key, by which a publish finds the tsvector of a text
-// the database holds already, in any repository, rather than have the
-// server compute it again. The key names the server's major version,
-// whose parser and dictionaries a tsvector comes from.
+// textKey is the key of the text a chunk's tsvector is computed from, its
+// heading and body: kbq_text holds each text's tsvector once, under its
+// key, however many chunks of however many repositories hold the text,
+// and a publish computes the tsvectors only of texts the database does
+// not hold. The key names the server's major version, whose parser and
+// dictionaries a tsvector comes from.
 func textKey(server, heading, body string) []byte {
 	h := sha256.New()
 	h.Write([]byte("kbq tsvector\x00english\x00"))
@@ -42,7 +43,7 @@ func serverMajor(conn *pgx.Conn) string {
 	return major
 }
 
-// A chunkRow is one kbq_chunk row before its tsvector.
+// A chunkRow is one kbq_chunk row.
 type chunkRow struct {
 	path               string
 	chunk              int
@@ -57,17 +58,17 @@ type chunkRow struct {
 // session runs on one core.
 const tsvectorHelpers = 3
 
-// tsvectorBatch is how many chunks a helper computes at a time.
+// tsvectorBatch is how many texts a helper looks up or computes at a time.
 const tsvectorBatch = 400
 
-// tsvectors are the tsvectors of a publish's chunk rows. Helper sessions
-// compute them in batches, side by side, as the documents are read and
-// while the publishing session writes them and the files; the helpers only
-// read, so the publish stays one transaction. Where the server grants no
-// helper, the publishing session computes them itself, just before their
-// COPY. Chunks of the same heading and text, common where docs keep a copy
-// per version, are computed once.
-type tsvectors struct {
+// texts are the distinct texts of a publish's chunk rows, and the
+// tsvectors of those the database lacks. Helper sessions look them up in
+// kbq_text and compute the tsvectors of the missing ones, in batches, side
+// by side, as the documents are read and while the publishing session
+// writes them and the files; the helpers only read, so the publish stays
+// one transaction. Where the server grants no helper, the publishing
+// session computes them itself.
+type texts struct {
 	server  string // the server's major version, for textKey
 	seen    map[chunkText]int
 	of      []int       // of each row added, its text's number
@@ -77,8 +78,8 @@ type tsvectors struct {
 	work    chan tsvectorWork // to the helpers; nil without any
 	pending []tsvectorWork    // without helpers, for the publishing session
 	stop    func()
-	// copied is closed once the rows are copied.
-	copied chan struct{}
+	// stored is closed once the new texts are written.
+	stored chan struct{}
 }
 
 // chunkText is what a chunk's tsvector is computed from.
@@ -90,16 +91,18 @@ type tsvectorWork struct {
 	out   chan tsvectorResult
 }
 
+// tsvectorResult holds, for each text of a batch, its tsvector in
+// tsvectorsend's binary form, or nil where kbq_text held it.
 type tsvectorResult struct {
 	vecs [][]byte
 	err  error
 }
 
-// startTSVectors opens the helper sessions, ready for rows; none when
-// there are none to come.
-func startTSVectors(ctx context.Context, tx pgx.Tx, rowsToCome bool) *tsvectors {
+// startTexts opens the helper sessions, ready for rows; none when there
+// are none to come.
+func startTexts(ctx context.Context, tx pgx.Tx, rowsToCome bool) *texts {
 	ctx, cancel := context.WithCancel(ctx)
-	t := &tsvectors{server: serverMajor(tx.Conn()), seen: map[chunkText]int{}}
+	t := &texts{server: serverMajor(tx.Conn()), seen: map[chunkText]int{}}
 	var helpers []*pgx.Conn
 	if rowsToCome && !simple(tx) {
 		helpers = pgsession.Open(ctx, tx.Conn().Config(), tsvectorHelpers, nil)
@@ -118,7 +121,7 @@ func startTSVectors(ctx context.Context, tx pgx.Tx, rowsToCome bool) *tsvectors 
 	if len(helpers) > 0 {
 		t.work = work
 	}
-	t.copied = make(chan struct{})
+	t.stored = make(chan struct{})
 	var merging atomic.Bool
 	for _, h := range helpers {
 		wg.Add(1)
@@ -128,21 +131,21 @@ func startTSVectors(ctx context.Context, tx pgx.Tx, rowsToCome bool) *tsvectors 
 				vecs, err := computeTSVectors(ctx, h, w.texts, w.keys)
 				w.out <- tsvectorResult{vecs, err}
 			}
-			// The first helper done merges the GIN entries the COPY
-			// has made so far, while it goes on, so that less is left
-			// for the merge after it.
+			// The first helper done merges the GIN entries the new
+			// texts have made so far, while they go on, so that less
+			// is left for the merge after them.
 			if !merging.CompareAndSwap(false, true) {
 				return
 			}
 			for {
 				select {
-				case <-t.copied:
+				case <-t.stored:
 					return
 				case <-ctx.Done():
 					return
 				case <-time.After(20 * time.Millisecond):
 				}
-				if _, err := h.Exec(ctx, `SELECT gin_clean_pending_list('kbq_chunk_tsv')`); err != nil {
+				if _, err := h.Exec(ctx, `SELECT gin_clean_pending_list('kbq_text_tsv')`); err != nil {
 					return // not the index's owner: see mergeGINEntries
 				}
 			}
@@ -152,7 +155,7 @@ func startTSVectors(ctx context.Context, tx pgx.Tx, rowsToCome bool) *tsvectors 
 }
 
 // finish hands the last texts to the helpers; no more rows come.
-func (t *tsvectors) finish() {
+func (t *texts) finish() {
 	t.send()
 	if t.work != nil {
 		close(t.work)
@@ -161,7 +164,7 @@ func (t *tsvectors) finish() {
 }
 
 // add takes the next row.
-func (t *tsvectors) add(r chunkRow) {
+func (t *texts) add(r chunkRow) {
 	key := chunkText{r.heading, r.body}
 	n, ok := t.seen[key]
 	if !ok {
@@ -177,7 +180,7 @@ func (t *tsvectors) add(r chunkRow) {
 }
 
 // send hands the texts since the last batch to the helpers.
-func (t *tsvectors) send() {
+func (t *texts) send() {
 	start := len(t.batches) * tsvectorBatch
 	if start == len(t.texts) {
 		return
@@ -192,20 +195,153 @@ func (t *tsvectors) send() {
 	}
 }
 
-// writeChunks inserts rows, those added to t, into kbq_chunk with their
-// tsvectors: by COPY, or, where the server takes no COPY, by INSERTs that
-// compute them.
-func writeChunks(ctx context.Context, tx pgx.Tx, repoID int64, rows []chunkRow, t *tsvectors) error {
+// writeChunks writes rows, those added to t, into kbq_chunk, and the
+// texts kbq_text lacks, with their tsvectors, into kbq_text: by COPY, or,
+// where the server takes no COPY, by INSERTs that compute them.
+func writeChunks(ctx context.Context, tx pgx.Tx, repoID int64, rows []chunkRow, t *texts) error {
 	if len(rows) == 0 {
 		return nil
+	}
+	var err error
+	if simple(tx) {
+		err = insertTexts(ctx, tx, t)
+	} else {
+		err = copyTexts(ctx, tx, t)
+	}
+	if err != nil {
+		return fmt.Errorf("write the chunks' texts: %w", err)
 	}
 	if simple(tx) {
 		return insertChunks(ctx, tx, repoID, rows, t)
 	}
+	src := &chunkSource{repoID: repoID, rows: rows, t: t}
+	_, err = tx.CopyFrom(ctx, pgx.Identifier{"kbq_chunk"},
+		[]string{"repo_id", "path", "chunk", "heading", "line_start", "line_end", "body", "text_key"}, src)
+	return err
+}
+
+// lockTexts locks the rows of kbq_text that hold keys against deletion
+// until the publish ends, and returns the keys it holds; the rows that
+// name them are written after. Another publish removes the texts no chunk
+// names any longer (removeTexts), and this one may name them again.
+func lockTexts(ctx context.Context, tx pgx.Tx, keys [][]byte) (map[string]bool, error) {
+	held := map[string]bool{}
+	for start := 0; start < len(keys); start += 10000 {
+		rows, err := tx.Query(ctx, `SELECT key FROM kbq_text WHERE key = ANY($1) FOR KEY SHARE`, keys[start:min(start+10000, len(keys))])
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var k []byte
+			if err := rows.Scan(&k); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			held[string(k)] = true
+		}
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return held, nil
+}
+
+// copyTexts waits for the helpers' tsvectors, locks the texts kbq_text
+// holds, and writes the others with theirs.
+func copyTexts(ctx context.Context, tx pgx.Tx, t *texts) error {
+	defer close(t.stored)
+	vecs, err := t.tsvectors(ctx, tx)
+	if err != nil {
+		return err
+	}
+	return copyMissing(ctx, tx, t, vecs)
+}
+
+// tsvectors returns, once the helpers are done, the tsvector of each text
+// kbq_text did not hold, and nil for those it did.
+func (t *texts) tsvectors(ctx context.Context, tx pgx.Tx) ([][]byte, error) {
 	t.finish()
 	for _, w := range t.pending {
 		vecs, err := computeTSVectors(ctx, tx.Conn(), w.texts, w.keys)
 		w.out <- tsvectorResult{vecs, err}
+	}
+	vecs := make([][]byte, 0, len(t.texts))
+	for _, b := range t.batches {
+		r := <-b
+		if r.err != nil {
+			return nil, r.err
+		}
+		vecs = append(vecs, r.vecs...)
+	}
+	return vecs, nil
+}
+
+// copyMissing locks the texts kbq_text holds and writes the others, with
+// their tsvectors vecs, computing those of the texts that another publish
+// removed since the helpers found them.
+func copyMissing(ctx context.Context, tx pgx.Tx, t *texts, vecs [][]byte) error {
+	for range 3 {
+		held, err := lockTexts(ctx, tx, t.keys)
+		if err != nil {
+			return err
+		}
+		var missing []int
+		for i, k := range t.keys {
+			if !held[string(k)] {
+				missing = append(missing, i)
+			}
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+		// A text a helper found may have been removed since: its
+		// tsvector is computed here.
+		var gone []int
+		for _, i := range missing {
+			if vecs[i] == nil {
+				gone = append(gone, i)
+			}
+		}
+		if len(gone) > 0 {
+			texts, keys := make([]chunkText, len(gone)), make([][]byte, len(gone))
+			for j, i := range gone {
+				texts[j], keys[j] = t.texts[i], t.keys[i]
+			}
+			computed, err := computeTSVectors(ctx, tx.Conn(), texts, nil)
+			if err != nil {
+				return err
+			}
+			for j, i := range gone {
+				vecs[i] = computed[j]
+			}
+		}
+		if err := storeTexts(ctx, tx, t, missing, vecs); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("texts removed by other publishes as fast as this one wrote them")
+}
+
+// storeTexts writes the texts of t numbered missing, with their tsvectors
+// vecs, into kbq_text, through a temporary table: another publish may
+// write the same texts meanwhile, and COPY cannot skip them.
+func storeTexts(ctx context.Context, tx pgx.Tx, t *texts, missing []int, vecs [][]byte) error {
+	if _, err := tx.Exec(ctx, `CREATE TEMPORARY TABLE IF NOT EXISTS kbq_new_text (key bytea, tsv tsvector) ON COMMIT DROP`); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `TRUNCATE kbq_new_text`); err != nil {
+		return err
+	}
+	// COPY sends the tsvectors in the binary form tsvectorsend returned.
+	types := tx.Conn().TypeMap()
+	types.RegisterType(&pgtype.Type{Name: "tsvector", OID: pgtype.TSVectorOID, Codec: pgtype.ByteaCodec{}})
+	defer types.RegisterType(&pgtype.Type{Name: "tsvector", OID: pgtype.TSVectorOID, Codec: pgtype.TSVectorCodec{}})
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"kbq_new_text"}, []string{"key", "tsv"},
+		pgx.CopyFromSlice(len(missing), func(j int) ([]any, error) {
+			return []any{t.keys[missing[j]], vecs[missing[j]]}, nil
+		}))
+	if err != nil {
+		return err
 	}
 	// New index entries go to the GIN index's pending list and are
 	// merged in one bulk pass at the end, rather than every 4 MB
@@ -213,18 +349,70 @@ func writeChunks(ctx context.Context, tx pgx.Tx, repoID int64, rows []chunkRow, 
 	if _, err := tx.Exec(ctx, `SET LOCAL gin_pending_list_limit = '256MB'`); err != nil {
 		return err
 	}
-	// COPY sends the tsvectors in the binary form tsvectorsend returned.
-	types := tx.Conn().TypeMap()
-	types.RegisterType(&pgtype.Type{Name: "tsvector", OID: pgtype.TSVectorOID, Codec: pgtype.ByteaCodec{}})
-	defer types.RegisterType(&pgtype.Type{Name: "tsvector", OID: pgtype.TSVectorOID, Codec: pgtype.TSVectorCodec{}})
-	src := &chunkSource{repoID: repoID, rows: rows, t: t}
-	_, err := tx.CopyFrom(ctx, pgx.Identifier{"kbq_chunk"},
-		[]string{"repo_id", "path", "chunk", "heading", "line_start", "line_end", "body", "tsv", "text_key"}, src)
-	close(t.copied)
-	if err != nil {
+	if _, err := tx.Exec(ctx, `INSERT INTO kbq_text (key, tsv) SELECT key, tsv FROM kbq_new_text ON CONFLICT (key) DO NOTHING`); err != nil {
 		return err
 	}
 	return mergeGINEntries(ctx, tx)
+}
+
+// insertTexts writes the texts kbq_text lacks, the server computing their
+// tsvectors, by INSERTs of up to 100: for servers that take one session
+// and no COPY.
+func insertTexts(ctx context.Context, tx pgx.Tx, t *texts) error {
+	for range 3 {
+		held, err := lockTexts(ctx, tx, t.keys)
+		if err != nil {
+			return err
+		}
+		var missing []int
+		for i, k := range t.keys {
+			if !held[string(k)] {
+				missing = append(missing, i)
+			}
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+		for start := 0; start < len(missing); start += 100 {
+			part := missing[start:min(start+100, len(missing))]
+			sql := []byte(`INSERT INTO kbq_text (key, tsv) VALUES `)
+			var args []any
+			for j, i := range part {
+				if j > 0 {
+					sql = append(sql, ", "...)
+				}
+				n := len(args)
+				args = append(args, t.keys[i], t.texts[i].heading, t.texts[i].body)
+				sql = fmt.Appendf(sql, "($%d::bytea, %s)", n+1, fmt.Sprintf(tsvectorSQL, fmt.Sprintf("$%d::text", n+2), fmt.Sprintf("$%d::text", n+3)))
+			}
+			sql = append(sql, " ON CONFLICT (key) DO NOTHING"...)
+			if _, err := tx.Exec(ctx, string(sql), args...); err != nil {
+				return err
+			}
+		}
+	}
+	return fmt.Errorf("texts removed by other publishes as fast as this one wrote them")
+}
+
+// removeTexts deletes the texts of keys, those of the chunks a publish
+// removed, that no chunk names any longer. It never fails a publish:
+// where another publish names one of them meanwhile, they are left for a
+// later publish to remove.
+func removeTexts(ctx context.Context, tx pgx.Tx, keys [][]byte) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, `SAVEPOINT kbq_remove_texts`); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, `DELETE FROM kbq_text t WHERE t.key = ANY($1)
+		AND NOT EXISTS (SELECT 1 FROM kbq_chunk c WHERE c.text_key = t.key)`, keys)
+	if err != nil {
+		_, err = tx.Exec(ctx, `ROLLBACK TO SAVEPOINT kbq_remove_texts`)
+		return err
+	}
+	_, err = tx.Exec(ctx, `RELEASE SAVEPOINT kbq_remove_texts`)
+	return err
 }
 
 // mergeGINEntries merges the GIN index's pending entries, the publish's
@@ -236,7 +424,7 @@ func mergeGINEntries(ctx context.Context, tx pgx.Tx) error {
 	if _, err := tx.Exec(ctx, `SAVEPOINT kbq_merge`); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(ctx, `SELECT gin_clean_pending_list('kbq_chunk_tsv')`); err != nil {
+	if _, err := tx.Exec(ctx, `SELECT gin_clean_pending_list('kbq_text_tsv')`); err != nil {
 		_, err = tx.Exec(ctx, `ROLLBACK TO SAVEPOINT kbq_merge`)
 		return err
 	}
@@ -244,21 +432,20 @@ func mergeGINEntries(ctx context.Context, tx pgx.Tx) error {
 	return err
 }
 
-// reuseSQL is the tsvector of a text (heading %[1]s, body %[2]s, key
-// %[3]s) as a chunk row of the database holds it already, else computed.
-const reuseSQL = `coalesce((SELECT k.tsv FROM kbq_chunk k WHERE k.text_key = %[3]s LIMIT 1), ` + tsvectorSQL + `)`
-
 // computeTSVectors asks the server for the tsvectors of rows, whose keys
-// are keys, in tsvectorsend's binary form: those the database holds
-// already, in any repository, are read rather than computed.
+// are keys, in tsvectorsend's binary form: nil for those kbq_text holds.
+// Without keys, it computes them all.
 func computeTSVectors(ctx context.Context, conn *pgx.Conn, rows []chunkText, keys [][]byte) ([][]byte, error) {
 	headings := make([]string, len(rows))
 	bodies := make([]string, len(rows))
 	for i, r := range rows {
 		headings[i], bodies[i] = r.heading, r.body
 	}
-	q, err := conn.Query(ctx, fmt.Sprintf(`SELECT tsvectorsend(`+reuseSQL+`)
-		FROM unnest($1::text[], $2::text[], $3::bytea[]) WITH ORDINALITY AS c (heading, body, key, n) ORDER BY n`, "c.heading", "c.body", "c.key"),
+	if keys == nil {
+		keys = make([][]byte, len(rows))
+	}
+	q, err := conn.Query(ctx, fmt.Sprintf(`SELECT CASE WHEN EXISTS (SELECT 1 FROM kbq_text k WHERE k.key = c.key) THEN NULL ELSE tsvectorsend(`+tsvectorSQL+`) END
+		FROM unnest($1::text[], $2::text[], $3::bytea[]) WITH ORDINALITY AS c (heading, body, key, n) ORDER BY n`, "c.heading", "c.body"),
 		headings, bodies, keys)
 	if err != nil {
 		return nil, fmt.Errorf("compute tsvectors: %w", err)
@@ -281,27 +468,17 @@ func computeTSVectors(ctx context.Context, conn *pgx.Conn, rows []chunkText, key
 	return vecs, nil
 }
 
-// chunkSource streams rows into COPY, each once its tsvector is in.
+// chunkSource streams rows into COPY.
 type chunkSource struct {
 	repoID int64
 	rows   []chunkRow
-	t      *tsvectors
-	vecs   [][]byte // the tsvectors of t.texts, as far as they are in
+	t      *texts
 	i      int
-	err    error
 }
 
 func (s *chunkSource) Next() bool {
-	if s.err != nil || s.i >= len(s.rows) {
+	if s.i >= len(s.rows) {
 		return false
-	}
-	for s.t.of[s.i] >= len(s.vecs) {
-		r := <-s.t.batches[len(s.vecs)/tsvectorBatch]
-		if r.err != nil {
-			s.err = r.err
-			return false
-		}
-		s.vecs = append(s.vecs, r.vecs...)
 	}
 	s.i++
 	return true
@@ -309,19 +486,17 @@ func (s *chunkSource) Next() bool {
 
 func (s *chunkSource) Values() ([]any, error) {
 	r := s.rows[s.i-1]
-	text := s.t.of[s.i-1]
-	return []any{s.repoID, r.path, r.chunk, r.heading, r.lineStart, r.lineEnd, r.body, s.vecs[text], s.t.keys[text]}, nil
+	return []any{s.repoID, r.path, r.chunk, r.heading, r.lineStart, r.lineEnd, r.body, s.t.keys[s.t.of[s.i-1]]}, nil
 }
 
-func (s *chunkSource) Err() error { return s.err }
+func (s *chunkSource) Err() error { return nil }
 
-// insertChunks writes rows, those added to t, by INSERTs of up to 100,
-// the server finding or computing their tsvectors: for servers that take
-// one session and no COPY.
-func insertChunks(ctx context.Context, tx pgx.Tx, repoID int64, rows []chunkRow, t *tsvectors) error {
+// insertChunks writes rows, those added to t, by INSERTs of up to 100:
+// for servers that take one session and no COPY.
+func insertChunks(ctx context.Context, tx pgx.Tx, repoID int64, rows []chunkRow, t *texts) error {
 	for start := 0; start < len(rows); start += 100 {
 		part := rows[start:min(start+100, len(rows))]
-		sql := []byte(`INSERT INTO kbq_chunk (repo_id, path, chunk, heading, line_start, line_end, body, text_key, tsv) VALUES `)
+		sql := []byte(`INSERT INTO kbq_chunk (repo_id, path, chunk, heading, line_start, line_end, body, text_key) VALUES `)
 		args := []any{repoID}
 		for i, r := range part {
 			if i > 0 {
@@ -329,8 +504,7 @@ func insertChunks(ctx context.Context, tx pgx.Tx, repoID int64, rows []chunkRow,
 			}
 			n := len(args)
 			args = append(args, r.path, r.chunk, r.heading, r.lineStart, r.lineEnd, r.body, t.keys[t.of[start+i]])
-			tsv := fmt.Sprintf(reuseSQL, fmt.Sprintf("$%d", n+3), fmt.Sprintf("$%d", n+6), fmt.Sprintf("$%d::bytea", n+7))
-			sql = fmt.Appendf(sql, "($1, $%d, $%d, $%d, $%d, $%d, $%d, $%d::bytea, %s)", n+1, n+2, n+3, n+4, n+5, n+6, n+7, tsv)
+			sql = fmt.Appendf(sql, "($1, $%d, $%d, $%d, $%d, $%d, $%d, $%d::bytea)", n+1, n+2, n+3, n+4, n+5, n+6, n+7)
 		}
 		if _, err := tx.Exec(ctx, string(sql), args...); err != nil {
 			return err

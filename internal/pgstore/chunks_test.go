@@ -30,7 +30,7 @@ func versioned() (testkb.Files, int) {
 // computes from their heading and text.
 func wrongTSVectors(t *testing.T, conn *pgx.Conn) int {
 	t.Helper()
-	return count(t, conn, `SELECT count(*) FROM kbq_chunk WHERE tsv IS DISTINCT FROM `+fmt.Sprintf(tsvectorSQL, "heading", "body"))
+	return count(t, conn, `SELECT count(*) FROM kbq_chunk_search WHERE tsv IS DISTINCT FROM `+fmt.Sprintf(tsvectorSQL, "heading", "body"))
 }
 
 // Helper sessions compute every chunk's tsvector, each distinct text
@@ -49,16 +49,17 @@ func TestTSVectorsAreTheServers(t *testing.T) {
 	if bad := wrongTSVectors(t, conn); bad != 0 {
 		t.Errorf("%d of %d tsvectors differ from to_tsvector's", bad, n)
 	}
-	if m := count(t, conn, `SELECT count(*) FROM kbq_chunk WHERE tsv @@ to_tsquery('english', 'item-7 & running')`); m != 2 {
+	if m := count(t, conn, `SELECT count(*) FROM kbq_chunk_search WHERE tsv @@ to_tsquery('english', 'item-7 & running')`); m != 2 {
 		t.Errorf("plain SQL finds 'item-7 & running' in %d chunks, want 2", m)
 	}
 }
 
-// A text the database holds already, in any repository, has its tsvector
-// read rather than computed again. To tell a read one from a computed one,
-// the test changes the stored tsvector of one text before the second
-// repository, which holds it too, is published.
-func TestTSVectorsAreReused(t *testing.T) {
+// Each distinct text is kept once, with its tsvector, however many chunks
+// of however many repositories hold it: a publish of texts the database
+// holds computes and indexes nothing for them, and the texts no chunk
+// names any longer are removed. To tell a text kept from one computed
+// again, the test marks the stored tsvector of one.
+func TestTextsAreKeptOnce(t *testing.T) {
 	ctx := context.Background()
 	url := pgtest.DB(t)
 	conn := pgtest.Connect(t, url)
@@ -66,23 +67,36 @@ func TestTSVectorsAreReused(t *testing.T) {
 	if _, err := Publish(ctx, conn, source(t, "a", "a", files), Options{}); err != nil {
 		t.Fatal(err)
 	}
-	pgtest.Exec(t, url, `UPDATE kbq_chunk SET tsv = to_tsvector('english', 'marked') WHERE path LIKE '%/n007.md'`)
+	if got := count(t, conn, `SELECT count(*) FROM kbq_text`); got != n/2 {
+		t.Fatalf("%d texts kept for %d chunks holding %d distinct ones", got, n, n/2)
+	}
+	pgtest.Exec(t, url, `UPDATE kbq_text SET tsv = to_tsvector('english', 'marked') WHERE key = (SELECT text_key FROM kbq_chunk WHERE path = '.kb/v1/n007.md')`)
 	more := testkb.Files{".kb/rollout.md": "# Rollout\n\nRoll out region by region.\n"}
 	for k, v := range files {
 		more[k] = v
 	}
-	if _, err := Publish(ctx, conn, source(t, "b", "a", more), Options{}); err != nil {
+	if _, err := Publish(ctx, conn, source(t, "b", "a", more), Options{IsAncestor: history}); err != nil {
 		t.Fatal(err)
 	}
-	b := `SELECT count(*) FROM kbq_chunk c JOIN kbq_repo r ON r.id = c.repo_id WHERE r.name = 'b' AND `
+	b := `SELECT count(*) FROM kbq_chunk_search c JOIN kbq_repo r ON r.id = c.repo_id WHERE r.name = 'b' AND `
 	if got := count(t, conn, b+`c.tsv @@ to_tsquery('english', 'marked')`); got != 2 {
-		t.Errorf("%d chunks of b hold the tsvector a's copy of their text held, want 2 (its two copies)", got)
-	}
-	if got := count(t, conn, b+fmt.Sprintf(`c.tsv = `+tsvectorSQL, "c.heading", "c.body")); got != n-1 {
-		t.Errorf("%d chunks of b have the server's tsvector, want %d", got, n-1)
+		t.Errorf("%d chunks of b have the text's tsvector as kept, want 2 (its two copies)", got)
 	}
 	if got := count(t, conn, b+`c.tsv @@ plainto_tsquery('english', 'regions')`); got != 1 {
 		t.Errorf("the new text's tsvector matches %d chunks of b, want 1", got)
+	}
+	if got := count(t, conn, `SELECT count(*) FROM kbq_text`); got != n/2+1 {
+		t.Errorf("%d texts kept after b, want %d", got, n/2+1)
+	}
+	// b drops the rollout, which only it held; the rest a holds too.
+	if _, err := Publish(ctx, conn, source(t, "b", "b", files), Options{IsAncestor: history}); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(t, conn, `SELECT count(*) FROM kbq_text`); got != n/2 {
+		t.Errorf("%d texts kept after the rollout was removed, want %d", got, n/2)
+	}
+	if got := count(t, conn, `SELECT count(*) FROM kbq_chunk_search WHERE tsv @@ plainto_tsquery('english', 'regions')`); got != 0 {
+		t.Errorf("the removed text still matches %d chunks", got)
 	}
 }
 
@@ -117,8 +131,9 @@ func TestMigrateFromVersion1(t *testing.T) {
 		t.Fatal(err)
 	}
 	pgtest.Exec(t, url,
+		`DROP VIEW kbq_chunk_search`,
 		`ALTER TABLE kbq_chunk DROP COLUMN text_key`,
-		`ALTER TABLE kbq_chunk DROP COLUMN tsv`,
+		`DROP TABLE kbq_text`,
 		`ALTER TABLE kbq_chunk ADD COLUMN tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', heading || ' ' || body)) STORED`,
 		`CREATE INDEX kbq_chunk_tsv ON kbq_chunk USING gin (tsv)`,
 		`ALTER TABLE kbq_file ALTER COLUMN data SET STORAGE EXTENDED`,
@@ -133,8 +148,28 @@ func TestMigrateFromVersion1(t *testing.T) {
 	if v, err := Version(ctx, conn); err != nil || v != SchemaVersion {
 		t.Errorf("schema version %d after migrating (%v), want %d", v, err, SchemaVersion)
 	}
-	if n := count(t, conn, `SELECT count(*) FROM kbq_chunk WHERE tsv @@ plainto_tsquery('english', 'regions')`); n != 1 {
+	if n := count(t, conn, `SELECT count(*) FROM kbq_chunk_search WHERE tsv @@ plainto_tsquery('english', 'regions')`); n != 1 {
 		t.Errorf("plain SQL finds the new chunk %d times, want 1", n)
+	}
+	// The keys the migration gave the chunks it kept are those kbc gives.
+	rows, err := conn.Query(ctx, `SELECT heading, body, text_key FROM kbq_chunk`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept, wrong int
+	for rows.Next() {
+		var heading, body string
+		var key []byte
+		if err := rows.Scan(&heading, &body, &key); err != nil {
+			t.Fatal(err)
+		}
+		kept++
+		if string(key) != string(textKey(serverMajor(conn), heading, body)) {
+			wrong++
+		}
+	}
+	if rows.Err() != nil || kept != len(files)+1 || wrong != 0 {
+		t.Errorf("%d of %d chunks have a key kbc would not give them (%v)", wrong, kept, rows.Err())
 	}
 	if bad := wrongTSVectors(t, conn); bad != 0 {
 		t.Errorf("%d tsvectors differ from to_tsvector's after migrating", bad)
@@ -153,7 +188,7 @@ func pendingGINEntries(t *testing.T, url string, conn *pgx.Conn) int {
 	if _, err := conn.Exec(context.Background(), `CREATE EXTENSION IF NOT EXISTS pgstattuple`); err != nil {
 		t.Skipf("pgstattuple: %v", err)
 	}
-	return count(t, conn, `SELECT pending_tuples FROM pgstatginindex('kbq_chunk_tsv')`)
+	return count(t, conn, `SELECT pending_tuples FROM pgstatginindex('kbq_text_tsv')`)
 }
 
 // A publish leaves the GIN index merged when its role owns it; a role
@@ -176,7 +211,11 @@ func TestPublishMergesTheGINIndex(t *testing.T) {
 		`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO `+role,
 		`GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO `+role)
 	writer := pgtest.Connect(t, strings.Replace(url, "kbq@", role+"@", 1))
-	if _, err := Publish(ctx, writer, source(t, "s", "a", files), Options{}); err != nil {
+	others := testkb.Files{}
+	for p, text := range files {
+		others[p] = strings.ReplaceAll(text, "Cmdlet", "Function")
+	}
+	if _, err := Publish(ctx, writer, source(t, "s", "a", others), Options{}); err != nil {
 		t.Fatalf("a writer that does not own the index: %v", err)
 	}
 	if n := count(t, conn, `SELECT count(*) FROM kbq_chunk c JOIN kbq_repo r ON r.id = c.repo_id WHERE r.name = 's'`); n == 0 {
@@ -184,5 +223,91 @@ func TestPublishMergesTheGINIndex(t *testing.T) {
 	}
 	if n := pendingGINEntries(t, url, conn); n == 0 {
 		t.Error("the writer's entries were merged, which only the owner may do: the test proves nothing")
+	}
+}
+
+// Removing the texts no chunk names any longer never fails a publish:
+// where it cannot, as for a writer that may not delete them, or when
+// another publish names one meanwhile, they are left.
+func TestTextsLeftWhenTheyCannotBeRemoved(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.DB(t)
+	conn := pgtest.Connect(t, url)
+	if _, err := Publish(ctx, conn, source(t, "r", "a", files), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	role := "kbq_keeper_" + url[strings.LastIndex(url, "/")+1:strings.Index(url, "?")]
+	pgtest.Exec(t, url,
+		`CREATE ROLE `+role+` LOGIN`,
+		`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO `+role,
+		`REVOKE DELETE ON kbq_text FROM `+role,
+		`GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO `+role)
+	writer := pgtest.Connect(t, strings.Replace(url, "kbq@", role+"@", 1))
+	fewer := testkb.Files{}
+	for p, text := range files {
+		if p != ".kb/deploy.md" {
+			fewer[p] = text
+		}
+	}
+	before := count(t, conn, `SELECT count(*) FROM kbq_text`)
+	res, err := Publish(ctx, writer, source(t, "r", "b", fewer), Options{IsAncestor: history})
+	if err != nil || res.Removed != 1 {
+		t.Fatalf("a publish that may not remove texts: %+v %v", res, err)
+	}
+	if after := count(t, conn, `SELECT count(*) FROM kbq_text`); after != before {
+		t.Errorf("%d texts before, %d after: the writer removed some", before, after)
+	}
+	if n := count(t, conn, `SELECT count(*) FROM kbq_chunk_search WHERE path = '.kb/deploy.md'`); n != 0 {
+		t.Errorf("%d chunks of the removed document are left", n)
+	}
+}
+
+// A text the helpers found in kbq_text, and another publish removed
+// before this one locked it, is computed and written again.
+func TestTextRemovedMeanwhileIsWrittenAgain(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.DB(t)
+	conn := pgtest.Connect(t, url)
+	if _, err := Publish(ctx, conn, source(t, "a", "a", files), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	publisher := pgtest.Connect(t, url)
+	tx, err := publisher.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	ts := startTexts(ctx, tx, true)
+	defer ts.stop()
+	rows, err := conn.Query(ctx, `SELECT path, chunk, heading, line_start, line_end, body FROM kbq_chunk`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var r chunkRow
+		if err := rows.Scan(&r.path, &r.chunk, &r.heading, &r.lineStart, &r.lineEnd, &r.body); err != nil {
+			t.Fatal(err)
+		}
+		ts.add(r)
+	}
+	vecs, err := ts.tsvectors(ctx, tx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range vecs {
+		if v != nil {
+			t.Fatalf("text %d was computed, though kbq_text held it", i)
+		}
+	}
+	pgtest.Exec(t, url, `DELETE FROM kbq_repo`, `DELETE FROM kbq_text`) // another publish's removal
+	if err := copyMissing(ctx, tx, ts, vecs); err != nil {
+		t.Fatal(err)
+	}
+	close(ts.stored)
+	if n := count(t, publisher, `SELECT count(*) FROM kbq_text`); n != len(vecs) {
+		t.Errorf("%d texts written again, want %d", n, len(vecs))
+	}
+	if n := count(t, publisher, `SELECT count(*) FROM kbq_text WHERE tsv @@ plainto_tsquery('english', 'rollback')`); n != 1 {
+		t.Errorf("the texts written again have other tsvectors: 'rollback' matches %d", n)
 	}
 }

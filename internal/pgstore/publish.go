@@ -132,11 +132,13 @@ func Publish(ctx context.Context, conn *pgx.Conn, src *Source, opts Options) (*R
 	if err != nil {
 		return nil, err
 	}
-	// The server computes the chunks' tsvectors in other sessions as the
-	// documents are read, and while this one writes them and the files.
-	tsv := startTSVectors(ctx, tx, len(ch.write) > 0)
-	defer tsv.stop()
-	if err := ch.writeDocuments(ctx, tx, repoID, src, withVectors, tsv); err != nil {
+	// The server looks up the chunks' texts, and computes the tsvectors
+	// of new ones, in other sessions as the documents are read, and
+	// while this one writes them and the files.
+	texts := startTexts(ctx, tx, len(ch.write) > 0)
+	defer texts.stop()
+	removed, err := ch.writeDocuments(ctx, tx, repoID, src, withVectors, texts)
+	if err != nil {
 		return nil, err
 	}
 	res.Chunks, res.Vectors = len(ch.chunkRows), len(ch.vectorRows)
@@ -145,8 +147,11 @@ func Publish(ctx context.Context, conn *pgx.Conn, src *Source, opts Options) (*R
 			return nil, err
 		}
 	}
-	if err := writeChunks(ctx, tx, repoID, ch.chunkRows, tsv); err != nil {
+	if err := writeChunks(ctx, tx, repoID, ch.chunkRows, texts); err != nil {
 		return nil, fmt.Errorf("write chunks: %w", err)
+	}
+	if err := removeTexts(ctx, tx, removed); err != nil {
+		return nil, err
 	}
 	if err := insertRows(ctx, tx, "kbq_chunk_vector", []string{"repo_id", "path", "chunk", "embedding"}, []string{"", "", "", "vector"}, ch.vectorRows); err != nil {
 		return nil, fmt.Errorf("write chunk vectors: %w", err)
@@ -278,24 +283,42 @@ func planDocuments(ctx context.Context, tx pgx.Tx, repoID int64, src *Source, re
 	return ch, nil
 }
 
-// writeDocuments deletes, updates and inserts the document rows; the
-// deletes take the old chunk rows with them. It reads each document's
-// chunks as its row goes out, into ch.chunkRows and tsv, and its vectors
-// when withVectors.
-func (ch *changes) writeDocuments(ctx context.Context, tx pgx.Tx, repoID int64, src *Source, withVectors bool, tsv *tsvectors) error {
+// writeDocuments deletes, updates and inserts the document rows, and
+// deletes the chunk rows of those it deletes, returning the keys of their
+// texts. It reads each document's chunks as its row goes out, into
+// ch.chunkRows and texts, and its vectors when withVectors.
+func (ch *changes) writeDocuments(ctx context.Context, tx pgx.Tx, repoID int64, src *Source, withVectors bool, texts *texts) (removed [][]byte, err error) {
 	if len(ch.remove) > 0 {
+		rows, err := tx.Query(ctx, `DELETE FROM kbq_chunk WHERE repo_id = $1 AND path = ANY($2) RETURNING text_key`, repoID, ch.remove)
+		if err != nil {
+			return nil, err
+		}
+		seen := map[string]bool{}
+		for rows.Next() {
+			var k []byte
+			if err := rows.Scan(&k); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			if !seen[string(k)] {
+				seen[string(k)] = true
+				removed = append(removed, k)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
 		if _, err := tx.Exec(ctx, `DELETE FROM kbq_document WHERE repo_id = $1 AND path = ANY($2)`, repoID, ch.remove); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if ch.redate.Len() > 0 {
 		if err := tx.SendBatch(ctx, ch.redate).Close(); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	rows := &documentRows{ctx: ctx, ch: ch, repoID: repoID, src: src, withVectors: withVectors, tsv: tsv}
+	rows := &documentRows{ctx: ctx, ch: ch, repoID: repoID, src: src, withVectors: withVectors, texts: texts}
 	cols := []string{"repo_id", "path", "blob", "digest", "age_digest", "kind", "scope", "topic", "title", "tags", "document", "frontmatter", "body"}
-	var err error
 	if simple(tx) {
 		var all [][]any
 		for rows.Next() {
@@ -309,9 +332,9 @@ func (ch *changes) writeDocuments(ctx context.Context, tx pgx.Tx, repoID int64, 
 		_, err = tx.CopyFrom(ctx, pgx.Identifier{"kbq_document"}, cols, rows)
 	}
 	if err != nil {
-		return fmt.Errorf("write documents: %w", err)
+		return nil, fmt.Errorf("write documents: %w", err)
 	}
-	return nil
+	return removed, nil
 }
 
 // documentRows are the rows of the documents to write, each read from
@@ -323,7 +346,7 @@ type documentRows struct {
 	repoID      int64
 	src         *Source
 	withVectors bool
-	tsv         *tsvectors
+	texts       *texts
 	i           int
 	row         []any
 	err         error
@@ -349,7 +372,7 @@ func (r *documentRows) Next() bool {
 	for _, c := range chunks {
 		row := chunkRow{d.Path, c.Ordinal, c.Heading, c.Lines[0], c.Lines[1], c.Body}
 		r.ch.chunkRows = append(r.ch.chunkRows, row)
-		r.tsv.add(row)
+		r.texts.add(row)
 	}
 	if r.withVectors {
 		vecs, err := r.src.Vectors(d.Document)

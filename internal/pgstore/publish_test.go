@@ -80,7 +80,7 @@ func TestPublish(t *testing.T) {
 	if res.Previous != "" || res.Added != 3 || res.Chunks != 3 {
 		t.Fatalf("first publish: %+v", res)
 	}
-	if n := count(t, conn, `SELECT count(*) FROM kbq_chunk WHERE tsv @@ plainto_tsquery('english', 'rollback')`); n != 1 {
+	if n := count(t, conn, `SELECT count(*) FROM kbq_chunk_search WHERE tsv @@ plainto_tsquery('english', 'rollback')`); n != 1 {
 		t.Errorf("a plain SQL search for rollback finds %d chunks", n)
 	}
 	var body string
@@ -110,7 +110,7 @@ func TestPublish(t *testing.T) {
 	if res.Changed != 1 || res.Added != 1 || res.Removed != 1 || res.Chunks != 2 || res.Previous != "a" {
 		t.Errorf("one-file change: %+v", res)
 	}
-	if n := count(t, conn, `SELECT count(*) FROM kbq_chunk WHERE tsv @@ plainto_tsquery('english', 'rollback')`); n != 0 {
+	if n := count(t, conn, `SELECT count(*) FROM kbq_chunk_search WHERE tsv @@ plainto_tsquery('english', 'rollback')`); n != 0 {
 		t.Errorf("the replaced chunk is still there")
 	}
 	if c := count(t, conn, `SELECT count(*) FROM kbq_document`); c != 3 {

@@ -25,7 +25,11 @@ import (
 //	   uncompressed, so that kbq reads a file's pieces side by side
 //	3  kbq_chunk.text_key names the text a tsvector was computed from, so
 //	   that a publish reuses the tsvectors of texts the database holds
-const SchemaVersion = 3
+//	4  each distinct text is kept once, with its tsvector, in kbq_text,
+//	   and the GIN index is over those: a publish of texts the database
+//	   holds, in any repository, adds no tsvector and no index entry;
+//	   kbq_chunk_search is each chunk with its text's tsvector
+const SchemaVersion = 4
 
 // schema creates the current version.
 var schema = []string{
@@ -53,6 +57,11 @@ var schema = []string{
 		body        text NOT NULL,
 		PRIMARY KEY (repo_id, path)
 	)`,
+	`CREATE TABLE kbq_text (
+		key bytea PRIMARY KEY,
+		tsv tsvector NOT NULL
+	)`,
+	`CREATE INDEX kbq_text_tsv ON kbq_text USING gin (tsv)`,
 	`CREATE TABLE kbq_chunk (
 		repo_id    bigint NOT NULL,
 		path       text NOT NULL,
@@ -61,13 +70,12 @@ var schema = []string{
 		line_start integer NOT NULL,
 		line_end   integer NOT NULL,
 		body       text NOT NULL,
-		tsv        tsvector NOT NULL,
-		text_key   bytea,
+		text_key   bytea NOT NULL REFERENCES kbq_text (key),
 		PRIMARY KEY (repo_id, path, chunk),
 		FOREIGN KEY (repo_id, path) REFERENCES kbq_document (repo_id, path) ON DELETE CASCADE
 	)`,
-	`CREATE INDEX kbq_chunk_tsv ON kbq_chunk USING gin (tsv)`,
 	`CREATE INDEX kbq_chunk_text_key ON kbq_chunk (text_key)`,
+	chunkSearchView,
 	`CREATE TABLE kbq_file (
 		hash text PRIMARY KEY,
 		size bigint NOT NULL,
@@ -80,8 +88,18 @@ var schema = []string{
 		hash    text NOT NULL REFERENCES kbq_file (hash),
 		PRIMARY KEY (repo_id, name)
 	)`,
-	`INSERT INTO kbq_schema (version) VALUES (3)`,
+	`INSERT INTO kbq_schema (version) VALUES (4)`,
 }
+
+// chunkSearchView is each chunk with its text's tsvector, for plain SQL.
+const chunkSearchView = `CREATE VIEW kbq_chunk_search AS
+	SELECT c.repo_id, c.path, c.chunk, c.heading, c.line_start, c.line_end, c.body, t.tsv
+	FROM kbq_chunk c JOIN kbq_text t ON t.key = c.text_key`
+
+// textKeySQL is textKey in SQL, of a row's heading and body.
+const textKeySQL = `substring(sha256('\x6b6271207473766563746f7200656e676c69736800'::bytea
+	|| convert_to(split_part(current_setting('server_version'), '.', 1), 'UTF8') || '\x00'::bytea
+	|| convert_to(heading, 'UTF8') || '\x00'::bytea || convert_to(body, 'UTF8')) FROM 1 FOR 16)`
 
 // migrations[v] brings version v up to v+1.
 var migrations = map[int][]string{
@@ -95,6 +113,24 @@ var migrations = map[int][]string{
 		`ALTER TABLE kbq_chunk ADD COLUMN text_key bytea`,
 		`CREATE INDEX kbq_chunk_text_key ON kbq_chunk (text_key)`,
 		`UPDATE kbq_schema SET version = 3`,
+	},
+	3: {
+		`UPDATE kbq_chunk SET text_key = ` + textKeySQL + ` WHERE text_key IS NULL`,
+		`CREATE TABLE kbq_text (key bytea PRIMARY KEY, tsv tsvector NOT NULL)`,
+		`INSERT INTO kbq_text (key, tsv) SELECT DISTINCT ON (text_key) text_key, tsv FROM kbq_chunk ORDER BY text_key`,
+		`ALTER TABLE kbq_chunk DROP COLUMN tsv`,
+		`ALTER TABLE kbq_chunk ALTER COLUMN text_key SET NOT NULL`,
+		`ALTER TABLE kbq_chunk ADD FOREIGN KEY (text_key) REFERENCES kbq_text (key)`,
+		`CREATE INDEX kbq_text_tsv ON kbq_text USING gin (tsv)`,
+		chunkSearchView,
+		// The roles that read the chunks read their texts.
+		`DO $$ DECLARE r text; BEGIN
+			FOR r IN SELECT DISTINCT grantee FROM information_schema.role_table_grants
+				WHERE table_name = 'kbq_chunk' AND privilege_type = 'SELECT' AND grantee <> current_user LOOP
+				EXECUTE 'GRANT SELECT ON kbq_text, kbq_chunk_search TO ' || CASE WHEN r = 'PUBLIC' THEN 'PUBLIC' ELSE quote_ident(r) END;
+			END LOOP;
+		END $$`,
+		`UPDATE kbq_schema SET version = 4`,
 	},
 }
 
@@ -170,6 +206,6 @@ func ReadOnlyGrants(role string) []string {
 	return []string{
 		`DO $$ BEGIN CREATE ROLE ` + r + ` LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`,
 		`GRANT USAGE ON SCHEMA public TO ` + r,
-		`GRANT SELECT ON kbq_schema, kbq_repo, kbq_document, kbq_chunk, kbq_file, kbq_repo_file TO ` + r,
+		`GRANT SELECT ON kbq_schema, kbq_repo, kbq_document, kbq_chunk, kbq_text, kbq_chunk_search, kbq_file, kbq_repo_file TO ` + r,
 	}
 }
