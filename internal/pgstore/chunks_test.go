@@ -138,6 +138,8 @@ func TestMigrateFromVersion1(t *testing.T) {
 		`CREATE INDEX kbq_chunk_tsv ON kbq_chunk USING gin (tsv)`,
 		`ALTER TABLE kbq_file ALTER COLUMN data SET STORAGE EXTENDED`,
 		`UPDATE kbq_schema SET version = 1`)
+	reader := "kbq_old_reader_" + url[strings.LastIndex(url, "/")+1:strings.Index(url, "?")]
+	pgtest.Exec(t, url, `CREATE ROLE `+reader+` LOGIN`, `GRANT SELECT ON kbq_chunk TO `+reader)
 	more := testkb.Files{".kb/rollout.md": "# Rollout\n\nRoll out region by region.\n"}
 	for k, v := range files {
 		more[k] = v
@@ -150,6 +152,12 @@ func TestMigrateFromVersion1(t *testing.T) {
 	}
 	if n := count(t, conn, `SELECT count(*) FROM kbq_chunk_search WHERE tsv @@ plainto_tsquery('english', 'regions')`); n != 1 {
 		t.Errorf("plain SQL finds the new chunk %d times, want 1", n)
+	}
+	// A role that could read the chunks can read them with their
+	// tsvectors.
+	rc := pgtest.Connect(t, strings.Replace(url, "kbq@", reader+"@", 1))
+	if n := count(t, rc, `SELECT count(*) FROM kbq_chunk_search WHERE tsv @@ plainto_tsquery('english', 'regions')`); n != 1 {
+		t.Errorf("the reader finds the new chunk %d times, want 1", n)
 	}
 	// The keys the migration gave the chunks it kept are those kbc gives.
 	rows, err := conn.Query(ctx, `SELECT heading, body, text_key FROM kbq_chunk`)
