@@ -134,6 +134,9 @@ func runPublish(ctx context.Context, s *cli.Streams, g *globalOptions, o *publis
 		return publishError(err, cfg)
 	}
 	what := fmt.Sprintf("%d added, %d changed, %d re-dated, %d removed, %d %s written", pub.Added, pub.Changed, pub.Redated, pub.Removed, pub.Chunks, plural(pub.Chunks, "chunk", "chunks"))
+	if pub.Chunks > 0 {
+		what += fmt.Sprintf(" (%d new %s)", pub.Texts, plural(pub.Texts, "text", "texts"))
+	}
 	if pub.Vectors > 0 {
 		what += fmt.Sprintf(", %d chunk vectors", pub.Vectors)
 	}

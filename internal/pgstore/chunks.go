@@ -78,8 +78,10 @@ type texts struct {
 	work    chan tsvectorWork // to the helpers; nil without any
 	pending []tsvectorWork    // without helpers, for the publishing session
 	stop    func()
-	// stored is closed once the new texts are written.
-	stored chan struct{}
+	// stored is closed once the new texts are written; written counts
+	// them.
+	stored  chan struct{}
+	written int
 }
 
 // chunkText is what a chunk's tsvector is computed from.
@@ -349,9 +351,11 @@ func storeTexts(ctx context.Context, tx pgx.Tx, t *texts, missing []int, vecs []
 	if _, err := tx.Exec(ctx, `SET LOCAL gin_pending_list_limit = '256MB'`); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO kbq_text (key, tsv) SELECT key, tsv FROM kbq_new_text ON CONFLICT (key) DO NOTHING`); err != nil {
+	tag, err := tx.Exec(ctx, `INSERT INTO kbq_text (key, tsv) SELECT key, tsv FROM kbq_new_text ON CONFLICT (key) DO NOTHING`)
+	if err != nil {
 		return err
 	}
+	t.written += int(tag.RowsAffected())
 	return mergeGINEntries(ctx, tx)
 }
 
@@ -386,9 +390,11 @@ func insertTexts(ctx context.Context, tx pgx.Tx, t *texts) error {
 				sql = fmt.Appendf(sql, "($%d::bytea, %s)", n+1, fmt.Sprintf(tsvectorSQL, fmt.Sprintf("$%d::text", n+2), fmt.Sprintf("$%d::text", n+3)))
 			}
 			sql = append(sql, " ON CONFLICT (key) DO NOTHING"...)
-			if _, err := tx.Exec(ctx, string(sql), args...); err != nil {
+			tag, err := tx.Exec(ctx, string(sql), args...)
+			if err != nil {
 				return err
 			}
+			t.written += int(tag.RowsAffected())
 		}
 	}
 	return fmt.Errorf("texts removed by other publishes as fast as this one wrote them")

@@ -52,8 +52,9 @@ type Result struct {
 	// Previous is the commit it replaced, "" for a repository's first.
 	Previous string
 	// Documents that were new, changed (rewritten with their chunks),
-	// re-dated (only their age changed) and removed; chunk rows written.
-	Added, Changed, Redated, Removed, Chunks int
+	// re-dated (only their age changed) and removed; chunk rows written,
+	// and of their texts, those the database did not hold.
+	Added, Changed, Redated, Removed, Chunks, Texts int
 	// Bytes of artifact files sent: those the database did not hold.
 	Bytes int64
 	// Vectors of chunks written; VectorsNote says why none were, when
@@ -150,6 +151,7 @@ func Publish(ctx context.Context, conn *pgx.Conn, src *Source, opts Options) (*R
 	if err := writeChunks(ctx, tx, repoID, ch.chunkRows, texts); err != nil {
 		return nil, fmt.Errorf("write chunks: %w", err)
 	}
+	res.Texts = texts.written
 	if err := removeTexts(ctx, tx, removed); err != nil {
 		return nil, err
 	}
