@@ -105,6 +105,10 @@ serve() { # NAME ARGS...: first answer after start, then p50 and p99 warm
 	httplat -url "http://$addr" -q "$work/queries.txt" -rounds 20 -start "exec kbq serve --addr $addr $* 2>/dev/null" | sed 's/^/    /'
 }
 
+# Reads are measured on a settled server: what the publishes left to
+# autovacuum and the checkpointer is done first.
+psql "$KBQ_DATABASE_URL" -qc 'VACUUM (ANALYZE)' -c 'CHECKPOINT'
+
 echo
 echo "== kbq serve, ten queries across every repository (first answer after start; then 200 searches)"
 for i in 1 2 3 4 5; do
