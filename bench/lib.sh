@@ -67,10 +67,29 @@ pg_start() {
 	mkdir "$work/pg"
 	[ ${#pg_as[@]} -gt 0 ] && chown postgres "$work/pg"
 	"${pg_as[@]}" "$bin/initdb" -D "$work/pg/data" -U kbq -A trust -E UTF8 --no-sync >/dev/null
-	port=$((20000 + RANDOM % 20000))
+	port=$(free_port)
 	"${pg_as[@]}" "$bin/pg_ctl" -D "$work/pg/data" -o "-p $port -k $work/pg -c listen_addresses=127.0.0.1" -l "$work/pg/log" -w start >/dev/null
 	pg_ctl=$bin/pg_ctl
 	pg_server="postgres://kbq@127.0.0.1:$port"
+}
+
+# free_port: a TCP port of 127.0.0.1 that nothing listens on, below the
+# range the kernel hands out to outgoing connections, where a random pick
+# could meet one of them and fail to listen.
+free_port() {
+	local low=10000 high=32767 start p
+	if read -r start _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null && [ "$start" -gt $((low + 1000)) ]; then
+		high=$((start - 1))
+	fi
+	for _ in $(seq 1 50); do
+		p=$((low + RANDOM % (high - low)))
+		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+			echo "$p"
+			return
+		fi
+	done
+	echo "free_port: no free port found" >&2
+	return 1
 }
 
 # need CMD:PACKAGE...: installs with apt-get the packages of the commands

@@ -17,7 +17,7 @@ git add -A
 git -c user.name=c -c user.email=c@example.com commit -q -m knowledge
 kbc build --no-global
 
-port=$((20000 + RANDOM % 20000))
+port=$(free_port)
 kbq serve --addr "127.0.0.1:$port" 2>"$work/serve.log" &
 server_pid=$!
 for _ in $(seq 1 50); do

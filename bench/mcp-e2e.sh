@@ -112,7 +112,7 @@ JS
 
 node e2e.mjs stdio "$repo"
 
-port=$((20000 + RANDOM % 20000))
+port=$(free_port)
 cd "$repo"
 kbq serve --addr "127.0.0.1:$port" 2>"$work/serve.log" &
 server_pid=$!

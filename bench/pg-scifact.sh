@@ -37,7 +37,8 @@ export XDG_CACHE_HOME=$work/cache KBQ_USAGE=off
 
 cd "$repo"
 kbc publish --repo scifact 2>&1 | tail -1
-a=127.0.0.1:$((40000 + RANDOM % 10000)) b=127.0.0.1:$((50000 + RANDOM % 10000))
+a=127.0.0.1:$(free_port) b=127.0.0.1:$(free_port)
+[ "$a" != "$b" ] || b=127.0.0.1:$(free_port)
 kbq serve --addr "$a" --index "$repo/.kbq" 2>/dev/null &
 pids+=($!)
 kbq serve --addr "$b" --db env 2>/dev/null &

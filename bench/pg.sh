@@ -99,15 +99,17 @@ configure the base url
 QUERIES
 
 serve() { # NAME ARGS...: first answer after start, then p50 and p99 warm
-	local name=$1 addr=127.0.0.1:$((40000 + RANDOM % 20000))
+	local name=$1 addr
+	addr=127.0.0.1:$(free_port)
 	shift
 	echo "  $name:"
 	httplat -url "http://$addr" -q "$work/queries.txt" -rounds 20 -start "exec kbq serve --addr $addr $* 2>/dev/null" | sed 's/^/    /'
 }
 
 # Reads are measured on a settled server: what the publishes left to
-# autovacuum and the checkpointer is done first.
+# autovacuum and the checkpointer is done first, and written out.
 psql "$KBQ_DATABASE_URL" -qc 'VACUUM (ANALYZE)' -c 'CHECKPOINT'
+sync
 
 echo
 echo "== kbq serve, ten queries across every repository (first answer after start; then 200 searches)"

@@ -25,7 +25,7 @@ corpus_repo "$repo" "$corpus" "${SCALE:-1}"
 cd "$repo"
 kbc build --no-global --keep-going 2>/dev/null
 
-port=$((20000 + RANDOM % 20000))
+port=$(free_port)
 kbq serve --addr "127.0.0.1:$port" 2>"$work/serve.log" &
 server_pid=$!
 for _ in $(seq 1 100); do
