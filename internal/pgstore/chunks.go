@@ -222,30 +222,56 @@ func writeChunks(ctx context.Context, tx pgx.Tx, repoID int64, rows []chunkRow, 
 	return err
 }
 
-// lockTexts locks the rows of kbq_text that hold keys against deletion
-// until the publish ends, and returns the keys it holds; the rows that
-// name them are written after. Another publish removes the texts no chunk
-// names any longer (removeTexts), and this one may name them again.
-func lockTexts(ctx context.Context, tx pgx.Tx, keys [][]byte) (map[string]bool, error) {
-	held := map[string]bool{}
-	for start := 0; start < len(keys); start += 10000 {
-		rows, err := tx.Query(ctx, `SELECT key FROM kbq_text WHERE key = ANY($1) FOR KEY SHARE`, keys[start:min(start+10000, len(keys))])
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			var k []byte
-			if err := rows.Scan(&k); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			held[string(k)] = true
-		}
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
+// holdTexts locks the rows of kbq_text that hold the texts of t against
+// removal until the publish ends, and has write write the others (by
+// their numbers in t), until every one is held: the chunk rows that name
+// them are written after. Another publish removes the texts no chunk
+// names any longer (removeTexts); this one may name them again, and
+// writes any it removed meanwhile.
+func holdTexts(ctx context.Context, tx pgx.Tx, t *texts, write func(missing []int) error) error {
+	check := make([]int, len(t.keys))
+	for i := range check {
+		check[i] = i
 	}
-	return held, nil
+	for range 3 {
+		held := map[string]bool{}
+		for start := 0; start < len(check); start += 10000 {
+			part := check[start:min(start+10000, len(check))]
+			keys := make([][]byte, len(part))
+			for j, i := range part {
+				keys[j] = t.keys[i]
+			}
+			rows, err := tx.Query(ctx, `SELECT key FROM kbq_text WHERE key = ANY($1) FOR KEY SHARE`, keys)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var k []byte
+				if err := rows.Scan(&k); err != nil {
+					rows.Close()
+					return err
+				}
+				held[string(k)] = true
+			}
+			if err := rows.Err(); err != nil {
+				return err
+			}
+		}
+		var missing []int
+		for _, i := range check {
+			if !held[string(t.keys[i])] {
+				missing = append(missing, i)
+			}
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+		if err := write(missing); err != nil {
+			return err
+		}
+		check = missing
+	}
+	return fmt.Errorf("texts removed by other publishes as fast as this one wrote them")
 }
 
 // copyTexts waits for the helpers' tsvectors, locks the texts kbq_text
@@ -282,22 +308,7 @@ func (t *texts) tsvectors(ctx context.Context, tx pgx.Tx) ([][]byte, error) {
 // their tsvectors vecs, computing those of the texts that another publish
 // removed since the helpers found them.
 func copyMissing(ctx context.Context, tx pgx.Tx, t *texts, vecs [][]byte) error {
-	for range 3 {
-		held, err := lockTexts(ctx, tx, t.keys)
-		if err != nil {
-			return err
-		}
-		var missing []int
-		for i, k := range t.keys {
-			if !held[string(k)] {
-				missing = append(missing, i)
-			}
-		}
-		if len(missing) == 0 {
-			return nil
-		}
-		// A text a helper found may have been removed since: its
-		// tsvector is computed here.
+	return holdTexts(ctx, tx, t, func(missing []int) error {
 		var gone []int
 		for _, i := range missing {
 			if vecs[i] == nil {
@@ -317,11 +328,8 @@ func copyMissing(ctx context.Context, tx pgx.Tx, t *texts, vecs [][]byte) error 
 				vecs[i] = computed[j]
 			}
 		}
-		if err := storeTexts(ctx, tx, t, missing, vecs); err != nil {
-			return err
-		}
-	}
-	return fmt.Errorf("texts removed by other publishes as fast as this one wrote them")
+		return storeTexts(ctx, tx, t, missing, vecs)
+	})
 }
 
 // storeTexts writes the texts of t numbered missing, with their tsvectors
@@ -360,23 +368,10 @@ func storeTexts(ctx context.Context, tx pgx.Tx, t *texts, missing []int, vecs []
 }
 
 // insertTexts writes the texts kbq_text lacks, the server computing their
-// tsvectors, by INSERTs of up to 100: for servers that take one session
-// and no COPY.
+// tsvectors, by INSERTs of up to 100, and locks the others: for servers
+// that take one session and no COPY.
 func insertTexts(ctx context.Context, tx pgx.Tx, t *texts) error {
-	for range 3 {
-		held, err := lockTexts(ctx, tx, t.keys)
-		if err != nil {
-			return err
-		}
-		var missing []int
-		for i, k := range t.keys {
-			if !held[string(k)] {
-				missing = append(missing, i)
-			}
-		}
-		if len(missing) == 0 {
-			return nil
-		}
+	return holdTexts(ctx, tx, t, func(missing []int) error {
 		for start := 0; start < len(missing); start += 100 {
 			part := missing[start:min(start+100, len(missing))]
 			sql := []byte(`INSERT INTO kbq_text (key, tsv) VALUES `)
@@ -396,8 +391,8 @@ func insertTexts(ctx context.Context, tx pgx.Tx, t *texts) error {
 			}
 			t.written += int(tag.RowsAffected())
 		}
-	}
-	return fmt.Errorf("texts removed by other publishes as fast as this one wrote them")
+		return nil
+	})
 }
 
 // removeTexts deletes the texts of keys, those of the chunks a publish
