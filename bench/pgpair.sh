@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # bench/pgpair.sh OLD NEW [ROUNDS]: two kbc binaries publishing the
 # PowerShell docs, alternating, ROUNDS (default 6) each. Every round makes
-# a fresh database, publishes the docs once as another repository, then
-# times the publish measured (so the files are stored already and the
-# tables hold rows, as for all but a database's first repository). Prints
-# each pair and both medians. Build the binaries from two commits, e.g.
+# a fresh database and publishes the docs twice, as two repositories: the
+# first publish brings text the database does not hold, the second text
+# it does (as for the copies of bench/pg.sh). Prints each round's times
+# and write-ahead log, the medians, and the database's size after a
+# round. Build the binaries from two commits, e.g.
 #
 #   git worktree add /tmp/old HEAD~1 && (cd /tmp/old && go build -o /tmp/old/kbc ./cmd/kbc)
 #   go build -o /tmp/new/kbc ./cmd/kbc && bench/pgpair.sh /tmp/old/kbc /tmp/new/kbc 12
@@ -28,21 +29,32 @@ corpus_repo "$work/ps" "$ps"
 cd "$work/ps"
 kbc build --rev HEAD --keep-going --no-global >/dev/null 2>&1
 ms() { echo $(( ($2 - $1) / 1000000 )); }
-run() { # KBC: ms of the measured publish
-	local db=r$RANDOM$RANDOM s e
+publish() { # KBC REPO: "MS WAL_MiB" of one publish
+	local lsn s e
+	lsn=$(psql "$KBQ_DATABASE_URL" -tAc 'SELECT pg_current_wal_lsn()')
+	s=$(date +%s%N)
+	"$1" publish --repo "$2" --keep-going >/dev/null 2>&1
+	e=$(date +%s%N)
+	echo "$(ms "$s" "$e") $(psql "$KBQ_DATABASE_URL" -tAc "SELECT round(pg_wal_lsn_diff(pg_current_wal_lsn(), '$lsn') / 1048576)")"
+}
+run() { # KBC: "first_ms first_wal second_ms second_wal db_MiB"
+	local db=r$RANDOM$RANDOM first second size
 	psql "$server/postgres" -qc "CREATE DATABASE $db"
 	export KBQ_DATABASE_URL="$server/$db?sslmode=disable"
-	"$1" publish --repo bench/other --keep-going >/dev/null 2>&1
+	first=$(publish "$1" bench/first)
 	sleep 1
-	s=$(date +%s%N)
-	"$1" publish --repo bench/measured --keep-going >/dev/null 2>&1
-	e=$(date +%s%N)
+	second=$(publish "$1" bench/second)
+	size=$(psql "$KBQ_DATABASE_URL" -tAc 'SELECT pg_database_size(current_database()) / 1048576')
 	psql "$server/postgres" -qc "DROP DATABASE $db"
-	ms "$s" "$e"
+	echo "$first $second $size"
 }
 a=() b=()
 for i in $(seq 1 "$rounds"); do
 	a+=("$(run "$old")") b+=("$(run "$new")")
-	echo "  round $i: old ${a[-1]} ms, new ${b[-1]} ms"
+	read -r af aw as asw adb <<<"${a[-1]}"
+	read -r bf bw bs bsw bdb <<<"${b[-1]}"
+	echo "  round $i: old first $af ms ($aw MiB WAL), second $as ms ($asw MiB), $adb MiB; new first $bf ms ($bw MiB), second $bs ms ($bsw MiB), $bdb MiB"
 done
-echo "median: old $(printf '%s\n' "${a[@]}" | median) ms, new $(printf '%s\n' "${b[@]}" | median) ms"
+col() { printf '%s\n' "${@:2}" | awk -v c="$1" '{print $c}' | median; }
+echo "median first publish: old $(col 1 "${a[@]}") ms, new $(col 1 "${b[@]}") ms"
+echo "median second publish: old $(col 3 "${a[@]}") ms, new $(col 3 "${b[@]}") ms"
