@@ -34,8 +34,8 @@ func newPublishCommand(s *cli.Streams, g *globalOptions) *cli.Command {
 		UsageText: "kbc publish [--db URL] [--repo NAME] [--rev REV] [--force]",
 		Description: `Compiles a commit (HEAD unless --rev) and writes its knowledge into a
 PostgreSQL database, where kbq --db serves it and plain SQL reads it
-(docs/postgres.md): a row per repository, per document and per chunk, the
-chunks with a tsvector under a GIN index.
+(docs/postgres.md): a row per repository, per document and per chunk, and
+each distinct chunk text once, with its tsvector under a GIN index.
 
 A publish is one transaction: readers see the repository's previous
 knowledge or the new, and a publish that fails or is killed leaves the
@@ -46,8 +46,8 @@ it, is refused (--force overrides); publishes of one repository take
 turns, of different repositories they run side by side. kbc creates and
 migrates the schema; a database set up by a newer kbc is refused. Besides
 its own session, a publish opens up to three more that only read, where the
-server grants them, to have the server compute the chunks' tsvectors side
-by side.
+server grants them, to have the server look up the chunks' texts and
+compute the tsvectors of new ones side by side.
 
 The database is --db URL, else $KBQ_DATABASE_URL, else libpq's PGHOST,
 PGPORT, PGUSER, PGDATABASE and PGPASSWORD; keep passwords out of
