@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/knowledge"
@@ -72,6 +73,30 @@ func TestAmplificationIsCapped(t *testing.T) {
 	d = parseTopic(strings.Join(many(maxHeadings, func(i int) string { return fmt.Sprintf("# h%d\n\ntext %d\n", i, i) }), "\n"))
 	if diagnosticsOf(d) != "" {
 		t.Errorf("%d headings: %s", maxHeadings, diagnosticsOf(d))
+	}
+
+	// A heading of 200 KB is the title and the trail of every chunk
+	// under it only as far as maxHeadingText (a rune is not split); its
+	// words stay in the text.
+	long := strings.Repeat("é", 1) + strings.Join(many(20000, func(i int) string { return fmt.Sprintf("w%d", i) }), " ")
+	d = parseTopic("intro\n\n# " + long + "\n\n" + strings.Repeat("Body text of the section. ", 4000) + "\n\n## Next\n\nmore\n")
+	if want := "3:1 warning: a heading over 512 bytes: the title and the chunks under it carry its first 512; shorten it"; diagnosticsOf(d) != want {
+		t.Errorf("diagnostics %q, want %q", diagnosticsOf(d), want)
+	}
+	if len(d.chunks) < 3 {
+		t.Fatalf("%d chunks", len(d.chunks))
+	}
+	for _, c := range d.chunks {
+		if len(c.heading) > 2*maxHeadingText || !utf8.ValidString(c.heading) {
+			t.Fatalf("a chunk's heading of %d bytes (valid UTF-8: %v)", len(c.heading), utf8.ValidString(c.heading))
+		}
+	}
+	if !strings.HasPrefix(d.Title, "éw0 w1 ") || !strings.HasSuffix(d.Title, "…") || len(d.Title) > maxHeadingText+len("…") {
+		t.Errorf("title of %d bytes: %.40q…", len(d.Title), d.Title)
+	}
+	two := parseTopic("# " + long + "\n\ntext\n\n# " + long + "2\n\ntext\n")
+	if !strings.Contains(diagnosticsOf(two), "1:1 warning: 2 headings, the first here, over 512 bytes") {
+		t.Errorf("two long headings: %s", diagnosticsOf(two))
 	}
 }
 

@@ -129,21 +129,28 @@ type block struct {
 	start   int // byte offset of the block's first line in the source
 	level   int // heading level, 0 for other blocks
 	heading string
+	cut     bool // the heading's text was longer than maxHeadingText
 }
+
+// maxHeadingText bounds the text a heading gives the title and the
+// heading trail of every chunk under it: a heading line of megabytes
+// would otherwise be copied into each of its chunks.
+const maxHeadingText = 512
 
 // chunkBody splits src.text[body:] into chunks at headings, and long sections
 // further at block boundaries. The chunks cover the body without gaps; split
 // sections overlap slightly. It also returns the text of the first level-1
-// heading, if any.
-func chunkBody(src *source, body int) (chunks []chunk, h1 string) {
+// heading, if any, and where the headings whose text was cut to
+// maxHeadingText start.
+func chunkBody(src *source, body int) (chunks []chunk, h1 string, cut []int) {
 	return chunkBodyWith(blockParser, src, body)
 }
 
 // chunkBodyWith is chunkBody with the block parser p.
-func chunkBodyWith(p parser.Parser, src *source, body int) (chunks []chunk, h1 string) {
+func chunkBodyWith(p parser.Parser, src *source, body int) (chunks []chunk, h1 string, cut []int) {
 	text := src.text
 	if body >= len(text) {
-		return []chunk{{start: body, end: body}}, ""
+		return []chunk{{start: body, end: body}}, "", nil
 	}
 	blocks := topLevelBlocksWith(p, text, body)
 	type section struct {
@@ -158,6 +165,9 @@ func chunkBodyWith(p parser.Parser, src *source, body int) (chunks []chunk, h1 s
 		if b.level == 0 {
 			cur.blocks = append(cur.blocks, b.start)
 			continue
+		}
+		if b.cut {
+			cut = append(cut, b.start)
 		}
 		if h1 == "" && b.level == 1 {
 			h1 = b.heading
@@ -207,7 +217,7 @@ func chunkBodyWith(p parser.Parser, src *source, body int) (chunks []chunk, h1 s
 	for _, s := range merged {
 		chunks = appendSplit(chunks, text, strings.Join(s.trail, " > "), s.start, s.end, s.blocks)
 	}
-	return chunks, h1
+	return chunks, h1, cut
 }
 
 func headings(trail []block) []string {
@@ -343,7 +353,16 @@ func topLevelBlocksWith(p parser.Parser, src []byte, body int) []block {
 		}
 		start := body + lineStart(md, off)
 		if h, isHeading := n.(*ast.Heading); isHeading {
-			blocks = append(blocks, block{start: start, level: h.Level, heading: headingText(h, md)})
+			heading := headingText(h, md)
+			cut := len(heading) > maxHeadingText
+			if cut {
+				end := maxHeadingText
+				for end > 0 && !utf8.RuneStart(heading[end]) {
+					end--
+				}
+				heading = heading[:end] + "…"
+			}
+			blocks = append(blocks, block{start: start, level: h.Level, heading: heading, cut: cut})
 			continue
 		}
 		blocks = append(blocks, block{start: start})

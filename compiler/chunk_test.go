@@ -13,7 +13,7 @@ func chunksOf(t testing.TB, text string) ([]chunk, *source, int) {
 	t.Helper()
 	src := newSource([]byte(text))
 	fm := splitFrontmatter(src, false, func(int, int, string) {})
-	chunks, _ := chunkBody(src, fm.body)
+	chunks, _, _ := chunkBody(src, fm.body)
 	return chunks, src, fm.body
 }
 

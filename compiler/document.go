@@ -151,14 +151,22 @@ func parseDocument(in input) *document {
 // chunk splits the document's body into chunks, checks its references
 // and its vocabulary, and returns its first top-level heading.
 func (d *document) chunk(format string, paths *repoPaths, report reporter) (h1 string) {
+	var cut []int
 	switch {
 	case format == "txt":
-		d.chunks, h1 = chunkBodyWith(plainParser, d.src, d.body) // plain text: no markup
+		d.chunks, h1, _ = chunkBodyWith(plainParser, d.src, d.body) // plain text: no markup
 	case countHeadings(d.src.text[d.body:], maxHeadings) > maxHeadings:
 		report(d.src.lineOf(d.body), 1, Warning, fmt.Sprintf("over %d headings: the document is chunked by size alone, its headings are not chunk boundaries; split it into smaller documents", maxHeadings))
-		d.chunks, h1 = chunkBodyWith(plainParser, d.src, d.body)
+		d.chunks, h1, _ = chunkBodyWith(plainParser, d.src, d.body)
 	default:
-		d.chunks, h1 = chunkBody(d.src, d.body)
+		d.chunks, h1, cut = chunkBody(d.src, d.body)
+	}
+	if len(cut) > 0 {
+		what := "a heading"
+		if len(cut) > 1 {
+			what = fmt.Sprintf("%d headings, the first here,", len(cut))
+		}
+		report(d.src.lineOf(cut[0]), 1, Warning, fmt.Sprintf("%s over %d bytes: the title and the chunks under it carry its first %d; shorten it", what, maxHeadingText, maxHeadingText))
 	}
 	if format == "md" {
 		checkReferences(d, paths, report)
