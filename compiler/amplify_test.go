@@ -94,6 +94,15 @@ func TestAmplificationIsCapped(t *testing.T) {
 	if !strings.HasPrefix(d.Title, "éw0 w1 ") || !strings.HasSuffix(d.Title, "…") || len(d.Title) > maxHeadingText+len("…") {
 		t.Errorf("title of %d bytes: %.40q…", len(d.Title), d.Title)
 	}
+	d = parseTopic("---\ntitle: " + long[:5000] + "\n---\n# Short\n\ntext\n")
+	if want := "2:8 warning: title: is 4999 bytes: the first 512 are kept"; !strings.HasPrefix(diagnosticsOf(d), want) || !strings.HasSuffix(d.Title, "…") || len(d.Title) > maxTitle+len("…") {
+		t.Errorf("a title of 4999 bytes kept %d: %s", len(d.Title), diagnosticsOf(d))
+	}
+	page := parseDocument(input{path: ".kb/p.html", display: ".kb/p.html", data: []byte("<html><head><title>" + long[:5000] + "</title></head><body><p>Hello.</p></body></html>"),
+		loc: knowledge.Location{Kind: knowledge.KindTopic, Scope: knowledge.ScopeProject, Topic: "p"}})
+	if want := "1:1 warning: <title> is 4999 bytes: the first 512 are kept"; !strings.HasPrefix(diagnosticsOf(page), want) || len(page.Title) > maxTitle+len("…") {
+		t.Errorf("an HTML title of 4999 bytes kept %d: %s", len(page.Title), diagnosticsOf(page))
+	}
 	two := parseTopic("# " + long + "\n\ntext\n\n# " + long + "2\n\ntext\n")
 	if !strings.Contains(diagnosticsOf(two), "1:1 warning: 2 headings, the first here, over 512 bytes") {
 		t.Errorf("two long headings: %s", diagnosticsOf(two))

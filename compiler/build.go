@@ -254,8 +254,8 @@ func listSource(src Source, opts BuildOptions) listedSource {
 // buildKey identifies the settings that shape compiled documents.
 func buildKey(o Options) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s %d %s %+v %v %d %d/%d/%d/%d %d %s\n", artifact.Format, artifact.FormatVersion, Version,
-		o.Analysis, o.ContextFiles, o.MaxFileSize, minChunk, maxChunk, maxOverlap, maxHeadingText, artifact.DocumentLayout, o.Config.Hash)
+	fmt.Fprintf(h, "%s %d %s %+v %v %d %d/%d/%d/%d/%d %d %s\n", artifact.Format, artifact.FormatVersion, Version,
+		o.Analysis, o.ContextFiles, o.MaxFileSize, minChunk, maxChunk, maxOverlap, maxHeadingText, maxTitle, artifact.DocumentLayout, o.Config.Hash)
 	if o.Embedder != nil {
 		id := o.Embedder.Identity()
 		fmt.Fprintf(h, "embeddings %s %s %s %s %d\n", id.Provider, id.Model, id.Hash, id.URL, id.Dims)

@@ -133,9 +133,25 @@ type block struct {
 }
 
 // maxHeadingText bounds the text a heading gives the title and the
-// heading trail of every chunk under it: a heading line of megabytes
-// would otherwise be copied into each of its chunks.
-const maxHeadingText = 512
+// heading trail of every chunk under it, and maxTitle a title: either is
+// stored with every chunk of its document, so a line of megabytes would
+// otherwise be copied into each.
+const (
+	maxHeadingText = 512
+	maxTitle       = 512
+)
+
+// cutText returns s, or its first n bytes and an ellipsis when it is
+// longer, cut where a rune starts.
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
 
 // chunkBody splits src.text[body:] into chunks at headings, and long sections
 // further at block boundaries. The chunks cover the body without gaps; split
@@ -355,13 +371,7 @@ func topLevelBlocksWith(p parser.Parser, src []byte, body int) []block {
 		if h, isHeading := n.(*ast.Heading); isHeading {
 			heading := headingText(h, md)
 			cut := len(heading) > maxHeadingText
-			if cut {
-				end := maxHeadingText
-				for end > 0 && !utf8.RuneStart(heading[end]) {
-					end--
-				}
-				heading = heading[:end] + "…"
-			}
+			heading = cutText(heading, maxHeadingText)
 			blocks = append(blocks, block{start: start, level: h.Level, heading: heading, cut: cut})
 			continue
 		}

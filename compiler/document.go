@@ -119,7 +119,10 @@ func parseDocument(in input) *document {
 		// the file's; the <title> is the title.
 		page := convertHTML(in.data)
 		d.src, d.lines = newSource(page.text), page.lines
-		d.meta.title = page.title
+		d.meta.title = cutText(page.title, maxTitle)
+		if len(page.title) > maxTitle {
+			report(1, 1, Warning, fmt.Sprintf("<title> is %d bytes: the first %d are kept (it is stored with every chunk)", len(page.title), maxTitle))
+		}
 	}
 	title := d.meta.title
 	d.meta = readMeta(d.Kind, fm, report)

@@ -309,6 +309,10 @@ func checkTitle(v *yaml.Node, m *meta, r reporter) {
 		return
 	}
 	m.title = strings.TrimSpace(v.Value)
+	if len(m.title) > maxTitle {
+		r(v.Line, v.Column, Warning, fmt.Sprintf("is %d bytes: the first %d are kept (it is stored with every chunk; put long text in the body)", len(m.title), maxTitle))
+		m.title = cutText(m.title, maxTitle)
+	}
 }
 
 // maxDescription bounds the description indexed with every chunk of a
