@@ -99,6 +99,12 @@ func runPublish(ctx context.Context, s *cli.Streams, g *globalOptions, o *publis
 			return cli.Usagef("the repository has no origin remote to name it by: give --repo NAME")
 		}
 	}
+	if err := pgstore.CheckRepoName(name); err != nil {
+		if o.repo == "" {
+			return cli.Usagef("%v (from the origin remote): give --repo NAME", err)
+		}
+		return cli.Usagef("--repo: %v", err)
+	}
 	out := o.out
 	if out == "" {
 		if src.repo.Root() == "" {

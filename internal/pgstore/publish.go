@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -73,6 +75,29 @@ var (
 	ErrDiverged = errors.New("not a descendant of the commit published")
 )
 
+// maxRepoName bounds a repository's name.
+const maxRepoName = 200
+
+// CheckRepoName reports why name cannot name a published repository: it
+// must be 1 to 200 bytes of UTF-8 with no space, control character or
+// colon, which separates a repository from a path (kbq get REPO:PATH).
+func CheckRepoName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("the repository name is empty")
+	case len(name) > maxRepoName:
+		return fmt.Errorf("the repository name is %d bytes, over the %d it may have", len(name), maxRepoName)
+	case !utf8.ValidString(name):
+		return fmt.Errorf("the repository name %q is not UTF-8", name)
+	}
+	for _, r := range name {
+		if unicode.IsSpace(r) || unicode.IsControl(r) || r == ':' {
+			return fmt.Errorf("the repository name %q holds %q: name it like github.com/org/repo", name, r)
+		}
+	}
+	return nil
+}
+
 // Publish writes src into the database in one transaction: readers see
 // the repository's previous knowledge or the new, never a mix, and a
 // publish that dies leaves the previous. Documents whose compiled form is
@@ -80,6 +105,9 @@ var (
 // (an advisory lock on its name); of different repositories, they run
 // side by side.
 func Publish(ctx context.Context, conn *pgx.Conn, src *Source, opts Options) (*Result, error) {
+	if err := CheckRepoName(src.Repo); err != nil {
+		return nil, err
+	}
 	if err := Migrate(ctx, conn); err != nil {
 		return nil, err
 	}

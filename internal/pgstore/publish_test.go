@@ -243,3 +243,18 @@ func TestKilledPublishLeavesThePrevious(t *testing.T) {
 		t.Errorf("after the publish died: commit %s, %d documents; want a and 3", commit, n)
 	}
 }
+
+func TestCheckRepoName(t *testing.T) {
+	for name, ok := range map[string]bool{
+		"github.com/org/api": true, "api": true, "gitlab.example/team/sub/repo": true, "ünïcode/repo": true,
+		"": false, "a b": false, "a\nb": false, "a\tb": false, "host:org/repo": false, "a\x00b": false,
+		"\xff": false, strings.Repeat("a", maxRepoName): true, strings.Repeat("a", maxRepoName+1): false,
+	} {
+		if err := CheckRepoName(name); (err == nil) != ok {
+			t.Errorf("%q: %v, want ok %v", name, err, ok)
+		}
+	}
+	if _, err := Publish(context.Background(), nil, &Source{Repo: "a b"}, Options{}); err == nil || !strings.Contains(err.Error(), "holds ' '") {
+		t.Errorf("Publish of %q: %v", "a b", err)
+	}
+}
