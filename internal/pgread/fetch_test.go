@@ -115,6 +115,10 @@ func TestFetchRefusesDamage(t *testing.T) {
 	for name, damage := range map[string]string{
 		"does not match its hash": `UPDATE kbq_file SET data = overlay(data PLACING '\xff'::bytea FROM size::int - 10) WHERE size = (SELECT max(size) FROM kbq_file)`,
 		"shorter than its size":   `UPDATE kbq_file SET data = substring(data FROM 1 FOR size::int - 1500) WHERE size = (SELECT max(size) FROM kbq_file)`,
+		// A hash that is a path, and a size that would exhaust memory.
+		`has the hash "../../../../etc/passwd"`: `INSERT INTO kbq_file (hash, size, data) VALUES ('../../../../etc/passwd', 1, '\x00');
+			UPDATE kbq_repo_file SET hash = '../../../../etc/passwd' WHERE name = 'manifest.json'`,
+		"and the size 1000000000000": `UPDATE kbq_file SET size = 1000000000000 WHERE size = (SELECT max(size) FROM kbq_file)`,
 	} {
 		url := pgtest.DB(t)
 		published(t, url)

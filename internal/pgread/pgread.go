@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -167,10 +168,22 @@ func fileLists(ctx context.Context, tx pgx.Tx, ids []int64) (map[int64][]file, e
 		if err := rows.Scan(&id, &f.name, &f.hash, &f.size); err != nil {
 			return nil, err
 		}
+		// The hash names a file of the cache, and the size is allocated:
+		// a damaged or hostile row must not reach outside the cache or
+		// exhaust memory.
+		if !sha256Hex.MatchString(f.hash) || f.size < 0 || f.size > maxFileSize {
+			return nil, fmt.Errorf("the database is damaged: file %q has the hash %q and the size %d (want a SHA-256 and at most %d bytes)", f.name, f.hash, f.size, maxFileSize)
+		}
 		lists[id] = append(lists[id], f)
 	}
 	return lists, rows.Err()
 }
+
+// sha256Hex is the form of a file's hash.
+var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// maxFileSize is the largest value PostgreSQL stores in a field: 1 GB.
+const maxFileSize = 1 << 30
 
 // place puts files into an artifact directory of the cache, linked from
 // the fetched files, and returns it.
