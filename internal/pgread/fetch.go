@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/kbqdev/kbq/internal/pgsession"
+	"github.com/kbqdev/kbq/internal/safefs"
 )
 
 // pieceSize is the most of a file one query reads. A file of several
@@ -116,24 +116,7 @@ func store(blobs string, f file, data []byte) error {
 	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != f.hash {
 		return fmt.Errorf("file %.12s does not match its hash: the database is damaged", f.hash)
 	}
-	path := filepath.Join(blobs, f.hash)
-	tmp, err := os.CreateTemp(blobs, f.hash+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o444); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return safefs.Replace(filepath.Join(blobs, f.hash), data, 0o444)
 }
 
 // snapshotID is the form of what pg_export_snapshot returns.

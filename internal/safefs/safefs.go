@@ -119,3 +119,26 @@ func WriteFile(name string, data []byte, perm fs.FileMode) error {
 	}
 	return err
 }
+
+// Replace puts data at name whole, with perm: written to a temporary file
+// beside it, then renamed over it, so that a reader sees the old content
+// or the new, never half of it, and a link at name is replaced, never
+// written through.
+func Replace(name string, data []byte, perm fs.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(perm)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), name)
+}

@@ -79,3 +79,27 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// Replace puts the new content in place whole, with its mode, replacing a
+// link at the name rather than writing through it, and leaves no
+// temporary file behind.
+func TestReplace(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(t.TempDir(), "victim")
+	must(t, os.WriteFile(victim, []byte("keep"), 0o644))
+	name := filepath.Join(dir, "out")
+	must(t, os.Symlink(victim, name))
+	must(t, Replace(name, []byte("new"), 0o444))
+	if b, _ := os.ReadFile(name); string(b) != "new" {
+		t.Fatalf("file holds %q", b)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep" {
+		t.Fatalf("written through a link: victim holds %q", b)
+	}
+	if fi, err := os.Lstat(name); err != nil || fi.Mode() != 0o444 {
+		t.Fatalf("mode %v (%v), want -r--r--r--", fi.Mode(), err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("%d entries in the directory, want the file alone", len(entries))
+	}
+}
