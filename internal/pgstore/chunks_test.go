@@ -61,12 +61,8 @@ func TestTSVectorsAreTheServers(t *testing.T) {
 // again, the test marks the stored tsvector of one.
 func TestTextsAreKeptOnce(t *testing.T) {
 	ctx := context.Background()
-	url := pgtest.DB(t)
-	conn := pgtest.Connect(t, url)
 	files, n := versioned()
-	if _, err := Publish(ctx, conn, source(t, "a", "a", files), Options{}); err != nil {
-		t.Fatal(err)
-	}
+	url, conn := publishedDB(t, "a", files)
 	if got := count(t, conn, `SELECT count(*) FROM kbq_text`); got != n/2 {
 		t.Fatalf("%d texts kept for %d chunks holding %d distinct ones", got, n, n/2)
 	}
@@ -125,11 +121,7 @@ func TestTSVectorsInOneSession(t *testing.T) {
 // insert, is migrated in place and published into as before.
 func TestMigrateFromVersion1(t *testing.T) {
 	ctx := context.Background()
-	url := pgtest.DB(t)
-	conn := pgtest.Connect(t, url)
-	if _, err := Publish(ctx, conn, source(t, "r", "a", files), Options{}); err != nil {
-		t.Fatal(err)
-	}
+	url, conn := publishedDB(t, "r", files)
 	pgtest.Exec(t, url,
 		`DROP VIEW kbq_chunk_search`,
 		`ALTER TABLE kbq_chunk DROP COLUMN text_key`,
@@ -204,12 +196,8 @@ func pendingGINEntries(t *testing.T, url string, conn *pgx.Conn) int {
 // same, leaving the merge to autovacuum.
 func TestPublishMergesTheGINIndex(t *testing.T) {
 	ctx := context.Background()
-	url := pgtest.DB(t)
-	conn := pgtest.Connect(t, url)
 	files, _ := versioned()
-	if _, err := Publish(ctx, conn, source(t, "r", "a", files), Options{}); err != nil {
-		t.Fatal(err)
-	}
+	url, conn := publishedDB(t, "r", files)
 	if n := pendingGINEntries(t, url, conn); n != 0 {
 		t.Errorf("%d GIN entries left pending by the owner's publish", n)
 	}
@@ -239,11 +227,7 @@ func TestPublishMergesTheGINIndex(t *testing.T) {
 // another publish names one meanwhile, they are left.
 func TestTextsLeftWhenTheyCannotBeRemoved(t *testing.T) {
 	ctx := context.Background()
-	url := pgtest.DB(t)
-	conn := pgtest.Connect(t, url)
-	if _, err := Publish(ctx, conn, source(t, "r", "a", files), Options{}); err != nil {
-		t.Fatal(err)
-	}
+	url, conn := publishedDB(t, "r", files)
 	role := "kbq_keeper_" + url[strings.LastIndex(url, "/")+1:strings.Index(url, "?")]
 	pgtest.Exec(t, url,
 		`CREATE ROLE `+role+` LOGIN`,
@@ -274,11 +258,7 @@ func TestTextsLeftWhenTheyCannotBeRemoved(t *testing.T) {
 // before this one locked it, is computed and written again.
 func TestTextRemovedMeanwhileIsWrittenAgain(t *testing.T) {
 	ctx := context.Background()
-	url := pgtest.DB(t)
-	conn := pgtest.Connect(t, url)
-	if _, err := Publish(ctx, conn, source(t, "a", "a", files), Options{}); err != nil {
-		t.Fatal(err)
-	}
+	url, conn := publishedDB(t, "a", files)
 	publisher := pgtest.Connect(t, url)
 	tx, err := publisher.Begin(ctx)
 	if err != nil {

@@ -59,6 +59,18 @@ var files = testkb.Files{
 	"services/api/AGENTS.md":    "The API listens on 8080.\n",
 }
 
+// publishedDB is a new database holding repo at commit a, published
+// from files, and a session of it.
+func publishedDB(t *testing.T, repo string, files testkb.Files) (url string, conn *pgx.Conn) {
+	t.Helper()
+	url = pgtest.DB(t)
+	conn = pgtest.Connect(t, url)
+	if _, err := Publish(context.Background(), conn, source(t, repo, "a", files), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return url, conn
+}
+
 func count(t *testing.T, conn *pgx.Conn, sql string, args ...any) int {
 	t.Helper()
 	var n int
@@ -192,11 +204,7 @@ func TestConcurrentPublishes(t *testing.T) {
 // A role granted only what docs/postgres.md says a reader needs can read
 // and cannot publish.
 func TestReadOnlyRole(t *testing.T) {
-	url := pgtest.DB(t)
-	conn := pgtest.Connect(t, url)
-	if _, err := Publish(context.Background(), conn, source(t, "r", "a", files), Options{}); err != nil {
-		t.Fatal(err)
-	}
+	url, _ := publishedDB(t, "r", files)
 	pgtest.Exec(t, url, ReadOnlyGrants("kbq_reader")...)
 	reader := strings.Replace(url, "kbq@", "kbq_reader@", 1)
 	rc := pgtest.Connect(t, reader)
