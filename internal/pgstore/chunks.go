@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"fmt"
@@ -13,12 +14,18 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/kbqdev/kbq/internal/pgsession"
+	"github.com/kbqdev/kbq/internal/pgtsv"
 )
 
-// tsvectorSQL is how a chunk's tsvector is computed, always by the server,
-// so that plain SQL clients query it with the server's own parser and
-// english dictionary (docs/postgres.md).
+// tsvectorSQL is how a chunk's tsvector is computed, so that plain SQL
+// clients query it with the server's own parser and english dictionary
+// (docs/postgres.md). kbc computes the same itself where it can (package
+// pgtsv), and checks that it does against the server.
 const tsvectorSQL = `to_tsvector('english', %[1]s || ' ' || %[2]s)`
+
+// sampleEvery is how often kbc has the server compute a tsvector it
+// computed too, to compare: one text in sampleEvery.
+const sampleEvery = 50
 
 // textKey is the key of the text a chunk's tsvector is computed from, its
 // heading and body: kbq_text holds each text's tsvector once, under its
@@ -82,6 +89,11 @@ type texts struct {
 	// them.
 	stored  chan struct{}
 	written int
+	// local is whether kbc computes tsvectors itself; differs is set when
+	// one it computed is not the server's, and none it computed is kept.
+	local   bool
+	differs atomic.Bool
+	parsed  int // tsvectors kept that kbc computed
 }
 
 // chunkText is what a chunk's tsvector is computed from.
@@ -94,10 +106,12 @@ type tsvectorWork struct {
 }
 
 // tsvectorResult holds, for each text of a batch, its tsvector in
-// tsvectorsend's binary form, or nil where kbq_text held it.
+// tsvectorsend's binary form, or nil where kbq_text held it, and whether
+// kbc computed it.
 type tsvectorResult struct {
-	vecs [][]byte
-	err  error
+	vecs  [][]byte
+	local []bool
+	err   error
 }
 
 // startTexts opens the helper sessions, ready for rows; none when there
@@ -107,6 +121,7 @@ func startTexts(ctx context.Context, tx pgx.Tx, rowsToCome bool) *texts {
 	t := &texts{server: serverMajor(tx.Conn()), seen: map[chunkText]int{}}
 	var helpers []*pgx.Conn
 	if rowsToCome && !simple(tx) {
+		t.local = localTSVectors(ctx, tx.Conn())
 		helpers = pgsession.Open(ctx, tx.Conn().Config(), tsvectorHelpers, nil)
 	}
 	var wg sync.WaitGroup
@@ -129,9 +144,9 @@ func startTexts(ctx context.Context, tx pgx.Tx, rowsToCome bool) *texts {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			enc := t.encoder()
 			for w := range work {
-				vecs, err := computeTSVectors(ctx, h, w.texts, w.keys)
-				w.out <- tsvectorResult{vecs, err}
+				w.out <- computeTSVectors(ctx, h, w.texts, w.keys, enc, &t.differs)
 			}
 			// The first helper done merges the GIN entries the new
 			// texts have made so far, while they go on, so that less
@@ -289,19 +304,67 @@ func copyTexts(ctx context.Context, tx pgx.Tx, t *texts) error {
 // kbq_text did not hold, and nil for those it did.
 func (t *texts) tsvectors(ctx context.Context, tx pgx.Tx) ([][]byte, error) {
 	t.finish()
+	enc := t.encoder()
 	for _, w := range t.pending {
-		vecs, err := computeTSVectors(ctx, tx.Conn(), w.texts, w.keys)
-		w.out <- tsvectorResult{vecs, err}
+		w.out <- computeTSVectors(ctx, tx.Conn(), w.texts, w.keys, enc, &t.differs)
 	}
 	vecs := make([][]byte, 0, len(t.texts))
+	var local []int
 	for _, b := range t.batches {
 		r := <-b
 		if r.err != nil {
 			return nil, r.err
 		}
+		for j, l := range r.local {
+			if l {
+				local = append(local, len(vecs)+j)
+			}
+		}
 		vecs = append(vecs, r.vecs...)
 	}
+	if t.differs.Load() && len(local) > 0 {
+		// One kbc computed was not the server's: the server computes
+		// them all.
+		texts := make([]chunkText, len(local))
+		for j, i := range local {
+			texts[j] = t.texts[i]
+		}
+		r := computeTSVectors(ctx, tx.Conn(), texts, nil, nil, nil)
+		if r.err != nil {
+			return nil, r.err
+		}
+		for j, i := range local {
+			vecs[i] = r.vecs[j]
+		}
+		local = nil
+	}
+	t.parsed = len(local)
 	return vecs, nil
+}
+
+// encoder returns an encoder for a session computing tsvectors, or nil
+// where kbc does not compute them.
+func (t *texts) encoder() *pgtsv.Encoder {
+	if !t.local {
+		return nil
+	}
+	return pgtsv.NewEncoder()
+}
+
+// tsvectorProbe is the text on which kbc's tsvector is first checked
+// against the server's.
+var tsvectorProbe = pgtsv.Probe
+
+// localTSVectors reports whether kbc's tsvectors are the server's, on
+// tsvectorProbe.
+func localTSVectors(ctx context.Context, conn *pgx.Conn) bool {
+	want, ok := pgtsv.NewEncoder().English(tsvectorProbe + " ")
+	if !ok {
+		return false
+	}
+	var got []byte
+	err := conn.QueryRow(ctx, `SELECT tsvectorsend(`+fmt.Sprintf(tsvectorSQL, "$1::text", "''")+`)`, tsvectorProbe).Scan(&got)
+	return err == nil && bytes.Equal(got, want)
 }
 
 // copyMissing locks the texts kbq_text holds and writes the others, with
@@ -320,12 +383,12 @@ func copyMissing(ctx context.Context, tx pgx.Tx, t *texts, vecs [][]byte) error 
 			for j, i := range gone {
 				texts[j], keys[j] = t.texts[i], t.keys[i]
 			}
-			computed, err := computeTSVectors(ctx, tx.Conn(), texts, nil)
-			if err != nil {
-				return err
+			r := computeTSVectors(ctx, tx.Conn(), texts, nil, nil, nil)
+			if r.err != nil {
+				return r.err
 			}
 			for j, i := range gone {
-				vecs[i] = computed[j]
+				vecs[i] = r.vecs[j]
 			}
 		}
 		return storeTexts(ctx, tx, t, missing, vecs)
@@ -433,40 +496,95 @@ func mergeGINEntries(ctx context.Context, tx pgx.Tx) error {
 	return err
 }
 
-// computeTSVectors asks the server for the tsvectors of rows, whose keys
-// are keys, in tsvectorsend's binary form: nil for those kbq_text holds.
-// Without keys, it computes them all.
-func computeTSVectors(ctx context.Context, conn *pgx.Conn, rows []chunkText, keys [][]byte) ([][]byte, error) {
-	headings := make([]string, len(rows))
-	bodies := make([]string, len(rows))
-	for i, r := range rows {
-		headings[i], bodies[i] = r.heading, r.body
+// computeTSVectors returns the tsvectors of rows, whose keys are keys,
+// in tsvectorsend's binary form: nil for those kbq_text holds. Without
+// keys, it computes them all. With enc, kbc computes those it can, and the
+// server the others and one in sampleEvery of kbc's, to compare: where
+// one differs, it sets differs, and kbc computes no more.
+func computeTSVectors(ctx context.Context, conn *pgx.Conn, rows []chunkText, keys [][]byte, enc *pgtsv.Encoder, differs *atomic.Bool) tsvectorResult {
+	fail := func(err error) tsvectorResult { return tsvectorResult{err: fmt.Errorf("compute tsvectors: %w", err)} }
+	r := tsvectorResult{vecs: make([][]byte, len(rows)), local: make([]bool, len(rows))}
+	missing := make([]bool, len(rows))
+	for i := range missing {
+		missing[i] = true
 	}
-	if keys == nil {
-		keys = make([][]byte, len(rows))
+	if keys != nil {
+		held, err := heldTexts(ctx, conn, keys)
+		if err != nil {
+			return fail(err)
+		}
+		for i := range missing {
+			missing[i] = !held[i]
+		}
 	}
-	q, err := conn.Query(ctx, fmt.Sprintf(`SELECT CASE WHEN EXISTS (SELECT 1 FROM kbq_text k WHERE k.key = c.key) THEN NULL ELSE tsvectorsend(`+tsvectorSQL+`) END
-		FROM unnest($1::text[], $2::text[], $3::bytea[]) WITH ORDINALITY AS c (heading, body, key, n) ORDER BY n`, "c.heading", "c.body"),
-		headings, bodies, keys)
+	var server []int // the rows the server computes
+	var samples int
+	for i, row := range rows {
+		if !missing[i] {
+			continue
+		}
+		if enc != nil && !differs.Load() {
+			if v, ok := enc.English(row.heading + " " + row.body); ok {
+				r.vecs[i], r.local[i] = v, true
+				if samples++; samples%sampleEvery != 1 {
+					continue
+				}
+			}
+		}
+		server = append(server, i)
+	}
+	if len(server) == 0 {
+		return r
+	}
+	headings, bodies := make([]string, len(server)), make([]string, len(server))
+	for j, i := range server {
+		headings[j], bodies[j] = rows[i].heading, rows[i].body
+	}
+	q, err := conn.Query(ctx, `SELECT tsvectorsend(`+fmt.Sprintf(tsvectorSQL, "c.heading", "c.body")+`)
+		FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS c (heading, body, n) ORDER BY n`, headings, bodies)
 	if err != nil {
-		return nil, fmt.Errorf("compute tsvectors: %w", err)
+		return fail(err)
 	}
-	vecs := make([][]byte, 0, len(rows))
+	j := 0
 	for q.Next() {
 		var v []byte
 		if err := q.Scan(&v); err != nil {
 			q.Close()
-			return nil, fmt.Errorf("compute tsvectors: %w", err)
+			return fail(err)
 		}
-		vecs = append(vecs, v)
+		if j < len(server) {
+			i := server[j]
+			if r.local[i] && !bytes.Equal(r.vecs[i], v) {
+				differs.Store(true)
+			}
+			r.vecs[i], r.local[i] = v, false
+		}
+		j++
 	}
 	if err := q.Err(); err != nil {
-		return nil, fmt.Errorf("compute tsvectors: %w", err)
+		return fail(err)
 	}
-	if len(vecs) != len(rows) {
-		return nil, fmt.Errorf("compute tsvectors: %d for %d chunks", len(vecs), len(rows))
+	if j != len(server) {
+		return fail(fmt.Errorf("%d for %d chunks", j, len(server)))
 	}
-	return vecs, nil
+	return r
+}
+
+// heldTexts reports, for each key, whether kbq_text holds its text.
+func heldTexts(ctx context.Context, conn *pgx.Conn, keys [][]byte) ([]bool, error) {
+	q, err := conn.Query(ctx, `SELECT EXISTS (SELECT 1 FROM kbq_text k WHERE k.key = c.key)
+		FROM unnest($1::bytea[]) WITH ORDINALITY AS c (key, n) ORDER BY n`, keys)
+	if err != nil {
+		return nil, err
+	}
+	held, err := pgx.CollectRows(q, pgx.RowTo[bool])
+	if err != nil {
+		return nil, err
+	}
+	if len(held) != len(keys) {
+		return nil, fmt.Errorf("%d answers for %d texts", len(held), len(keys))
+	}
+	return held, nil
 }
 
 // chunkSource streams rows into COPY.

@@ -57,6 +57,9 @@ type Result struct {
 	// re-dated (only their age changed) and removed; chunk rows written,
 	// and of their texts, those the database did not hold.
 	Added, Changed, Redated, Removed, Chunks, Texts int
+	// Parsed counts the tsvectors of new texts that kbc computed rather
+	// than the server (package pgtsv).
+	Parsed int
 	// Bytes of artifact files sent: those the database did not hold.
 	Bytes int64
 	// Vectors of chunks written; VectorsNote says why none were, when
@@ -161,9 +164,9 @@ func Publish(ctx context.Context, conn *pgx.Conn, src *Source, opts Options) (*R
 	if err != nil {
 		return nil, err
 	}
-	// The server looks up the chunks' texts, and computes the tsvectors
-	// of new ones, in other sessions as the documents are read, and
-	// while this one writes them and the files.
+	// Other sessions look up the chunks' texts as the documents are
+	// read, and while this one writes them and the files; kbc, or the
+	// server, computes the tsvectors of new ones.
 	texts := startTexts(ctx, tx, len(ch.write) > 0)
 	defer texts.stop()
 	removed, err := ch.writeDocuments(ctx, tx, repoID, src, withVectors, texts)
@@ -179,7 +182,7 @@ func Publish(ctx context.Context, conn *pgx.Conn, src *Source, opts Options) (*R
 	if err := writeChunks(ctx, tx, repoID, ch.chunkRows, texts); err != nil {
 		return nil, fmt.Errorf("write chunks: %w", err)
 	}
-	res.Texts = texts.written
+	res.Texts, res.Parsed = texts.written, texts.parsed
 	if err := removeTexts(ctx, tx, removed); err != nil {
 		return nil, err
 	}
