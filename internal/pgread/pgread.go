@@ -21,10 +21,10 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// SchemaVersion is the newest schema this program reads. Versions 2 to 4
-// changed only how the chunks' tsvectors are kept, which kbq does not
-// read.
-const SchemaVersion = 4
+// SchemaVersion is the newest schema this program reads. Versions 2 to 5
+// changed only how the chunks' tsvectors and keys are kept, which kbq does
+// not read.
+const SchemaVersion = 5
 
 var (
 	// ErrNoKnowledge means the database holds no published knowledge.

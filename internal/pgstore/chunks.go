@@ -460,8 +460,14 @@ func insertTexts(ctx context.Context, tx pgx.Tx, t *texts) error {
 
 // removeTexts deletes the texts of keys, those of the chunks a publish
 // removed, that no chunk names any longer. It never fails a publish:
-// where another publish names one of them meanwhile, they are left for a
-// later publish to remove.
+// where it cannot, the texts are left for a later publish to remove.
+//
+// kbq_chunk.text_key has no foreign key; this is what keeps it naming a
+// text. Another publish locks the texts it names (holdTexts) until it
+// commits: removeTexts locks the others, skipping those, and then, in a
+// statement that sees every publish committed meanwhile, deletes those no
+// chunk names. A publish that comes to name one of them after that waits
+// for this one, finds it gone, and writes it again.
 func removeTexts(ctx context.Context, tx pgx.Tx, keys [][]byte) error {
 	if len(keys) == 0 {
 		return nil
@@ -469,8 +475,19 @@ func removeTexts(ctx context.Context, tx pgx.Tx, keys [][]byte) error {
 	if _, err := tx.Exec(ctx, `SAVEPOINT kbq_remove_texts`); err != nil {
 		return err
 	}
-	_, err := tx.Exec(ctx, `DELETE FROM kbq_text t WHERE t.key = ANY($1)
-		AND NOT EXISTS (SELECT 1 FROM kbq_chunk c WHERE c.text_key = t.key)`, keys)
+	err := func() error {
+		q, err := tx.Query(ctx, `SELECT key FROM kbq_text WHERE key = ANY($1) FOR UPDATE SKIP LOCKED`, keys)
+		if err != nil {
+			return err
+		}
+		locked, err := pgx.CollectRows(q, pgx.RowTo[[]byte])
+		if err != nil || len(locked) == 0 {
+			return err
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM kbq_text t WHERE t.key = ANY($1)
+			AND NOT EXISTS (SELECT 1 FROM kbq_chunk c WHERE c.text_key = t.key)`, locked)
+		return err
+	}()
 	if err != nil {
 		_, err = tx.Exec(ctx, `ROLLBACK TO SAVEPOINT kbq_remove_texts`)
 		return err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -158,6 +159,9 @@ func TestMigrateFromVersion1(t *testing.T) {
 	ctx := context.Background()
 	url, conn := publishedDB(t, "r", files)
 	pgtest.Exec(t, url,
+		`DROP TRIGGER kbq_document_deleted ON kbq_document`,
+		`DROP FUNCTION kbq_document_deleted`,
+		`ALTER TABLE kbq_chunk ADD FOREIGN KEY (repo_id, path) REFERENCES kbq_document (repo_id, path) ON DELETE CASCADE`,
 		`DROP VIEW kbq_chunk_search`,
 		`ALTER TABLE kbq_chunk DROP COLUMN text_key`,
 		`DROP TABLE kbq_text`,
@@ -213,6 +217,67 @@ func TestMigrateFromVersion1(t *testing.T) {
 	conn.QueryRow(ctx, `SELECT attstorage FROM pg_attribute WHERE attrelid = 'kbq_file'::regclass AND attname = 'data'`).Scan(&storage)
 	if storage != "e" {
 		t.Errorf("kbq_file.data is stored %q after migrating, want e (external, uncompressed)", storage)
+	}
+	// Version 5 dropped kbq_chunk's foreign keys; deleting a repository
+	// still deletes its chunks.
+	if n := count(t, conn, `SELECT count(*) FROM pg_constraint WHERE conrelid = 'kbq_chunk'::regclass AND contype = 'f'`); n != 0 {
+		t.Errorf("kbq_chunk has %d foreign keys after migrating", n)
+	}
+	pgtest.Exec(t, url, `DELETE FROM kbq_repo`)
+	if n := count(t, conn, `SELECT count(*) FROM kbq_chunk`); n != 0 {
+		t.Errorf("%d chunks left after deleting their repository", n)
+	}
+}
+
+// A text that a publish has locked, to name it, is not removed by another
+// publish removing the last chunk that named it, nor does that publish
+// wait: kbq_chunk.text_key has no foreign key to guard it.
+func TestTextNamedMeanwhileIsKept(t *testing.T) {
+	ctx := context.Background()
+	url, conn := publishedDB(t, "b", files)
+	texts := count(t, conn, `SELECT count(*) FROM kbq_text`)
+
+	// Publisher a names the texts of b, and has not committed.
+	publisher := pgtest.Connect(t, url)
+	tx, err := publisher.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	ts := startTexts(ctx, tx, true)
+	defer ts.stop()
+	rows, err := conn.Query(ctx, `SELECT path, chunk, heading, line_start, line_end, body FROM kbq_chunk`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var r chunkRow
+		if err := rows.Scan(&r.path, &r.chunk, &r.heading, &r.lineStart, &r.lineEnd, &r.body); err != nil {
+			t.Fatal(err)
+		}
+		ts.add(r)
+	}
+	if err := copyTexts(ctx, tx, ts); err != nil {
+		t.Fatal(err)
+	}
+
+	// b is published again without those texts.
+	other := testkb.Files{".kb/other.md": "# Other\n\nSomething else entirely.\n"}
+	wait, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if _, err := Publish(wait, pgtest.Connect(t, url), source(t, "b", "b", other), Options{IsAncestor: history}); err != nil {
+		t.Fatalf("publish while another holds the texts: %v", err)
+	}
+	if n := count(t, conn, `SELECT count(*) FROM kbq_text`); n != texts+1 {
+		t.Errorf("%d texts, want the %d a names and b's new one", n, texts)
+	}
+	// Once a has let them go, b's next removal takes them.
+	tx.Rollback(ctx)
+	if _, err := Publish(ctx, pgtest.Connect(t, url), source(t, "b", "c", testkb.Files{".kb/other.md": "# Other\n\nAnd now this.\n"}), Options{IsAncestor: history}); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(t, conn, `SELECT count(*) FROM kbq_text`); n != texts+1 {
+		t.Errorf("%d texts after a let go, want %d (b's own)", n, texts+1)
 	}
 }
 

@@ -123,7 +123,9 @@ func Publish(ctx context.Context, conn *pgx.Conn, src *Source, opts Options) (*R
 		}
 		withVectors, res.VectorsNote = note == "", note
 	}
-	tx, err := conn.Begin(ctx)
+	// Each statement sees what other publishes committed before it:
+	// holdTexts and removeTexts count on it.
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
 	if err != nil {
 		return nil, err
 	}
