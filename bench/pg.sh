@@ -42,6 +42,9 @@ for i in $(seq 2 "$names"); do
 	cp -r "$work/repos/ps1" "$work/repos/ps$i"
 	repos+=("ps$i")
 done
+# The copies are 700 MB the kernel has yet to write: written out first,
+# they do not hold up the publishes' write-ahead log flushes.
+sync
 builds=() pubs=()
 for r in "${repos[@]}"; do
 	cd "$work/repos/$r"
