@@ -13,7 +13,7 @@
 //
 // It answers only for ASCII text, where the server's character classes
 // and case folding do not depend on its locale; for any other text, and
-// for text whose tsvector would be over the server's limits, [English]
+// for text whose tsvector would be over the server's limits, [Encoder.English]
 // reports false and the server must compute it. A caller that stores the
 // result as the server's should also check it against the server (with
 // [Probe] and a sample of its texts): a server with a changed english

@@ -2,6 +2,7 @@ package pgtsv
 
 import (
 	"encoding/binary"
+	"math"
 	"slices"
 	"strings"
 
@@ -80,6 +81,7 @@ func NewEncoder() *Encoder {
 }
 
 func (e *Encoder) forget() {
+	e.text = 0
 	e.tokens = [2]map[string]int32{{}, {}}
 	e.numbers = map[string]int32{}
 	e.lexemes, e.entryOf, e.textOf = e.lexemes[:0], e.entryOf[:0], e.textOf[:0]
@@ -94,7 +96,7 @@ func (e *Encoder) English(text string) ([]byte, bool) {
 			return nil, false
 		}
 	}
-	if len(e.lexemes) > maxRemembered {
+	if len(e.lexemes) > maxRemembered || e.text == math.MaxUint32 {
 		e.forget()
 	}
 	e.text++
