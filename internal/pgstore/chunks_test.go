@@ -90,6 +90,26 @@ func TestTSVectorsOfAnotherConfiguration(t *testing.T) {
 	}
 }
 
+// On a server version pgtsv does not follow, the server computes every
+// tsvector.
+func TestTSVectorsOfOtherVersionsAreTheServers(t *testing.T) {
+	defer func(m map[string]bool) { pgtsvMajors = m }(pgtsvMajors)
+	pgtsvMajors = map[string]bool{}
+	url := pgtest.DB(t)
+	conn := pgtest.Connect(t, url)
+	files, n := versioned()
+	res, err := Publish(context.Background(), conn, source(t, "r", "a", files), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Parsed != 0 || res.Texts == 0 {
+		t.Errorf("kbc computed %d of %d new texts' tsvectors", res.Parsed, res.Texts)
+	}
+	if bad := wrongTSVectors(t, conn); bad != 0 {
+		t.Errorf("%d of %d tsvectors differ from to_tsvector's", bad, n)
+	}
+}
+
 // Each distinct text is kept once, with its tsvector, however many chunks
 // of however many repositories hold it: a publish of texts the database
 // holds computes and indexes nothing for them, and the texts no chunk

@@ -76,7 +76,7 @@ func startTexts(ctx context.Context, tx pgx.Tx, rowsToCome bool) *texts {
 	t := &texts{server: serverMajor(tx.Conn()), seen: map[chunkText]int{}}
 	var helpers []*pgx.Conn
 	if rowsToCome && !simple(tx) {
-		t.local = localTSVectors(ctx, tx.Conn())
+		t.local = pgtsvMajors[t.server] && localTSVectors(ctx, tx.Conn())
 		helpers = pgsession.Open(ctx, tx.Conn().Config(), tsvectorHelpers, nil)
 	}
 	var wg sync.WaitGroup

@@ -3,7 +3,7 @@
 // need not have the server parse and stem every new text (the server's
 // parser and stemmer were most of a first publish's time).
 //
-// It reproduces PostgreSQL's default text search parser (the "default"
+// It reproduces PostgreSQL 15's default text search parser (the "default"
 // parser of wparser_def.c: words, hyphenated words and their parts,
 // numbers, versions, hosts, e-mail addresses, URLs, file paths, XML tags
 // and entities), the english configuration's mapping of token types to the
@@ -18,5 +18,7 @@
 // result as the server's should also check it against the server (with
 // [Probe] and a sample of its texts): a server with a changed english
 // configuration, or a locale that folds ASCII letters otherwise (Turkish
-// "I"), computes something else.
+// "I"), computes something else, and so does another major version:
+// PostgreSQL 18's newer Snowball stems "added" as "add", where 15 gives
+// "ad".
 package pgtsv

@@ -234,4 +234,4 @@ const Probe = `I AM the Quick-Brown fox's running e-mail, ISN'T IT? foo-1bar 1fo
 	`x86_64 Get-ChildItem john.doe@example.com http://www.example.com:8080/path?q=1&x=2 ` +
 	`www.example.com /usr/local/bin ./rel ../up ~/home file.txt 42 -7 +3 1.5 -2.25 ` +
 	`1e10 -4.5e+6 1.2.3 <b class="x">tag</b> <script>hidden</script> &amp; &#123; ` +
-	`GENEROUSLY generation news skies dying ABCDEFGHIJKLMNOPQRSTUVWXYZ`
+	`GENEROUSLY generation news skies dying added ABCDEFGHIJKLMNOPQRSTUVWXYZ`
