@@ -258,25 +258,7 @@ func TestTextNamedMeanwhileIsKept(t *testing.T) {
 	texts := count(t, conn, `SELECT count(*) FROM kbq_text`)
 
 	// Publisher a names the texts of b, and has not committed.
-	publisher := pgtest.Connect(t, url)
-	tx, err := publisher.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
-	ts := startTexts(ctx, tx, true)
-	defer ts.stop()
-	rows, err := conn.Query(ctx, `SELECT path, chunk, heading, line_start, line_end, body FROM kbq_chunk`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var r chunkRow
-		if err := rows.Scan(&r.path, &r.chunk, &r.heading, &r.lineStart, &r.lineEnd, &r.body); err != nil {
-			t.Fatal(err)
-		}
-		ts.add(r)
-	}
+	tx, ts := namingPublisher(t, url, conn)
 	if err := copyTexts(ctx, tx, ts); err != nil {
 		t.Fatal(err)
 	}
@@ -374,19 +356,19 @@ func TestTextsLeftWhenTheyCannotBeRemoved(t *testing.T) {
 	}
 }
 
-// A text the helpers found in kbq_text, and another publish removed
-// before this one locked it, is computed and written again.
-func TestTextRemovedMeanwhileIsWrittenAgain(t *testing.T) {
+// namingPublisher is a publish into url, begun and not committed, whose
+// texts are those of the chunks conn sees: its rows added, its helpers
+// started. It is rolled back when the test ends.
+func namingPublisher(t *testing.T, url string, conn *pgx.Conn) (pgx.Tx, *texts) {
+	t.Helper()
 	ctx := context.Background()
-	url, conn := publishedDB(t, "a", files)
-	publisher := pgtest.Connect(t, url)
-	tx, err := publisher.Begin(ctx)
+	tx, err := pgtest.Connect(t, url).BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.ReadCommitted})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tx.Rollback(ctx)
+	t.Cleanup(func() { tx.Rollback(ctx) })
 	ts := startTexts(ctx, tx, true)
-	defer ts.stop()
+	t.Cleanup(ts.stop)
 	rows, err := conn.Query(ctx, `SELECT path, chunk, heading, line_start, line_end, body FROM kbq_chunk`)
 	if err != nil {
 		t.Fatal(err)
@@ -398,6 +380,19 @@ func TestTextRemovedMeanwhileIsWrittenAgain(t *testing.T) {
 		}
 		ts.add(r)
 	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return tx, ts
+}
+
+// A text the helpers found in kbq_text, and another publish removed
+// before this one locked it, is computed and written again.
+func TestTextRemovedMeanwhileIsWrittenAgain(t *testing.T) {
+	ctx := context.Background()
+	url, conn := publishedDB(t, "a", files)
+	tx, ts := namingPublisher(t, url, conn)
+	publisher := tx.Conn()
 	vecs, err := ts.tsvectors(ctx, tx)
 	if err != nil {
 		t.Fatal(err)
