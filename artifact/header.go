@@ -295,8 +295,8 @@ func (s *jsonScanner) embeddings(e *Embeddings) bool {
 			e.Hash, ok = s.str()
 		case "url":
 			e.URL, ok = s.str()
-		case "key_env":
-			e.KeyEnv, ok = s.str()
+		case "key_env": // written by kbc before 0.9; never read for a key
+			_, ok = s.str()
 		case "dims":
 			e.Dims, ok = s.int()
 		case "quantization":

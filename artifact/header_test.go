@@ -26,7 +26,7 @@ func headers() []Manifest {
 			ByScope: map[string]int{"project": 2, "services/api": 1}, Shadowing: []string{"services/api", "global"}},
 		Fields: map[string]FieldStats{"body": {Docs: 7, Tokens: 1 << 50}, "tags": {}},
 		Config: Config{Hash: "cafe", Budgets: Budgets{Global: 1, Project: 2, Directory: 3, Total: 4}},
-		Embeddings: &Embeddings{Provider: "openai", Model: "m", Hash: "h", URL: "http://127.0.0.1:8080/v1", KeyEnv: "KEY",
+		Embeddings: &Embeddings{Provider: "openai", Model: "m", Hash: "h", URL: "http://127.0.0.1:8080/v1",
 			Dims: 384, Quantization: "int8"},
 		Documents: []Document{{Path: "a.md", Importance: &importance}},
 	}
@@ -103,6 +103,20 @@ func TestDecodeHeaderDeclines(t *testing.T) {
   "analysis": {"stemmer": "porter", "stopwords": "lucene"}`))
 	if err != nil || m.Format != Format || m.Analysis.Stopwords != "lucene" {
 		t.Errorf("fallback: %+v, %v", m, err)
+	}
+}
+
+// An artifact of an older kbc names the variable of its endpoint's key:
+// it reads, and the name is dropped, never to choose a key.
+func TestKeyEnvOfOlderArtifactsIsDropped(t *testing.T) {
+	m, err := decode(seal(`"format": "kbq-index", "format_version": 5,
+  "analysis": {"stemmer": "porter", "stopwords": "lucene"},
+  "embeddings": {"provider": "openai", "model": "m", "url": "http://h/v1", "key_env": "KBQ_DATABASE_URL", "dims": 4}`))
+	if err != nil || m.Embeddings == nil || m.Embeddings.URL != "http://h/v1" || m.Embeddings.Dims != 4 {
+		t.Fatalf("manifest with key_env: %+v, %v", m, err)
+	}
+	if data, _ := json.Marshal(m.Embeddings); strings.Contains(string(data), "KBQ_DATABASE_URL") {
+		t.Errorf("the key's variable was kept: %s", data)
 	}
 }
 

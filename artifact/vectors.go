@@ -24,11 +24,9 @@ type Embeddings struct {
 	Model string `json:"model"`
 	// Hash identifies a local model's files (embedding.Info.Hash).
 	Hash string `json:"hash,omitempty"`
-	// URL is an endpoint's base, where kbq embeds queries too.
+	// URL is an endpoint's base, where kbq embeds queries too. Never the
+	// key: a reader sends one only to an endpoint its user names.
 	URL string `json:"url,omitempty"`
-	// KeyEnv names the environment variable that holds the endpoint's key,
-	// when the configuration names one.
-	KeyEnv string `json:"key_env,omitempty"`
 	// Dims is the length of the vectors.
 	Dims int `json:"dims"`
 	// Quantization is how vectors are stored: "int8", each with a scale.

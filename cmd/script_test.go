@@ -14,6 +14,7 @@ import (
 	"hash/fnv"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -116,6 +117,8 @@ func TestScripts(t *testing.T) {
 			"pgdb":        pgdb,
 			"pgpassword":  pgpassword,
 			"pgwaitwrite": pgwaitwrite,
+			"freeport":    freePort,
+			"httpget":     httpGet,
 		},
 	})
 }
@@ -244,7 +247,9 @@ func embedServer(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 0 {
 		ts.Fatalf("usage: embedserver")
 	}
+	authLog := ts.MkAbs("auth.log")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		logAuth(authLog, r)
 		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/v1/embeddings") {
 			http.NotFound(w, r)
 			return
@@ -287,6 +292,65 @@ func embedServer(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Setenv("EMBED_URL", srv.URL)
 }
 
+// logAuth appends a request's path and Authorization header to file: a
+// test then checks which secrets left the process.
+func logAuth(file string, r *http.Request) {
+	f, err := os.OpenFile(file, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(f, "%s %s authorization=%q\n", r.Method, r.URL.Path, r.Header.Get("Authorization"))
+}
+
+// freePort sets the variable it names to a TCP port free on 127.0.0.1.
+func freePort(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: freeport VAR")
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	ts.Setenv(args[0], strconv.Itoa(port))
+}
+
+// httpGet fetches a URL and writes its body to stdout, trying again for
+// up to 20 s while nothing listens there yet; it fails unless the status
+// is 200 (or, negated, unless it is not): httpget [-H NAME:VALUE]... URL.
+func httpGet(ts *testscript.TestScript, neg bool, args []string) {
+	var headers [][2]string
+	for len(args) > 2 && args[0] == "-H" {
+		name, value, _ := strings.Cut(args[1], ":")
+		headers = append(headers, [2]string{name, strings.TrimSpace(value)})
+		args = args[2:]
+	}
+	if len(args) != 1 {
+		ts.Fatalf("usage: httpget [-H NAME:VALUE]... URL")
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		req, err := http.NewRequest(http.MethodGet, args[0], nil)
+		ts.Check(err)
+		for _, h := range headers {
+			req.Header.Set(h[0], h[1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil && time.Now().Before(deadline) {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		ts.Check(err)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		ts.Stdout().Write(body)
+		if ok := resp.StatusCode == http.StatusOK; ok == neg {
+			ts.Fatalf("GET %s: %s\n%s", args[0], resp.Status, body)
+		}
+		return
+	}
+}
+
 // chatServer starts a fake OpenAI-compatible chat endpoint and sets
 // CHAT_URL to it. The path before /v1 chooses what it does: ok merges
 // the notes it is sent, citing each by path; drop leaves the last out;
@@ -298,7 +362,9 @@ func chatServer(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	logPath := ts.MkAbs("chat-requests.log")
 	noteRE := regexp.MustCompile(`(?m)^===== NOTE (\S+) \(`)
+	authLog := ts.MkAbs("auth.log")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		logAuth(authLog, r)
 		mode, rest, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
 		if r.Method != http.MethodPost || rest != "v1/chat/completions" {
 			http.NotFound(w, r)

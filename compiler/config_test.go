@@ -62,12 +62,25 @@ func TestParseEmbeddingsConfig(t *testing.T) {
 		{"embeddings:\n  model: all-MiniLM-L6-v2\n", compiler.EmbeddingsConfig{Provider: "local", Model: "all-MiniLM-L6-v2"}},
 		{"embeddings:\n  url: http://localhost:11434/v1\n  model: nomic-embed-text\n  batch_size: 16\n  timeout: 2m\n",
 			compiler.EmbeddingsConfig{Provider: "openai", Model: "nomic-embed-text", URL: "http://localhost:11434/v1", Batch: 16, Timeout: 2 * time.Minute}},
-		{"embeddings:\n  provider: openai\n  model: text-embedding-3-small\n  key_env: OPENAI_API_KEY\n",
-			compiler.EmbeddingsConfig{Provider: "openai", Model: "text-embedding-3-small", KeyEnv: "OPENAI_API_KEY"}},
 	} {
 		c := compiler.ParseConfig([]byte(tt.yaml))
 		if len(c.Diagnostics) > 0 || c.Embeddings == nil || *c.Embeddings != tt.want {
 			t.Errorf("%q: embeddings %+v (diagnostics %v), want %+v", tt.yaml, c.Embeddings, c.Diagnostics, tt.want)
+		}
+	}
+}
+
+// A repository's key_env is a warning at its position and is not kept: a
+// repository never chooses which of the user's variables is sent.
+func TestRepositoryKeyEnvIsNotRead(t *testing.T) {
+	for _, section := range []string{"embeddings:\n  provider: openai\n  model: m\n", "llm:\n  url: http://localhost:1/v1\n  model: m\n"} {
+		c := compiler.ParseConfig([]byte(section + "  key_env: KBQ_DATABASE_URL\n"))
+		if len(c.Diagnostics) != 1 || c.Diagnostics[0].Severity != compiler.Warning || c.Diagnostics[0].Line != 4 ||
+			!strings.Contains(c.Diagnostics[0].Message, "key_env is not read") {
+			t.Errorf("%q: diagnostics %v, want one warning at line 4 that key_env is not read", section, c.Diagnostics)
+		}
+		if c.Embeddings == nil && c.LLM == nil {
+			t.Errorf("%q: the section was dropped for its key_env", section)
 		}
 	}
 }

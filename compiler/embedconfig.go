@@ -22,7 +22,6 @@ type EmbeddingsConfig struct {
 	Provider string // ProviderLocal or ProviderOpenAI
 	Model    string // the local model's name, or the endpoint's model
 	URL      string // the endpoint's base, such as http://localhost:11434/v1
-	KeyEnv   string // the environment variable that holds the endpoint's key
 	Batch    int    // texts per request to the endpoint
 	Timeout  time.Duration
 }
@@ -49,7 +48,7 @@ func (p configParser) embeddings(n *yaml.Node) {
 		case "url":
 			e.URL = p.endpointURL(v, "embeddings", &ok)
 		case "key_env":
-			e.KeyEnv = p.keyEnv(v, "embeddings", &ok)
+			p.keyEnv(v, "embeddings", &ok)
 		case "batch_size":
 			n, err := strconv.Atoi(v.Value)
 			if err != nil || n < 1 || n > 2048 {

@@ -16,7 +16,6 @@ import (
 type LLMConfig struct {
 	URL     string // the API's base, such as http://localhost:11434/v1
 	Model   string
-	KeyEnv  string // the environment variable that holds the key
 	Timeout time.Duration
 	Retries int // -1 for none
 }
@@ -41,7 +40,7 @@ func (p configParser) llm(n *yaml.Node) {
 		case "model":
 			l.Model = v.Value
 		case "key_env":
-			l.KeyEnv = p.keyEnv(v, "llm", &ok)
+			p.keyEnv(v, "llm", &ok)
 		case "timeout":
 			l.Timeout = p.timeout(v, "llm", &ok)
 		case "retries":
@@ -103,14 +102,20 @@ func (p configParser) endpointURL(v *yaml.Node, section string, ok *bool) string
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
-// keyEnv reads the key_env of section: the name of a variable, never the
-// key.
-func (p configParser) keyEnv(v *yaml.Node, section string, ok *bool) string {
+// keyEnv warns of the key_env of section: a repository does not choose
+// which of the user's variables is sent, nor where. The key comes from
+// the user's own variables and configuration (package internal/trust).
+func (p configParser) keyEnv(v *yaml.Node, section string, ok *bool) {
 	if !envName.MatchString(v.Value) {
 		p.errorf(v, "%s.key_env names the environment variable that holds the key, such as OPENAI_API_KEY; never write the key itself here", section)
 		*ok = false
+		return
 	}
-	return v.Value
+	own := "KBQ_EMBED_KEY"
+	if section == "llm" {
+		own = "KBQ_LLM_KEY"
+	}
+	p.report(v.Line, v.Column, Warning, section+".key_env is not read: a repository does not choose which of your variables is sent; put the key in "+own+", or trust the endpoint with its key_env under endpoints: in your own $KBQ_HOME/config.yaml")
 }
 
 // timeout reads the timeout of section: a positive duration.

@@ -47,6 +47,10 @@ type Request struct {
 	// while it does what needs no vector (ranks by words, reads the
 	// stored vectors' pages).
 	Embed func(context.Context) ([]float32, error)
+	// Vectors, for a Union whose artifacts were built with several
+	// models, is the query embedded by each model but the first
+	// (Union.Models), which Vector and Embed are for.
+	Vectors []ModelVector
 	// IncludeSuperseded keeps the documents another supersedes, or that
 	// are deprecated, which searches leave out by default.
 	IncludeSuperseded bool

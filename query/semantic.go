@@ -73,6 +73,14 @@ func (ix *Index) Mode(req Request) string {
 	return ModeLexical
 }
 
+// Models returns the model of the artifact's vectors, none without.
+func (ix *Index) Models() []artifact.Embeddings {
+	if e := ix.Manifest.Embeddings; e != nil {
+		return []artifact.Embeddings{*e}
+	}
+	return nil
+}
+
 // vectors maps the index's vectors file, once.
 func (ix *Index) vectors() (*artifact.Vectors, error) {
 	ix.vecOnce.Do(func() {

@@ -22,10 +22,12 @@ import (
 // with them, and the artifacts' best are merged. Each result names its
 // artifact (Result.Repo), and repo:NAME filters.
 //
-// The semantic channel compares vectors, which need no statistics: the
-// artifacts built with the model most of them share are searched by
-// meaning, the others by their words only, with a note; the two channels
-// are then fused once, over the union.
+// The semantic channel compares vectors, which need no statistics: each
+// artifact is searched by meaning with the query embedded by its own
+// model (Request.Vector for the first of Models, Request.Vectors for the
+// others), those without vectors or without the query's vector by their
+// words only, with a note; the two channels are then fused once, over the
+// union.
 type Union struct {
 	parts []Part
 }
@@ -58,6 +60,36 @@ func NewUnion(parts []Part) (*Union, error) {
 
 // Parts returns the artifacts of the union.
 func (u *Union) Parts() []Part { return u.parts }
+
+// A ModelVector is a query embedded by one model.
+type ModelVector struct {
+	Model  artifact.Embeddings
+	Vector []float32
+}
+
+// Models returns the distinct models the union's artifacts were built
+// with, in the order of the artifacts: a query is embedded once by each.
+func (u *Union) Models() []artifact.Embeddings {
+	var out []artifact.Embeddings
+	for _, p := range u.parts {
+		if e := p.Index.Manifest.Embeddings; e != nil && !slices.ContainsFunc(out, e.Same) {
+			out = append(out, *e)
+		}
+	}
+	return out
+}
+
+// Mode is the mode req runs in over the union: hybrid by default when any
+// artifact has vectors.
+func (u *Union) Mode(req Request) string {
+	if req.Mode != "" {
+		return req.Mode
+	}
+	if len(u.Models()) > 0 {
+		return ModeHybrid
+	}
+	return ModeLexical
+}
 
 // collection holds the statistics of a Union's search. In the first pass
 // record is set, and each artifact notes there the document frequency of
@@ -173,9 +205,9 @@ func (u *Union) Search(ctx context.Context, req Request) (*Response, error) {
 		resp.Trimmed = trimToBudget(resp, maxTokens*bytesPerToken)
 		return resp, nil
 	}
-	mode := parts[0].Index.Mode(req)
+	mode := (&Union{parts: parts}).Mode(req)
 	var resp *Response
-	if mode == ModeLexical || req.Mode == "" && !anyVectors(parts) {
+	if mode == ModeLexical {
 		req.Mode = ModeLexical
 		resp, err = u.lexical(ctx, parts, req)
 	} else {
@@ -186,15 +218,6 @@ func (u *Union) Search(ctx context.Context, req Request) (*Response, error) {
 	}
 	resp.Trimmed = trimToBudget(resp, maxTokens*bytesPerToken)
 	return resp, nil
-}
-
-func anyVectors(parts []Part) bool {
-	for _, p := range parts {
-		if p.Index.Manifest.Embeddings != nil {
-			return true
-		}
-	}
-	return false
 }
 
 // selected returns the parts p's repo: filters leave.
@@ -334,29 +357,52 @@ func label(results []Result, name string) {
 }
 
 // hybrid ranks req over parts by words and by meaning and fuses the two
-// rankings of the union. Artifacts built with another model than the
-// first's take part by their words only.
+// rankings of the union. Each artifact is compared with the query's
+// vector of its own model; one without vectors, or whose model's vector
+// the request lacks, takes part by its words only.
 func (u *Union) hybrid(ctx context.Context, parts []Part, req Request, mode string) (*Response, error) {
-	want := parts[0].Index.Manifest.Embeddings
+	models := u.Models()
+	if req.Vector == nil && req.Embed != nil && len(models) > 0 && slices.ContainsFunc(parts, func(p Part) bool { return sameModel(p, models[0]) }) {
+		v, err := req.Embed(ctx)
+		if err != nil {
+			return nil, err
+		}
+		req.Vector, req.Embed = v, nil
+	}
+	vectorOf := func(p Part) []float32 {
+		e := p.Index.Manifest.Embeddings
+		if e == nil {
+			return nil
+		}
+		if len(models) > 0 && e.Same(models[0]) && req.Vector != nil {
+			return req.Vector
+		}
+		for _, v := range req.Vectors {
+			if e.Same(v.Model) && len(v.Vector) == e.Dims {
+				return v.Vector
+			}
+		}
+		return nil
+	}
 	var meaning []Part
 	var odd []string
 	for _, p := range parts {
-		if e := p.Index.Manifest.Embeddings; e != nil && want != nil && e.Model == want.Model && e.Dims == want.Dims && e.Provider == want.Provider {
+		if vectorOf(p) != nil {
 			meaning = append(meaning, p)
 		} else {
 			odd = append(odd, p.Name)
 		}
 	}
 	if len(meaning) == 0 {
-		req.Mode = ModeLexical
-		return u.lexical(ctx, parts, req)
-	}
-	if req.Vector == nil && req.Embed != nil {
-		v, err := req.Embed(ctx)
-		if err != nil {
-			return nil, err
+		if mode == ModeSemantic {
+			return nil, fmt.Errorf("--mode semantic: %w: none of %s has vectors of a model the query was embedded by", ErrNoVectors, strings.Join(odd, ", "))
 		}
-		req.Vector, req.Embed = v, nil
+		req.Mode = ModeLexical
+		resp, err := u.lexical(ctx, parts, req)
+		if err == nil && len(models) > 0 {
+			resp.Notes = append(resp.Notes, "the query could not be embedded: searched by words only")
+		}
+		return resp, err
 	}
 	depth := max(req.N, fusionDepth)
 	var lex *Response
@@ -370,7 +416,14 @@ func (u *Union) hybrid(ctx context.Context, parts []Part, req Request, mode stri
 	}
 	semReq := req
 	semReq.Mode, semReq.N, semReq.noSnippets = ModeSemantic, depth, true
-	sem, err := u.merge(ctx, meaning, semReq, func(ix *Index, r Request) (*Response, error) { return ix.Search(ctx, r) })
+	byIndex := map[*Index][]float32{}
+	for _, p := range meaning {
+		byIndex[p.Index] = vectorOf(p)
+	}
+	sem, err := u.merge(ctx, meaning, semReq, func(ix *Index, r Request) (*Response, error) {
+		r.Vector, r.Embed, r.Vectors = byIndex[ix], nil, nil
+		return ix.Search(ctx, r)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -383,10 +436,15 @@ func (u *Union) hybrid(ctx context.Context, parts []Part, req Request, mode stri
 		resp = fuse(req, lex, sem, ranking)
 	}
 	if len(odd) > 0 {
-		resp.Notes = append(resp.Notes, fmt.Sprintf("%s: built without %s's vectors (%s), searched by words only", strings.Join(odd, ", "), parts[0].Name, want.Model))
+		resp.Notes = append(resp.Notes, fmt.Sprintf("%s: searched by words only (no vectors, or none of a model the query was embedded by)", strings.Join(odd, ", ")))
 	}
 	snippets(parts, resp.Results, req)
 	return resp, nil
+}
+
+func sameModel(p Part, m artifact.Embeddings) bool {
+	e := p.Index.Manifest.Embeddings
+	return e != nil && e.Same(m)
 }
 
 // snippets cuts each result's snippet for req's query, as a search of its

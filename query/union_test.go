@@ -173,8 +173,42 @@ func TestUnionHybrid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(strings.Join(resp.Notes, "\n"), "b: built without a's vectors") {
+	if !strings.Contains(strings.Join(resp.Notes, "\n"), "b: searched by words only") {
 		t.Errorf("notes %q", resp.Notes)
+	}
+	// With the query embedded by b's model too, b is searched by meaning,
+	// with no note: one vector per distinct model.
+	if models := odd.Models(); len(models) != 2 || models[1].Dims != 32 {
+		t.Fatalf("models %+v, want a's and b's", models)
+	}
+	vec32, _ := wordVectors{dims: 32}.Embed(context.Background(), []string{"deploy"})
+	resp, err = odd.Search(context.Background(), query.Request{Query: "deploy", N: 10, AllScopes: true, Mode: query.ModeSemantic, Vector: vec[0],
+		Vectors: []query.ModelVector{{Model: odd.Models()[1], Vector: vec32[0]}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	repos := map[string]bool{}
+	for _, r := range resp.Results {
+		repos[r.Repo] = true
+	}
+	if len(resp.Notes) != 0 || !repos["a"] || !repos["b"] {
+		t.Errorf("semantic over two models: repositories %v, notes %q; want both, no note", repos, resp.Notes)
+	}
+	// A first artifact without vectors does not switch meaning off for
+	// the others.
+	plain, err := query.NewUnion([]query.Part{{Name: "a", Index: open(t, a)}, {Name: "b", Index: openVec(b, words)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := plain.Mode(query.Request{}); m != query.ModeHybrid {
+		t.Errorf("mode %s over a union where only b has vectors, want hybrid", m)
+	}
+	resp, err = plain.Search(context.Background(), query.Request{Query: "deploy", N: 10, AllScopes: true, Mode: query.ModeSemantic, Vector: vec[0]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Results) == 0 || !strings.Contains(strings.Join(resp.Notes, "\n"), "a: searched by words only") {
+		t.Errorf("semantic where the first artifact has no vectors: %d results, notes %q", len(resp.Results), resp.Notes)
 	}
 }
 

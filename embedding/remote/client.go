@@ -36,6 +36,9 @@ type Client struct {
 	Key string
 	// KeyEnv names where Key came from, for the advice of errors.
 	KeyEnv string
+	// Advice says how to trust the endpoint when it was sent no key
+	// because the user did not name it (trust.Grant.Advice).
+	Advice string
 	// Batch is how many texts go in one request; 0 means DefaultBatch.
 	Batch int
 	// Timeout bounds each request; 0 means DefaultTimeout.
@@ -113,7 +116,7 @@ func (c *Client) embedBatch(ctx context.Context, texts []string) ([][]float32, e
 	}
 	p := &openai.Poster{
 		Endpoint: c.Endpoint(), Label: "embeddings endpoint", Section: "embeddings", Model: c.Model,
-		Key: c.Key, KeyEnv: c.KeyEnv, Timeout: c.Timeout, Retries: c.Retries, Backoff: c.Backoff,
+		Key: c.Key, KeyEnv: c.KeyEnv, Advice: c.Advice, Timeout: c.Timeout, Retries: c.Retries, Backoff: c.Backoff,
 		MaxResponse: maxResponse, SlowHint: ", or lower embeddings.batch_size",
 		BigHint: "; send fewer texts at once (embeddings.batch_size)", HTTP: c.HTTP,
 	}
@@ -174,11 +177,4 @@ func unit(v []float64) ([]float32, error) {
 		out[i] = float32(x * scale)
 	}
 	return out, nil
-}
-
-// Key finds an endpoint's key in the environment: in keyEnv when it is
-// set, else in KBQ_EMBED_KEY, else in OPENAI_API_KEY. It returns the key
-// ("" for none) and the variable to advise setting.
-func Key(getenv func(string) string, keyEnv string) (key, env string) {
-	return openai.Key(getenv, keyEnv, "KBQ_EMBED_KEY")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/query"
 	"github.com/kbqdev/kbq/query/documents"
 )
@@ -20,6 +21,9 @@ type Backend interface {
 	Search(ctx context.Context, req query.Request) (*query.Response, error)
 	// Mode is the search mode req runs in.
 	Mode(req query.Request) string
+	// Models are the embedding models of its vectors: a query is embedded
+	// once by each.
+	Models() []artifact.Embeddings
 	// Blobs returns the blob of each result's document, "" when unknown.
 	Blobs(results []query.Result) []string
 	// Location names where the knowledge is kept, for the usage log: the

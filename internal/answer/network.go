@@ -9,6 +9,7 @@ import (
 	"github.com/kbqdev/kbq/embedding"
 	"github.com/kbqdev/kbq/embedding/remote"
 	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/trust"
 	"github.com/kbqdev/kbq/internal/units"
 )
 
@@ -32,8 +33,10 @@ type online struct{ s *cli.Streams }
 func (n online) EmbedQuery(ctx context.Context, id artifact.Embeddings, text string) ([]float32, error) {
 	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
-	key, keyEnv := remote.Key(n.s.Getenv, id.KeyEnv)
-	c := &remote.Client{URL: id.URL, Model: id.Model, Dims: id.Dims, Key: key, KeyEnv: keyEnv, Timeout: queryTimeout / 2, Retries: 2}
+	// The artifact names the endpoint, never the key: that goes only to
+	// an endpoint the user named (package trust).
+	g := trust.Must(n.s.Getenv, func(err error) { fmt.Fprintf(n.s.Err, "kbq: %v\n", err) }).Key(trust.Embeddings, id.URL, false)
+	c := &remote.Client{URL: id.URL, Model: id.Model, Dims: id.Dims, Key: g.Key, KeyEnv: g.Env, Advice: g.Advice, Timeout: queryTimeout / 2, Retries: 2}
 	vecs, err := c.Embed(ctx, []string{text})
 	if err != nil {
 		return nil, err

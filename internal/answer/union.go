@@ -45,8 +45,12 @@ func (b *UnionBackend) Search(ctx context.Context, req query.Request) (*query.Re
 	return b.union.Search(ctx, req)
 }
 
-// Mode is the first artifact's mode for req.
-func (b *UnionBackend) Mode(req query.Request) string { return b.parts[0].Index.Mode(req) }
+// Mode is the union's mode for req: hybrid by default when any artifact
+// has vectors.
+func (b *UnionBackend) Mode(req query.Request) string { return b.union.Mode(req) }
+
+// Models are the distinct models of the artifacts' vectors.
+func (b *UnionBackend) Models() []artifact.Embeddings { return b.union.Models() }
 
 // Blobs asks each result's own artifact.
 func (b *UnionBackend) Blobs(results []query.Result) []string {

@@ -39,21 +39,52 @@ var encoders struct {
 	byDir map[string]*embedding.Encoder
 }
 
+// A Searched is what Vectorize embeds a query for: an artifact, several
+// (query.Union), or a Backend.
+type Searched interface {
+	Mode(req query.Request) string
+	Models() []artifact.Embeddings
+}
+
 // Vectorize gives req its query's vector when its mode needs one: made
 // now, or, with the local model, made by the search while it does what
-// needs no vector (req.Embed). When the mode is hybrid by
-// default and no vector can be had, the search goes on lexically and
-// e.Warn is told why; a mode asked for is an error.
-func (e Embedder) Vectorize(ctx context.Context, ix Backend, req *query.Request) error {
+// needs no vector (req.Embed). Over artifacts of several models the query
+// is embedded once by each (req.Vectors); one that cannot embed it leaves
+// its artifacts to their words, and e.Warn is told why. When the mode is
+// hybrid by default and no vector can be had, the search goes on
+// lexically and e.Warn is told why; a mode asked for is an error.
+func (e Embedder) Vectorize(ctx context.Context, ix Searched, req *query.Request) error {
 	mode := ix.Mode(*req)
 	if mode == query.ModeLexical || req.Vector != nil || req.Embed != nil {
 		return nil
 	}
-	embed, local, err := e.embedder(ctx, ix.Header().Embeddings, req)
+	models := ix.Models()
+	var first *artifact.Embeddings
+	if len(models) > 0 {
+		first = &models[0]
+	}
+	embed, local, err := e.embedder(ctx, first, req)
 	if err == nil && !local {
 		req.Vector, err = embed(ctx)
 	} else if err == nil {
 		req.Embed = embed
+	}
+	for _, m := range models[min(1, len(models)):] {
+		v, err := e.embedOnce(ctx, m, req)
+		if err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			if e.Warn != nil {
+				e.Warn(err)
+			}
+			continue
+		}
+		req.Vectors = append(req.Vectors, query.ModelVector{Model: m, Vector: v})
+	}
+	if err != nil && len(req.Vectors) > 0 && e.Warn != nil && ctx.Err() == nil {
+		e.Warn(err) // the other models' artifacts are still searched by meaning
+		return nil
 	}
 	if err != nil {
 		if req.Mode != "" || e.Warn == nil || ctx.Err() != nil {
@@ -63,6 +94,15 @@ func (e Embedder) Vectorize(ctx context.Context, ix Backend, req *query.Request)
 		req.Mode = query.ModeLexical
 	}
 	return nil
+}
+
+// embedOnce embeds req's query with model m, now.
+func (e Embedder) embedOnce(ctx context.Context, m artifact.Embeddings, req *query.Request) ([]float32, error) {
+	embed, _, err := e.embedder(ctx, &m, req)
+	if err != nil {
+		return nil, err
+	}
+	return embed(ctx)
 }
 
 // embedder returns what embeds req's query with the artifact's model, and

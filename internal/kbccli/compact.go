@@ -16,7 +16,7 @@ import (
 	"github.com/kbqdev/kbq/gitsource"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/llm"
-	"github.com/kbqdev/kbq/internal/openai"
+	"github.com/kbqdev/kbq/internal/trust"
 	"github.com/kbqdev/kbq/internal/units"
 	"github.com/kbqdev/kbq/knowledge"
 )
@@ -51,10 +51,12 @@ The model is an OpenAI-compatible chat endpoint set in ` + compiler.ConfigPath +
    llm:
      url: http://localhost:11434/v1   # the API's base
      model: llama3.1
-     key_env: OPENAI_API_KEY           # the variable that holds the key
-                                       # (default KBQ_LLM_KEY, else OPENAI_API_KEY)
      timeout: 5m                       # each request (default 5m)
      retries: 4                        # on 429, 5xx and timeouts
+
+The key (KBQ_LLM_KEY, else OPENAI_API_KEY) is sent only to an endpoint you
+name: in KBQ_LLM_URL, or under endpoints: in your own $KBQ_HOME/config.yaml
+with the variable its key_env names; a repository never chooses it.
 
 What is sent passes the secret guard first: a source holding what looks
 like a credential is refused before anything leaves the machine. An error
@@ -152,8 +154,10 @@ func runCompact(c *cli.Context, s *cli.Streams, g *globalOptions, o *compactOpti
 	if cfg.LLM == nil {
 		return cli.Usagef("kbc compact needs a language model: set llm: url and model in %s (kbc compact --help shows how)", compiler.ConfigPath)
 	}
-	key, keyEnv := openai.Key(s.Getenv, cfg.LLM.KeyEnv, "KBQ_LLM_KEY")
-	client := &llm.Client{URL: cfg.LLM.URL, Model: cfg.LLM.Model, Key: key, KeyEnv: keyEnv, Timeout: cfg.LLM.Timeout, Retries: cfg.LLM.Retries}
+	// The repository names the endpoint, never the key: that goes only to
+	// an endpoint the user named (package trust).
+	grant := trust.Must(s.Getenv, func(err error) { fmt.Fprintf(s.Err, "kbc: %v\n", err) }).Key(trust.LLM, cfg.LLM.URL, false)
+	client := &llm.Client{URL: cfg.LLM.URL, Model: cfg.LLM.Model, Key: grant.Key, KeyEnv: grant.Env, Advice: grant.Advice, Timeout: cfg.LLM.Timeout, Retries: cfg.LLM.Retries}
 	fmt.Fprintf(s.Err, "kbc: asking %s (%s) to merge %d documents, about %s tokens\n", client.Model, client.Endpoint(), len(job.sources), units.Count(int64(job.existing/4)))
 	reply, err := client.Reply(c.Context, system, user)
 	if err != nil {

@@ -13,16 +13,13 @@ import (
 	"github.com/kbqdev/kbq/embedding"
 	"github.com/kbqdev/kbq/embedding/remote"
 	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/trust"
 	"github.com/kbqdev/kbq/internal/units"
 )
 
-// Environment variables of the openai provider, for what the configuration
-// leaves out.
-const (
-	envEmbedURL   = "KBQ_EMBED_URL"
-	envEmbedModel = "KBQ_EMBED_MODEL"
-	defaultURL    = "https://api.openai.com/v1"
-)
+// The variable with the openai provider's model, for a configuration
+// that leaves it out.
+const envEmbedModel = "KBQ_EMBED_MODEL"
 
 // embedders opens the embedder of a build: the one --embed names, else the
 // one the configuration turns on, else none. It keeps what it opened for
@@ -74,10 +71,10 @@ func (e *embedders) spec(conf *compiler.EmbeddingsConfig) (*compiler.EmbeddingsC
 		return &spec, nil
 	}
 	if spec.URL == "" {
-		spec.URL = e.s.Getenv(envEmbedURL)
+		spec.URL = e.s.Getenv(trust.Embeddings.URLEnv)
 	}
 	if spec.URL == "" {
-		spec.URL = defaultURL
+		spec.URL = trust.DefaultURL
 	}
 	if err := remote.CheckURL(spec.URL); err != nil {
 		return nil, cli.Usagef("embeddings endpoint: %v", err)
@@ -93,8 +90,7 @@ func (e *embedders) spec(conf *compiler.EmbeddingsConfig) (*compiler.EmbeddingsC
 
 // endpoint embeds with an OpenAI-compatible endpoint.
 type endpoint struct {
-	c      *remote.Client
-	keyEnv string // as the configuration names it, for kbq
+	c *remote.Client
 }
 
 func (p endpoint) Embed(ctx context.Context, texts []string) ([][]float32, error) {
@@ -102,20 +98,27 @@ func (p endpoint) Embed(ctx context.Context, texts []string) ([][]float32, error
 }
 
 func (p endpoint) Identity() artifact.Embeddings {
-	return artifact.Embeddings{Provider: compiler.ProviderOpenAI, Model: p.c.Model, URL: strings.TrimRight(p.c.URL, "/"), KeyEnv: p.keyEnv, Dims: p.c.Dims}
+	return artifact.Embeddings{Provider: compiler.ProviderOpenAI, Model: p.c.Model, URL: strings.TrimRight(p.c.URL, "/"), Dims: p.c.Dims}
 }
 
 // openEndpoint opens the endpoint spec names and asks it for one vector,
 // which tells the dimension and that the endpoint works before anything
-// is compiled.
+// is compiled. The key goes only to an endpoint the user named (package
+// trust): the flag, their environment or their own configuration.
 func (e *embedders) openEndpoint(spec *compiler.EmbeddingsConfig) (compiler.Embedder, error) {
-	key, keyEnv := remote.Key(e.s.Getenv, spec.KeyEnv)
-	c := &remote.Client{URL: spec.URL, Model: spec.Model, Key: key, KeyEnv: keyEnv, Batch: spec.Batch, Timeout: spec.Timeout}
+	named := strings.HasPrefix(e.flag, "http://") || strings.HasPrefix(e.flag, "https://")
+	g := trust.Must(e.s.Getenv, e.warn).Key(trust.Embeddings, spec.URL, named)
+	c := &remote.Client{URL: spec.URL, Model: spec.Model, Key: g.Key, KeyEnv: g.Env, Advice: g.Advice, Batch: spec.Batch, Timeout: spec.Timeout}
+	if !g.Trusted {
+		fmt.Fprintf(e.s.Err, "kbc: embedding with %s, which the repository names, without a key: %s\n", spec.URL, g.Advice)
+	}
 	if _, err := c.Embed(e.ctx, []string{"kbq"}); err != nil {
 		return nil, err
 	}
-	return endpoint{c, spec.KeyEnv}, nil
+	return endpoint{c}, nil
 }
+
+func (e *embedders) warn(err error) { fmt.Fprintf(e.s.Err, "kbc: %v\n", err) }
 
 // localEmbedder is kbq's own encoder, as the compiler wants it.
 type localEmbedder struct{ e *embedding.Encoder }

@@ -120,6 +120,10 @@ func runPublish(ctx context.Context, s *cli.Streams, g *globalOptions, o *publis
 		}
 	}
 	if out != filepath.Join(src.repo.Root(), artifact.DefaultDir) {
+		// The configuration's embeddings, as kbc build embeds.
+		e := &embedders{ctx: ctx, s: s}
+		defer e.close()
+		src.options.OpenEmbedder = e.open
 		if _, err := compile(ctx, s, src, compileSettings{out: out, analysis: artifact.DefaultAnalysis, keepGoing: o.keepGoing, format: "text", diagnostics: s.Out}); err != nil {
 			return err
 		}

@@ -219,7 +219,7 @@ func searchMany(c *cli.Context, s *cli.Streams, o *searchOptions, req query.Requ
 	if o.dir != "" {
 		return cli.Usagef("--dir names a directory of one repository; with several, search from their roots, or narrow with --scope")
 	}
-	if err := answer.QueryEmbedder(s).Vectorize(c.Context, m.Parts[0].Index, &req); err != nil {
+	if err := answer.QueryEmbedder(s).Vectorize(c.Context, m.Union, &req); err != nil {
 		return err
 	}
 	resp, err := m.Union.Search(c.Context, req)

@@ -24,6 +24,7 @@ type Client struct {
 	URL, Model string
 	Key        string
 	KeyEnv     string // where Key came from, for the advice of errors
+	Advice     string // how to trust the endpoint (trust.Grant.Advice)
 	Timeout    time.Duration
 	Retries    int // 0 means openai.DefaultRetries, negative none
 	Backoff    time.Duration
@@ -62,7 +63,7 @@ func (c *Client) Reply(ctx context.Context, system, user string) (string, error)
 	}
 	p := &openai.Poster{
 		Endpoint: c.Endpoint(), Label: "chat endpoint", Section: "llm", Model: c.Model,
-		Key: c.Key, KeyEnv: c.KeyEnv, Timeout: cmp.Or(c.Timeout, DefaultTimeout), Retries: c.Retries, Backoff: c.Backoff,
+		Key: c.Key, KeyEnv: c.KeyEnv, Advice: c.Advice, Timeout: cmp.Or(c.Timeout, DefaultTimeout), Retries: c.Retries, Backoff: c.Backoff,
 		MaxResponse: 16 << 20,
 	}
 	var reply string

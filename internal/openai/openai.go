@@ -37,6 +37,10 @@ type Poster struct {
 	// Key, when set, is sent as a bearer token; KeyEnv names where it
 	// came from, for the advice of errors.
 	Key, KeyEnv string
+	// Advice, when set, says how to trust an endpoint that was sent no
+	// key because the user did not name it; it ends the error of one that
+	// wants a key.
+	Advice string
 	// Timeout bounds each request; 0 means DefaultTimeout.
 	Timeout time.Duration
 	// Retries is how often a request that failed for a reason that may pass
@@ -162,6 +166,9 @@ func (p *Poster) statusError(code int, body []byte) error {
 		if env == "" {
 			env = "the key's environment variable"
 		}
+		if p.Key == "" && p.Advice != "" {
+			return fmt.Errorf("%w: it wants a key; %s", err, p.Advice)
+		}
 		if p.Key == "" {
 			return fmt.Errorf("%w: it wants a key; set %s", err, env)
 		}
@@ -212,20 +219,4 @@ func retryAfter(v string) time.Duration {
 		return 0
 	}
 	return time.Duration(secs) * time.Second
-}
-
-// Key finds an endpoint's key in the environment: in keyEnv when it is
-// set, else in own (kbq's variable for this endpoint), else in
-// OPENAI_API_KEY. It returns the key ("" for none) and the variable to
-// advise setting.
-func Key(getenv func(string) string, keyEnv, own string) (key, env string) {
-	if keyEnv != "" {
-		return getenv(keyEnv), keyEnv
-	}
-	for _, name := range []string{own, "OPENAI_API_KEY"} {
-		if key = getenv(name); key != "" {
-			return key, name
-		}
-	}
-	return "", own
 }
