@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/gitdir"
@@ -61,6 +62,9 @@ func DefaultRanking() Ranking {
 type Index struct {
 	// Dir is the artifact directory.
 	Dir string
+	// broken, once a read met a damaged file, is the error every read
+	// returns (guard.go).
+	broken atomic.Pointer[error]
 	// Manifest is the manifest without its document list; Documents loads it.
 	Manifest *artifact.Manifest
 
@@ -207,7 +211,7 @@ func (ix *Index) Close() error {
 // opened.
 func (ix *Index) Documents() ([]artifact.Document, error) {
 	ix.docsOnce.Do(func() {
-		ix.docs, ix.docsErr = ix.readDocuments()
+		ix.docs, ix.docsErr = guarded(ix, ix.readDocuments)
 	})
 	return ix.docs, ix.docsErr
 }

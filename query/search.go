@@ -130,6 +130,10 @@ const (
 // them. Each result carries its document's age, and req.Recency ranks
 // the recently changed higher.
 func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
+	return guarded(ix, func() (*Response, error) { return ix.searchDated(ctx, req) })
+}
+
+func (ix *Index) searchDated(ctx context.Context, req Request) (*Response, error) {
 	retired := ix.Manifest.Retired
 	dropRetired := len(retired) > 0 && !req.IncludeSuperseded && !namesStatus(syntax.Parse(req.Query))
 	if !dropRetired && req.Recency <= 0 {
@@ -232,6 +236,8 @@ func (ix *Index) search(ctx context.Context, req Request) (*Response, error) {
 				warmed := make(chan struct{})
 				go func() {
 					defer close(warmed)
+					var err error // the search meets the damage again, and says so
+					defer ix.guard(&err)
 					ix.warmSemantic()
 				}()
 				req.Vector, err = req.Embed(ctx)

@@ -255,7 +255,7 @@ func scanBits(vecs *artifact.Vectors, rows *rowMap, inForce *bitset.BitSet, q []
 	for p := range parts {
 		lo, hi := vecs.Count*p/parts, vecs.Count*(p+1)/parts
 		wg.Go(func() {
-			hist := make([]int32, vecs.Dims+1)
+			hist := make([]int32, 64*len(q)+1) // damaged padding bits count too
 			n := 0
 			all, size := vecs.AllBits(), 8*len(q)
 			for row := lo; row < hi; row++ {
@@ -334,10 +334,16 @@ func (ix *Index) readRowMap(vecs *artifact.Vectors) (*rowMap, error) {
 		if first+uint64(d.Chunks) > min(end, math.MaxUint32) {
 			return nil, fmt.Errorf("%w: document %d lies past the index's %d chunks", artifact.ErrCorrupt, di, end)
 		}
+		if len(m.g)+int(d.Chunks) > vecs.Count {
+			return nil, fmt.Errorf("%w: the documents' chunks outnumber the %d vectors", artifact.ErrCorrupt, vecs.Count)
+		}
 		for i := range uint64(d.Chunks) {
 			m.g = append(m.g, uint32(first+i))
 			m.doc = append(m.doc, uint32(di))
 		}
+	}
+	if len(m.g) != vecs.Count {
+		return nil, fmt.Errorf("%w: %d vectors for the documents' %d chunks", artifact.ErrCorrupt, vecs.Count, len(m.g))
 	}
 	return m, nil
 }
@@ -439,6 +445,7 @@ func (ix *Index) searchHybrid(ctx context.Context, req Request, selected bool, c
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		defer ix.guard(&semErr)
 		semReq := req
 		if semReq.Vector == nil {
 			if semReq.Vector, semErr = req.Embed(ctx); semErr != nil {

@@ -47,6 +47,10 @@ type Chunk struct {
 
 // Chunks returns the chunks of a document, in order.
 func (ix *Index) Chunks(ctx context.Context, meta artifact.Document) ([]Chunk, error) {
+	return guarded(ix, func() ([]Chunk, error) { return ix.chunks(ctx, meta) })
+}
+
+func (ix *Index) chunks(ctx context.Context, meta artifact.Document) ([]Chunk, error) {
 	ev := ix.engine.newEval(ix.ranking, nil, 0)
 	ev.ctx = ctx
 	found, err := termNode{field: artifact.FieldPath, term: meta.Path}.match(ev, false)
@@ -128,6 +132,10 @@ func JoinChunks(chunks []Chunk) (front, body string) {
 // Vectors returns the vectors of a document's chunks, in chunk order, as
 // the artifact stores them (dequantized); nil when the artifact has none.
 func (ix *Index) Vectors(meta artifact.Document) ([][]float32, error) {
+	return guarded(ix, func() ([][]float32, error) { return ix.vectorsOf(meta) })
+}
+
+func (ix *Index) vectorsOf(meta artifact.Document) ([][]float32, error) {
 	if ix.Manifest.Embeddings == nil {
 		return nil, nil
 	}

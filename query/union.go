@@ -483,7 +483,7 @@ func each(parts []Part, f func(int, Part) error) error {
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			if err := f(i, p); err != nil {
+			if _, err := guarded(p.Index, func() (struct{}, error) { return struct{}{}, f(i, p) }); err != nil {
 				errs[i] = fmt.Errorf("%s: %w", p.Name, err)
 			}
 		}()

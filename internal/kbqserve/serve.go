@@ -162,10 +162,25 @@ func newHandler(t *tools, o *serveOptions, remote bool) http.Handler {
 
 // guard refuses requests that a web page could have made through DNS
 // rebinding or cross-origin: on loopback, the Host must be a loopback name;
-// a browser Origin must be loopback or explicitly allowed. It also bounds
-// request bodies.
+// a browser Origin must be loopback or explicitly allowed, and a request a
+// browser marks cross-site (Sec-Fetch-Site, which an <img> on any page
+// sends without an Origin) is refused unless its Origin is allowed. It
+// also bounds request bodies, and answers 500 for a request that panics,
+// serving the rest.
 func guard(next http.Handler, allowOrigins []string, remote bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				writeError(w, http.StatusInternalServerError, fmt.Sprintf("internal error: %v", p))
+			}
+		}()
+		if r.Header.Get("Sec-Fetch-Site") == "cross-site" && !slices.Contains(allowOrigins, r.Header.Get("Origin")) {
+			writeError(w, http.StatusForbidden, "forbidden: a cross-site request from a web page (kbq serve --allow-origin admits an origin)")
+			return
+		}
 		if !remote {
 			host := r.Host
 			if h, _, err := net.SplitHostPort(host); err == nil {

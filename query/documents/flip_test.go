@@ -1,0 +1,133 @@
+package documents_test
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/compiler"
+	"github.com/kbqdev/kbq/internal/testkb"
+	"github.com/kbqdev/kbq/query"
+	"github.com/kbqdev/kbq/query/documents"
+)
+
+// letters embeds a text as counts of its letters, in 40 dimensions: not a
+// multiple of 64, so the vectors' bit rows end inside a word.
+type letters struct{}
+
+func (letters) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		v := make([]float32, 40)
+		v[0] = 0.01
+		for _, r := range strings.ToLower(t) {
+			if r >= 'a' && r <= 'z' {
+				v[1+int(r-'a')]++
+			}
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+func (letters) Identity() artifact.Embeddings {
+	return artifact.Embeddings{Provider: "test", Model: "letters", Hash: "0", Dims: 40}
+}
+
+// TestEveryFlippedByteIsAnErrorNotAPanic flips every byte of every file of
+// a small artifact with vectors, one at a time, and reads the artifact as
+// kbq search, get, list and context do: each may fail, none may panic.
+func TestEveryFlippedByteIsAnErrorNotAPanic(t *testing.T) {
+	files := testkb.Files{
+		".kb/context.md":            "Always run make check before pushing.\n",
+		".kb/deploy.md":             "---\ntitle: Deploying\ntags: [ops, deploy]\n---\n# Deploying\n\nDeploy with make deploy.\n\n## Rolling back\n\nRoll back with make rollback.\n",
+		".kb/memories/001-retry.md": "---\nid: 1\ncreated: 2024-05-01T10:00:00Z\n---\nRetry the billing API with backoff.\n",
+		".kb/old.md":                "---\ntitle: Old deploys\nstatus: deprecated\n---\nDeploys used to run by hand.\n",
+		"services/api/.kb/api.md":   "# The API\n\nThe API listens on 8080 and deploys with helm.\n",
+		"services/api/AGENTS.md":    "The API's tests run with go test.\n",
+	}
+	dir := t.TempDir()
+	opts := compiler.BuildOptions{Out: dir, BuiltAt: testkb.BuiltAt, Options: compiler.Options{Embedder: letters{}}}
+	if _, err := compiler.Build(context.Background(), files, opts); err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			paths = append(paths, p)
+		}
+		return err
+	})
+	sort.Strings(paths)
+	vec, _ := letters{}.Embed(context.Background(), []string{"roll back a deploy"})
+	stride := 1
+	if testing.Short() {
+		stride = 7
+	}
+	flips, panics := 0, 0
+	for _, p := range paths {
+		orig, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for off := 0; off < len(orig); off += stride {
+			damaged := append([]byte(nil), orig...)
+			damaged[off] ^= 0xff
+			if err := os.WriteFile(p, damaged, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			flips++
+			if msg := readAll(dir, vec[0]); msg != "" {
+				panics++
+				if panics <= 200 {
+					rel, _ := filepath.Rel(dir, p)
+					t.Errorf("%s, byte %#x flipped: %s", rel, off, msg)
+				}
+			}
+		}
+		if err := os.WriteFile(p, orig, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("%d files, %d flips, %d panics", len(paths), flips, panics)
+	if panics > 0 {
+		t.Errorf("%d of %d flips panicked", panics, flips)
+	}
+}
+
+// readAll reads the artifact in dir as every command does, and returns
+// the first panic, "" for none.
+func readAll(dir string, vec []float32) (msg string) {
+	defer func() {
+		if r := recover(); r != nil {
+			msg = fmt.Sprintf("%v\n%s", r, debug.Stack())
+		}
+	}()
+	ix, err := query.Open(dir)
+	if err != nil {
+		return ""
+	}
+	defer ix.Close()
+	ctx := context.Background()
+	for _, mode := range []string{query.ModeLexical, query.ModeSemantic, query.ModeHybrid} {
+		ix.Search(ctx, query.Request{Query: "roll back deploy", Mode: mode, Vector: vec, N: 5})
+		ix.Search(ctx, query.Request{Query: "deploy*", Mode: mode, Vector: vec, N: 5, AllScopes: true, Chunks: true})
+	}
+	if docs, err := ix.Documents(); err == nil {
+		for _, d := range docs {
+			ix.Text(ctx, d)
+		}
+	}
+	documents.Get(ctx, ix, "deploy", "")
+	documents.Get(ctx, ix, "memory:1", "")
+	documents.Context(ctx, ix, "services/api", documents.ContextOptions{IndexSize: 5})
+	ix.Stats(testkb.BuiltAt)
+	return ""
+}
