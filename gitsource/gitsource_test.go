@@ -2,6 +2,7 @@ package gitsource_test
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
@@ -540,6 +541,48 @@ func TestLookup(t *testing.T) {
 			if f, ok, err := tt.snap.Lookup(p); ok || err != nil {
 				t.Errorf("%s: Lookup(%s) = %+v, %v, %v; want nothing", tt.name, p, f, ok, err)
 			}
+		}
+	}
+}
+
+// Every revision resolves as git rev-parse resolves it, or is refused as
+// an unknown revision: go-git alone reads HEAD@{1}, main@{upstream} and
+// HEAD:path as HEAD.
+func TestRevisionsResolveAsGitDoes(t *testing.T) {
+	r := newRepo(t)
+	for i := range 3 {
+		r.commit(map[string]string{"f": fmt.Sprint(i)})
+	}
+	r.git("tag", "v1", "HEAD~1")
+	r.git("tag", "-a", "v2", "-m", "annotated", "HEAD")
+	r.git("checkout", "-q", "-b", "feat", "HEAD~2")
+	r.commit(map[string]string{"g": "x"})
+	r.git("checkout", "-q", "main")
+	r.git("merge", "-q", "--no-edit", "feat")
+	g := r.open()
+	revs := []string{"HEAD", "@", "HEAD~1", "HEAD^", "HEAD^2", "HEAD~0", "HEAD^{commit}", "HEAD^{}", "v2^{}", "v2", "v1", "main", "feat",
+		"refs/heads/main", "heads/main", "main~", "main^^", "v2~1", "@~1", "HEAD^{/commit}",
+		"HEAD@{0}", "HEAD@{1}", "HEAD@{5}", "HEAD@{1}~1", "main@{1}", "main@{0}", "@{1}", "feat@{1}", "HEAD@{99}",
+		"@{-1}", "main@{upstream}", "@{u}", "HEAD@{yesterday}", "HEAD:f", ":/commit", "HEAD^{tree}", "v2^{tag}", "HEAD~99", "nosuch",
+		r.git("rev-parse", "--short", "HEAD~1"), r.git("rev-parse", "HEAD~2")}
+	for _, rev := range revs {
+		cmd := exec.Command("git", "rev-parse", "--verify", "-q", "--end-of-options", rev+"^{commit}")
+		cmd.Dir = r.dir
+		out, gitErr := cmd.Output()
+		s, err := g.Rev(rev)
+		switch {
+		case err != nil && !errors.Is(err, gitsource.ErrUnknownRevision):
+			t.Errorf("%s: %v, want a commit or an unknown revision", rev, err)
+		case err == nil && gitErr != nil:
+			t.Errorf("%s: resolved to %s where git rev-parse fails", rev, s.Info().Commit)
+		case err == nil && s.Info().Commit != strings.TrimSpace(string(out)):
+			t.Errorf("%s: %s, git rev-parse says %s", rev, s.Info().Commit, out)
+		}
+	}
+	// The reflog forms that git knows are read, not refused.
+	for _, rev := range []string{"HEAD@{1}", "main@{1}", "@{1}", "HEAD@{1}~1"} {
+		if _, err := g.Rev(rev); err != nil {
+			t.Errorf("%s: %v", rev, err)
 		}
 	}
 }

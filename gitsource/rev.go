@@ -59,6 +59,11 @@ func (r *Repo) MergeBase(a, b string) (string, error) {
 }
 
 func (r *Repo) commit(rev string) (*object.Commit, error) {
+	asked := rev
+	rev, err := r.checkRevision(rev)
+	if err != nil {
+		return nil, err
+	}
 	h, err := r.git.ResolveRevision(plumbing.Revision(rev))
 	if err != nil {
 		if rev == "HEAD" {
@@ -73,14 +78,14 @@ func (r *Repo) commit(rev string) (*object.Commit, error) {
 				return nil, oerr
 			}
 		}
-		return nil, fmt.Errorf("%q: %w (give a branch, tag or commit that exists: git log --oneline shows them)", rev, ErrUnknownRevision)
+		return nil, fmt.Errorf("%q: %w (give a branch, tag or commit that exists: git log --oneline shows them)", asked, ErrUnknownRevision)
 	}
 	obj, err := r.objectOf(*h, rev)
 	if err != nil {
 		return nil, err
 	}
 	if obj.Type() != plumbing.CommitObject {
-		return nil, fmt.Errorf("%q names %s, which is a %s, not a commit: %w", rev, h, obj.Type(), ErrUnknownRevision)
+		return nil, fmt.Errorf("%q names %s, which is a %s, not a commit: %w", asked, h, obj.Type(), ErrUnknownRevision)
 	}
 	commit, err := object.DecodeCommit(r.git.Storer, obj)
 	if err != nil {
