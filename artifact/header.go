@@ -205,6 +205,8 @@ func (s *jsonScanner) source(src *Source) bool {
 			src.Tree, ok = s.str()
 		case "dirty":
 			src.Dirty, ok = s.boolean()
+		case "shallow":
+			src.Shallow, ok = s.boolean()
 		}
 		return ok
 	})

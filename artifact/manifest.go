@@ -96,6 +96,9 @@ type Source struct {
 	Tree   string `json:"tree,omitempty"`
 	// Dirty is true when the knowledge read differs from the commit's.
 	Dirty bool `json:"dirty"`
+	// Shallow is true when the history read for ages is a shallow
+	// clone's: a document older than its boundary dates from it.
+	Shallow bool `json:"shallow,omitempty"`
 }
 
 // Config records the project configuration (.kb/config.yaml) of a build:

@@ -21,11 +21,16 @@ type Commit struct {
 	Changed []string
 	Added   map[string]bool
 	Deleted map[string]bool
+	// Boundary marks the last commit of a shallow clone's history: its
+	// parents are not in the repository, and Changed holds every file.
+	Boundary bool
 }
 
 // History yields the first-parent history of rev, newest first, each
 // commit with the files it changed. A change a merged branch brings in is
-// the merge commit's: that is when it reached rev's line.
+// the merge commit's: that is when it reached rev's line. In a shallow
+// clone the history ends at the clone's boundary, whose commit is read as
+// a root: it added every file it holds (Commit.Boundary).
 func (r *Repo) History(rev string) iter.Seq2[Commit, error] {
 	return func(yield func(Commit, error) bool) {
 		c, err := r.commit(rev)
@@ -33,14 +38,16 @@ func (r *Repo) History(rev string) iter.Seq2[Commit, error] {
 			yield(Commit{}, err)
 			return
 		}
+		shallow := r.shallowCommits()
 		for c != nil {
+			boundary := shallow[c.Hash.String()]
 			var tree, parentTree *object.Tree
 			var parent *object.Commit
 			err := r.locked(func() (err error) {
 				if tree, err = c.Tree(); err != nil {
 					return err
 				}
-				if c.NumParents() == 0 {
+				if c.NumParents() == 0 || boundary {
 					return nil
 				}
 				if parent, err = c.Parent(0); err != nil {
@@ -53,7 +60,7 @@ func (r *Repo) History(rev string) iter.Seq2[Commit, error] {
 				yield(Commit{}, err)
 				return
 			}
-			out := Commit{Hash: c.Hash.String(), Time: c.Committer.When, Author: c.Author.Name, Subject: subject(c.Message), Added: map[string]bool{}, Deleted: map[string]bool{}}
+			out := Commit{Hash: c.Hash.String(), Time: c.Committer.When, Author: c.Author.Name, Subject: subject(c.Message), Added: map[string]bool{}, Deleted: map[string]bool{}, Boundary: boundary}
 			if err := r.locked(func() error { return diffTrees(parentTree, tree, "", &out) }); err != nil {
 				yield(Commit{}, err)
 				return

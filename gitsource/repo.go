@@ -3,6 +3,7 @@ package gitsource
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,6 +33,9 @@ type Repo struct {
 	// Loose objects, most of what a build reads, are read without it.
 	objects sync.Mutex
 	index   indexMemo
+
+	shallowOnce sync.Once
+	shallow     map[string]bool
 }
 
 // readOnlySafeExtensions are repository extensions that change nothing about
@@ -198,4 +202,41 @@ func (r *Repo) DefaultBranch() (branch, from string) {
 		}
 	}
 	return "main", "neither origin/HEAD nor init.defaultBranch is set"
+}
+
+// Shallow reports whether the repository is a shallow clone (git clone
+// --depth, actions/checkout's default): its history stops at the commits
+// its shallow file lists.
+func (r *Repo) Shallow() bool { return len(r.shallowCommits()) > 0 }
+
+// shallowCommits are the commits a shallow clone's history stops at.
+func (r *Repo) shallowCommits() map[string]bool {
+	r.shallowOnce.Do(func() {
+		if r.gitDir == nil {
+			return
+		}
+		f, err := r.gitDir.Open("shallow")
+		if err != nil {
+			return
+		}
+		defer f.Close()
+		data, err := io.ReadAll(io.LimitReader(f, 64<<20))
+		if err != nil {
+			return
+		}
+		r.shallow = map[string]bool{}
+		for _, line := range strings.Fields(string(data)) {
+			r.shallow[line] = true
+		}
+	})
+	return r.shallow
+}
+
+// ShallowHint ends the error of a command that needs history a shallow
+// clone lacks; "" in a complete clone.
+func (r *Repo) ShallowHint() string {
+	if !r.Shallow() {
+		return ""
+	}
+	return "; this is a shallow clone, whose history stops short: fetch the rest with git fetch --unshallow (in GitHub Actions, actions/checkout with fetch-depth: 0)"
 }

@@ -44,16 +44,24 @@ func (r *Repo) MergeBase(a, b string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// One an ancestor of the other is the base: found without walking
+	// the whole history, which a shallow clone does not hold.
+	for _, pair := range [][2]*object.Commit{{ca, cb}, {cb, ca}} {
+		var ok bool
+		if r.locked(func() (err error) { ok, err = pair[0].IsAncestor(pair[1]); return err }) == nil && ok {
+			return pair[0].Hash.String(), nil
+		}
+	}
 	var bases []*object.Commit
 	err = r.locked(func() (err error) {
 		bases, err = ca.MergeBase(cb)
 		return err
 	})
 	if err != nil {
-		return "", fmt.Errorf("merge base of %s and %s: %w", a, b, err)
+		return "", fmt.Errorf("merge base of %s and %s: %w%s", a, b, err, r.ShallowHint())
 	}
 	if len(bases) == 0 {
-		return "", fmt.Errorf("%s and %s have no common ancestor: name both sides (kbc diff %s %s)", a, b, a, b)
+		return "", fmt.Errorf("%s and %s have no common ancestor: name both sides (kbc diff %s %s)%s", a, b, a, b, r.ShallowHint())
 	}
 	return bases[0].Hash.String(), nil
 }
@@ -78,7 +86,7 @@ func (r *Repo) commit(rev string) (*object.Commit, error) {
 				return nil, oerr
 			}
 		}
-		return nil, fmt.Errorf("%q: %w (give a branch, tag or commit that exists: git log --oneline shows them)", asked, ErrUnknownRevision)
+		return nil, fmt.Errorf("%q: %w (give a branch, tag or commit that exists: git log --oneline shows them)%s", asked, ErrUnknownRevision, r.ShallowHint())
 	}
 	obj, err := r.objectOf(*h, rev)
 	if err != nil {
@@ -281,5 +289,8 @@ func (r *Repo) IsAncestor(a, b string) (bool, error) {
 		ok, err = ca.IsAncestor(cb)
 		return err
 	})
+	if err != nil && r.Shallow() {
+		err = fmt.Errorf("%w%s", err, r.ShallowHint())
+	}
 	return ok, err
 }

@@ -56,6 +56,9 @@ EXAMPLES:
 			if err != nil {
 				return err
 			}
+			if repo.Shallow() {
+				return cli.Usagef("kbc drift compares each document with the history of the code it names, which a shallow clone lacks%s", repo.ShallowHint())
+			}
 			head, err := repo.Rev(rev)
 			if err != nil {
 				return err

@@ -122,7 +122,7 @@ func openSource(s *cli.Streams, dir string, o *sourceOptions) (*source, error) {
 		return nil, err
 	}
 	info := src.snapshot.Info()
-	src.info = artifact.Source{Mode: info.Mode, Rev: info.Rev, Commit: info.Commit, Tree: info.Tree}
+	src.info = artifact.Source{Mode: info.Mode, Rev: info.Rev, Commit: info.Commit, Tree: info.Tree, Shallow: info.Commit != "" && repo.Shallow()}
 	// The configuration is read by whoever reads the files: a build reads
 	// both once it holds the artifact's lock.
 	src.options = compiler.Options{ContextFiles: o.contextFiles, MaxFileSize: maxSize, Workers: o.jobs}
