@@ -134,6 +134,7 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 }
 
 func (ix *Index) searchDated(ctx context.Context, req Request) (*Response, error) {
+	req.N = capN(req.N, ix.Manifest.Counts.Chunks)
 	retired := ix.Manifest.Retired
 	dropRetired := len(retired) > 0 && !req.IncludeSuperseded && !namesStatus(syntax.Parse(req.Query))
 	if !dropRetired && req.Recency <= 0 {
@@ -179,6 +180,16 @@ func (ix *Index) searchDated(ctx context.Context, req Request) (*Response, error
 	resp.Results = kept
 	resp.Trimmed = trimToBudget(resp, maxTokens*bytesPerToken)
 	return resp, nil
+}
+
+// capN is n results (DefaultN for none) bounded by the chunks there are:
+// what a search allocates follows its n, which may be any number a caller
+// typed.
+func capN(n, chunks int) int {
+	if n <= 0 {
+		n = DefaultN
+	}
+	return min(n, max(chunks, 1))
 }
 
 // dateResults gives each result its document's age.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -373,5 +374,29 @@ func TestDescriptionIsSearched(t *testing.T) {
 	got = search(t, ix, query.Request{Query: "invoices", N: 2})
 	if len(got) != 2 || got[0] != ".kb/skills/pdf.md" {
 		t.Errorf("the description should outrank a passing mention in a body: %v", got)
+	}
+}
+
+// What a search allocates does not follow an n beyond the chunks there
+// are: kbq search -n 100000000 over a few documents.
+func TestHugeNIsCapped(t *testing.T) {
+	ix := open(t, testkb.Files{".kb/a.md": "# Deploy\n\nDeploy with make.\n", ".kb/b.md": "# Roll back\n\nRoll back a deploy.\n"})
+	u, err := query.NewUnion([]query.Part{{Name: "a", Index: ix}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]interface {
+		Search(context.Context, query.Request) (*query.Response, error)
+	}{"index": ix, "union": u} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		resp, err := s.Search(context.Background(), query.Request{Query: "deploy", N: 100_000_000})
+		runtime.ReadMemStats(&after)
+		if err != nil || len(resp.Results) != 2 {
+			t.Fatalf("%s: %v, %v", name, resp, err)
+		}
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 16<<20 {
+			t.Errorf("%s: a search for 100,000,000 results over 2 chunks allocated %d MB", name, grew>>20)
+		}
 	}
 }

@@ -194,7 +194,11 @@ func (u *Union) Search(ctx context.Context, req Request) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	n, maxTokens := cmp.Or(req.N, DefaultN), cmp.Or(req.MaxTokens, DefaultMaxTokens)
+	chunks := 0
+	for _, p := range parts {
+		chunks += p.Index.Manifest.Counts.Chunks
+	}
+	n, maxTokens := capN(req.N, chunks), cmp.Or(req.MaxTokens, DefaultMaxTokens)
 	req.N, req.MaxTokens = n, NoTokenLimit
 	if len(parts) == 1 {
 		resp, err := parts[0].Index.Search(ctx, req)

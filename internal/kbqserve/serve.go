@@ -296,6 +296,10 @@ func (a *httpAPI) search(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
+	if q.Has("n") && in.N < 1 {
+		fail(w, fmt.Errorf("%w: n must be between 1 and %d", errArgs, maxResults))
+		return
+	}
 	if in.N == 0 {
 		in.N = query.DefaultN
 	}

@@ -186,6 +186,8 @@ func TestHTTPAPI(t *testing.T) {
 		{"/search?q=helm&scope=nosuch", nil, 400, "its scopes are project, services/api"},
 		{"/search?q=", nil, 400, "query is empty"},
 		{"/search?q=x&n=abc", nil, 400, "is not a number"},
+		{"/search?q=x&n=0", nil, 400, "n must be between 1 and 50"},
+		{"/search?q=x&n=51", nil, 400, "n must be between 1 and 50"},
 		{"/search?q=x&chunks=maybe", nil, 400, `chunks=\"maybe\" is not true or false`},
 		{"/search?q=x&all_scopes=2", nil, 400, "is not true or false"},
 		{"/search?q=rollback&n=1&recency=90d", nil, 200, `"path":".kb/deploy.md"`},
