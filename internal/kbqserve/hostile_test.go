@@ -4,6 +4,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,4 +118,69 @@ func TestServingDamagedArtifacts(t *testing.T) {
 		os.WriteFile(p, orig, 0o644)
 	}
 	t.Logf("%d files, %d flips, %d requests each, %d failed", len(paths), flips, len(targets), failed)
+}
+
+// mcpPost posts body to /mcp of srv, in session id when set, and returns
+// the status, the session the answer names and the body.
+func mcpPost(t *testing.T, url, id, body string) (int, string, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if id != "" {
+		req.Header.Set("Mcp-Session-Id", id)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Mcp-Session-Id"), string(b)
+}
+
+func initialize(version string) string {
+	return `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + version + `","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+}
+
+// Sessions are capped, the least recently used closed first; a batch is
+// refused where the negotiated protocol has none, even without the
+// MCP-Protocol-Version header, and bounded where it has.
+func TestMCPSessionsAndBatchesAreBounded(t *testing.T) {
+	h := newHandler(newTools(t, testkb.Build(t, files)), &serveOptions{}, false)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	var ids []string
+	for range maxSessions + 50 {
+		status, id, body := mcpPost(t, srv.URL, "", initialize("2025-06-18"))
+		if status != 200 || id == "" {
+			t.Fatalf("initialize: %d %s", status, body)
+		}
+		ids = append(ids, id)
+	}
+	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	if status, _, body := mcpPost(t, srv.URL, ids[0], list); status != http.StatusNotFound {
+		t.Errorf("the oldest session, evicted: %d %s", status, body)
+	}
+	if status, _, body := mcpPost(t, srv.URL, ids[len(ids)-1], list); status != 200 || !strings.Contains(body, "knowledge_search") {
+		t.Errorf("the newest session: %d %s", status, body)
+	}
+
+	batch := func(n int) string {
+		calls := make([]string, n)
+		for i := range calls {
+			calls[i] = `{"jsonrpc":"2.0","id":` + strings.Repeat("1", 1+i%5) + `,"method":"tools/list"}`
+		}
+		return "[" + strings.Join(calls, ",") + "]"
+	}
+	if status, _, body := mcpPost(t, srv.URL, ids[len(ids)-1], batch(2)); status != 400 || !strings.Contains(body, "batches are not part of MCP 2025-06-18") {
+		t.Errorf("a batch in a 2025-06-18 session: %d %s", status, body)
+	}
+	_, old, _ := mcpPost(t, srv.URL, "", initialize("2025-03-26"))
+	if status, _, body := mcpPost(t, srv.URL, old, batch(2)); status != 200 || !strings.Contains(body, "knowledge_search") {
+		t.Errorf("a batch of 2 in a 2025-03-26 session: %d %s", status, body)
+	}
+	if status, _, body := mcpPost(t, srv.URL, old, batch(maxBatchCalls+1)); status != 400 || !strings.Contains(body, "at most 32") {
+		t.Errorf("a batch of %d: %d %s", maxBatchCalls+1, status, body)
+	}
 }

@@ -134,6 +134,9 @@ func runServe(ctx context.Context, s *cli.Streams, o *serveOptions) error {
 	return nil
 }
 
+// sessionTimeout closes an MCP session idle this long.
+const sessionTimeout = 30 * time.Minute
+
 // newHandler routes the HTTP API and /mcp behind the request guards.
 func newHandler(t *tools, o *serveOptions, remote bool) http.Handler {
 	mux := http.NewServeMux()
@@ -154,9 +157,10 @@ func newHandler(t *tools, o *serveOptions, remote bool) http.Handler {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("not found: no endpoint %s (the API has /search, /get, /list, /context, /stats, /healthz and /mcp)", r.URL.Path))
 	})
 	server := newMCPServer(t)
-	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+	mux.Handle("/mcp", newSessions(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
 		// guard is the one check of Host for /mcp and the API alike.
-		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: maxBodyBytes, SessionTimeout: 30 * time.Minute, DisableLocalhostProtection: true}))
+		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: maxBodyBytes, SessionTimeout: sessionTimeout, DisableLocalhostProtection: true}),
+		maxSessions, sessionTimeout))
 	return guard(mux, o.allowOrigins, remote)
 }
 
