@@ -13,7 +13,9 @@ import (
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/gitdir"
 	"github.com/kbqdev/kbq/internal/pgread"
+	"github.com/kbqdev/kbq/internal/reponame"
 	"github.com/kbqdev/kbq/internal/repos"
+	"github.com/kbqdev/kbq/internal/visible"
 	"github.com/kbqdev/kbq/query"
 )
 
@@ -103,8 +105,15 @@ func Targets(s *cli.Streams, src *Sources) ([]Target, error) {
 		if err != nil {
 			return nil, err
 		}
-		if name == "" {
+		named := name != ""
+		if !named {
 			name = nameOf(root, dir)
+		}
+		if err := reponame.Check(name); err != nil {
+			if named {
+				return nil, cli.Usagef("--index %s: %v", visible.Line(spec), err)
+			}
+			return nil, cli.Usagef("--index %s: %v; name it with --index NAME=%s", visible.Line(spec), err, visible.Line(dir))
 		}
 		targets = append(targets, Target{name, dir, root})
 	}
@@ -128,7 +137,20 @@ func Targets(s *cli.Streams, src *Sources) ([]Target, error) {
 			return nil, cli.Usagef("--all-repos: no repository is listed in %s: add them with kbq repos add PATH", repos.File(s.Getenv))
 		}
 		for _, r := range picked {
+			if err := reponame.Check(r.Name); err != nil {
+				return nil, cli.Usagef("%s: %v: kbq repos rm it, and add it again with --name", repos.File(s.Getenv), err)
+			}
 			targets = append(targets, Target{r.Name, filepath.Join(r.Path, artifact.DefaultDir), r.Path})
+		}
+	}
+	// Two of one name cannot be told apart in results, filters and
+	// REPO:PATH references.
+	for i, t := range targets {
+		for _, o := range targets[:i] {
+			if strings.EqualFold(o.Name, t.Name) {
+				return nil, cli.Usagef("%s and %s are both named %s: name each with --index NAME=DIR, such as --index a=%s --index b=%s",
+					visible.Line(o.Dir), visible.Line(t.Dir), t.Name, visible.Line(o.Dir), visible.Line(t.Dir))
+			}
 		}
 	}
 	return targets, nil
@@ -146,12 +168,13 @@ func OpenMany(s *cli.Streams, src *Sources) (m *Many, err error) {
 	if err != nil {
 		return nil, err
 	}
-	m = &Many{}
+	opened := &Many{}
 	defer func() {
 		if err != nil {
-			m.Close()
+			opened.Close()
 		}
 	}()
+	m = opened
 	var parts []query.Part
 	for _, t := range targets {
 		ix, err := query.Open(t.Dir)
@@ -250,15 +273,18 @@ func dbTargets(s *cli.Streams, src *Sources) ([]Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	repos, err := pgread.Fetch(ctx, conn, cache, src.Repos)
+	fetched, err := pgread.Fetch(ctx, conn, cache, src.Repos)
 	if errors.Is(err, pgread.ErrNotPublished) {
 		return nil, cli.Usagef("%v", err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", pgread.Where(cfg), err)
 	}
+	for _, n := range fetched.Notes {
+		fmt.Fprintf(s.Err, "kbq: note: %s\n", n)
+	}
 	var targets []Target
-	for _, r := range repos {
+	for _, r := range fetched.Repos {
 		targets = append(targets, Target{Name: r.Name, Dir: r.Dir})
 	}
 	return targets, nil

@@ -13,6 +13,7 @@ import (
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/gitdir"
 	"github.com/kbqdev/kbq/internal/render"
+	"github.com/kbqdev/kbq/internal/reponame"
 	"github.com/kbqdev/kbq/internal/repos"
 	"github.com/kbqdev/kbq/internal/visible"
 )
@@ -87,8 +88,15 @@ func reposAdd(s *cli.Streams, path, name string) error {
 	if err != nil || d.Worktree == "" {
 		return cli.Usagef("%s is not in a git repository with a working tree: give the path of one", path)
 	}
-	if name == "" {
+	named := name != ""
+	if !named {
 		name = answer.RepoNameOf(d.Worktree)
+	}
+	if err := reponame.Check(name); err != nil {
+		if named {
+			return cli.Usagef("--name: %v", err)
+		}
+		return cli.Usagef("%v (from the origin remote or the directory): give --name", err)
 	}
 	list, err := repos.Load(s.Getenv)
 	if err != nil {
@@ -112,14 +120,15 @@ func reposRemove(s *cli.Streams, name string) error {
 	if err != nil {
 		return err
 	}
+	key := name
 	if abs, err := filepath.Abs(name); err == nil && strings.ContainsAny(name, `/\.`) {
 		if _, found := list.Find(name); !found {
-			name = abs
+			key = abs
 		}
 	}
-	r, err := list.Remove(name)
+	r, err := list.Remove(key)
 	if err != nil {
-		return cli.Usagef("%v", err)
+		return cli.Usagef("%v", repos.NotListed(list, name))
 	}
 	if err := list.Save(); err != nil {
 		return err

@@ -82,10 +82,11 @@ func TestFetchReadsPiecesSideBySide(t *testing.T) {
 	}
 	tx.Rollback(ctx)
 
-	repos, err := Fetch(ctx, conn, t.TempDir(), nil)
+	f, err := Fetch(ctx, conn, t.TempDir(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	repos := f.Repos
 	compared := 0
 	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || strings.Contains(p, string(filepath.Separator)+"published") {

@@ -19,6 +19,9 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/kbqdev/kbq/internal/reponame"
+	"github.com/kbqdev/kbq/internal/visible"
 )
 
 // SchemaVersion is the newest schema this program reads. Versions 2 to 5
@@ -39,12 +42,21 @@ type Repo struct {
 	Name, Commit, Dir string
 }
 
+// Fetched is what Fetch read: the repositories, and a note for each one
+// left out because its rows cannot be read (a name kbq refuses, a file
+// outside its artifact), which the others do not wait on.
+type Fetched struct {
+	Repos []Repo
+	Notes []string
+}
+
 // Fetch reads the repositories names lists (every one when names is
 // empty) from the database: their files, those not yet in cache, are
 // fetched into cache (by content) and placed in an artifact directory
 // each. One read-only snapshot of the database is read, so a publish
-// landing meanwhile is seen whole or not at all.
-func Fetch(ctx context.Context, conn *pgx.Conn, cache string, names []string) ([]Repo, error) {
+// landing meanwhile is seen whole or not at all. A repository whose rows
+// cannot be read is left out with a note; named in names, it is an error.
+func Fetch(ctx context.Context, conn *pgx.Conn, cache string, names []string) (*Fetched, error) {
 	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return nil, err
@@ -62,10 +74,17 @@ func Fetch(ctx context.Context, conn *pgx.Conn, cache string, names []string) ([
 		return nil, err
 	}
 	var all []repo
+	out := &Fetched{}
 	for rows.Next() {
 		var r repo
 		if err := rows.Scan(&r.id, &r.name, &r.commit); err != nil {
 			return nil, err
+		}
+		// A name is printed and typed: one kbc publish would refuse is
+		// not read (its bytes never reach a terminal raw).
+		if err := reponame.Check(r.name); err != nil {
+			out.Notes = append(out.Notes, fmt.Sprintf("repository row %d left out: %s", r.id, visible.Line(err.Error())))
+			continue
 		}
 		all = append(all, r)
 	}
@@ -94,10 +113,22 @@ func Fetch(ctx context.Context, conn *pgx.Conn, cache string, names []string) ([
 	for i, r := range picked {
 		ids[i] = r.id
 	}
-	lists, err := fileLists(ctx, tx, ids)
+	lists, damaged, err := fileLists(ctx, tx, ids)
 	if err != nil {
 		return nil, err
 	}
+	kept := picked[:0:0]
+	for _, r := range picked {
+		if why, bad := damaged[r.id]; bad {
+			if len(names) > 0 {
+				return nil, fmt.Errorf("%s: the database is damaged: %s", r.name, why)
+			}
+			out.Notes = append(out.Notes, fmt.Sprintf("%s left out: its rows are damaged: %s (publish it again)", r.name, why))
+			continue
+		}
+		kept = append(kept, r)
+	}
+	picked = kept
 	blobs := filepath.Join(cache, "files")
 	if err := os.MkdirAll(blobs, 0o755); err != nil {
 		return nil, err
@@ -118,13 +149,19 @@ func Fetch(ctx context.Context, conn *pgx.Conn, cache string, names []string) ([
 	if _, err := fetchFiles(ctx, tx, blobs, missing); err != nil {
 		return nil, err
 	}
-	var out []Repo
 	for _, r := range picked {
 		dir, err := place(cache, r.name, lists[r.id])
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", r.name, err)
+			if len(names) > 0 {
+				return nil, fmt.Errorf("%s: %w", r.name, err)
+			}
+			out.Notes = append(out.Notes, fmt.Sprintf("%s left out: %v", r.name, err))
+			continue
 		}
-		out = append(out, Repo{Name: r.name, Commit: r.commit, Dir: dir})
+		out.Repos = append(out.Repos, Repo{Name: r.name, Commit: r.commit, Dir: dir})
+	}
+	if len(out.Repos) == 0 {
+		return nil, fmt.Errorf("%w: no repository of it can be read: %s", ErrNoKnowledge, strings.Join(out.Notes, "; "))
 	}
 	return out, nil
 }
@@ -137,12 +174,15 @@ func checkSchema(ctx context.Context, tx pgx.Tx) error {
 	if !exists {
 		return fmt.Errorf("%w: it has no kbq schema (publish into it with kbc publish)", ErrNoKnowledge)
 	}
-	var v int
+	var v *int
 	if err := tx.QueryRow(ctx, `SELECT max(version) FROM kbq_schema`).Scan(&v); err != nil {
 		return err
 	}
-	if v > SchemaVersion {
-		return fmt.Errorf("the database's kbq schema (%d) is newer than this kbq reads (%d): upgrade kbq", v, SchemaVersion)
+	if v == nil {
+		return fmt.Errorf("%w: its kbq_schema table holds no version (publish into it with kbc publish, which sets it up)", ErrNoKnowledge)
+	}
+	if *v > SchemaVersion {
+		return fmt.Errorf("the database's kbq schema (%d) is newer than this kbq reads (%d): upgrade kbq", *v, SchemaVersion)
 	}
 	return nil
 }
@@ -154,29 +194,34 @@ type file struct {
 	size       int64
 }
 
-// fileLists reads the files of the repositories ids.
-func fileLists(ctx context.Context, tx pgx.Tx, ids []int64) (map[int64][]file, error) {
+// fileLists reads the files of the repositories ids, and says why the
+// files of those it cannot use are damaged.
+func fileLists(ctx context.Context, tx pgx.Tx, ids []int64) (lists map[int64][]file, damaged map[int64]string, err error) {
 	rows, err := tx.Query(ctx, `SELECT r.repo_id, r.name, r.hash, f.size FROM kbq_repo_file r JOIN kbq_file f ON f.hash = r.hash
 		WHERE r.repo_id = ANY($1) ORDER BY r.repo_id, r.name`, ids)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	lists := map[int64][]file{}
+	lists, damaged = map[int64][]file{}, map[int64]string{}
 	for rows.Next() {
 		var id int64
 		var f file
 		if err := rows.Scan(&id, &f.name, &f.hash, &f.size); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		// The hash names a file of the cache, and the size is allocated:
-		// a damaged or hostile row must not reach outside the cache or
-		// exhaust memory.
-		if !sha256Hex.MatchString(f.hash) || f.size < 0 || f.size > maxFileSize {
-			return nil, fmt.Errorf("the database is damaged: file %q has the hash %q and the size %d (want a SHA-256 and at most %d bytes)", f.name, f.hash, f.size, maxFileSize)
+		// The hash names a file of the cache, the name a file of the
+		// artifact directory, and the size is allocated: a damaged or
+		// hostile row must not reach outside the cache or exhaust memory.
+		switch {
+		case !sha256Hex.MatchString(f.hash) || f.size < 0 || f.size > maxFileSize:
+			damaged[id] = fmt.Sprintf("file %+q has the hash %+q and the size %d (want a SHA-256 and at most %d bytes)", f.name, f.hash, f.size, maxFileSize)
+		case !local(f.name) || len(f.name) > 255:
+			damaged[id] = fmt.Sprintf("the file name %+q is not one of an artifact", f.name)
+		default:
+			lists[id] = append(lists[id], f)
 		}
-		lists[id] = append(lists[id], f)
 	}
-	return lists, rows.Err()
+	return lists, damaged, rows.Err()
 }
 
 // sha256Hex is the form of a file's hash.

@@ -44,10 +44,11 @@ func publish(t *testing.T, conn *pgx.Conn, repo, commit string, files testkb.Fil
 // fetched fetches repository name from the database and opens it.
 func fetched(t *testing.T, conn *pgx.Conn, name string) (*query.Index, pgread.Repo) {
 	t.Helper()
-	repos, err := pgread.Fetch(context.Background(), conn, t.TempDir(), []string{name})
+	f, err := pgread.Fetch(context.Background(), conn, t.TempDir(), []string{name})
 	if err != nil {
 		t.Fatal(err)
 	}
+	repos := f.Repos
 	if len(repos) != 1 || repos[0].Name != name {
 		t.Fatalf("fetched %+v", repos)
 	}
@@ -104,7 +105,7 @@ func TestReadRanksAsTheArtifact(t *testing.T) {
 		ranksAlike(t, fromDB, local, query.Request{Query: q, N: 10, AllScopes: true})
 	}
 	all, err := pgread.Fetch(ctx, conn, t.TempDir(), nil)
-	if err != nil || len(all) != 2 {
+	if err != nil || len(all.Repos) != 2 {
 		t.Fatalf("every repository: %+v %v", all, err)
 	}
 	if _, err := pgread.Fetch(ctx, conn, t.TempDir(), []string{"nope"}); err == nil || !strings.Contains(err.Error(), "published: github.com/org/docs, other") {
@@ -130,7 +131,7 @@ func TestFilesAreSentAndFetchedOnce(t *testing.T) {
 		os.WriteFile(filepath.Join(cache, "files", b.Name()), []byte("x"), 0o644) // a fetch that reads them again would not see this
 	}
 	second, err := pgread.Fetch(ctx, conn, cache, nil)
-	if err != nil || second[0].Dir != first[0].Dir {
+	if err != nil || second.Repos[0].Dir != first.Repos[0].Dir {
 		t.Fatalf("second fetch: %+v %v", second, err)
 	}
 	var n int
@@ -154,9 +155,44 @@ func TestFetchErrors(t *testing.T) {
 	if _, err := pgread.Fetch(ctx, conn, t.TempDir(), nil); err == nil || !strings.Contains(err.Error(), "nothing was published there yet") {
 		t.Errorf("no repository: %v", err)
 	}
-	pgtest.Exec(t, url, `UPDATE kbq_schema SET version = 99`)
+	pgtest.Exec(t, url, `DELETE FROM kbq_schema`)
+	if _, err := pgread.Fetch(ctx, conn, t.TempDir(), nil); err == nil || !strings.Contains(err.Error(), "kbq_schema table holds no version") {
+		t.Errorf("empty kbq_schema: %v", err)
+	}
+	pgtest.Exec(t, url, `INSERT INTO kbq_schema (version) VALUES (99)`)
 	if _, err := pgread.Fetch(ctx, conn, t.TempDir(), nil); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("newer than this kbq reads (%d): upgrade kbq", pgread.SchemaVersion)) {
 		t.Errorf("newer schema: %v", err)
+	}
+}
+
+// A repository whose rows cannot be read (a name kbc publish refuses, a
+// file outside its artifact, a hash that is not one) is left out with a
+// note, and the others are read; named, it is an error.
+func TestDamagedRowsLeaveTheirRepositoryOut(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.DB(t)
+	conn := pgtest.Connect(t, url)
+	publish(t, conn, "good", "a", testkb.Files{".kb/a.md": "# A\n\nAlpha.\n"})
+	publish(t, conn, "escape", "a", testkb.Files{".kb/b.md": "# B\n\nBeta.\n"})
+	publish(t, conn, "outside", "a", testkb.Files{".kb/c.md": "# C\n\nGamma.\n"})
+	publish(t, conn, "long", "a", testkb.Files{".kb/d.md": "# D\n\nDelta.\n"})
+	pgtest.Exec(t, url, "UPDATE kbq_repo SET name = E'esc\\x1b]0;owned\\x07' WHERE name = 'escape'",
+		"UPDATE kbq_repo SET name = repeat('x', 300) WHERE name = 'long'",
+		`UPDATE kbq_repo_file SET name = '../../etc/passwd' WHERE repo_id = (SELECT id FROM kbq_repo WHERE name = 'outside') AND name = 'manifest.json'`)
+	got, err := pgread.Fetch(ctx, conn, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Repos) != 1 || got.Repos[0].Name != "good" || len(got.Notes) != 3 {
+		t.Fatalf("fetched %+v", got)
+	}
+	for _, n := range got.Notes {
+		if strings.ContainsAny(n, "\x1b\x07") {
+			t.Errorf("a note holds a control character raw: %q", n)
+		}
+	}
+	if _, err := pgread.Fetch(ctx, conn, t.TempDir(), []string{"outside"}); err == nil || !strings.Contains(err.Error(), "not one of an artifact") {
+		t.Errorf("the damaged repository, named: %v", err)
 	}
 }
 

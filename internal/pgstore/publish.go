@@ -9,12 +9,11 @@ import (
 	"fmt"
 	"hash/fnv"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/internal/reponame"
 	"github.com/kbqdev/kbq/query"
 )
 
@@ -78,28 +77,9 @@ var (
 	ErrDiverged = errors.New("not a descendant of the commit published")
 )
 
-// maxRepoName bounds a repository's name.
-const maxRepoName = 200
-
-// CheckRepoName reports why name cannot name a published repository: it
-// must be 1 to 200 bytes of UTF-8 with no space, control character or
-// colon, which separates a repository from a path (kbq get REPO:PATH).
-func CheckRepoName(name string) error {
-	switch {
-	case name == "":
-		return fmt.Errorf("the repository name is empty")
-	case len(name) > maxRepoName:
-		return fmt.Errorf("the repository name is %d bytes, over the %d it may have", len(name), maxRepoName)
-	case !utf8.ValidString(name):
-		return fmt.Errorf("the repository name %q is not UTF-8", name)
-	}
-	for _, r := range name {
-		if unicode.IsSpace(r) || unicode.IsControl(r) || r == ':' {
-			return fmt.Errorf("the repository name %q holds %q: name it like github.com/org/repo", name, r)
-		}
-	}
-	return nil
-}
+// CheckRepoName reports why name cannot name a published repository
+// (package reponame).
+func CheckRepoName(name string) error { return reponame.Check(name) }
 
 // Publish writes src into the database in one transaction: readers see
 // the repository's previous knowledge or the new, never a mix, and a

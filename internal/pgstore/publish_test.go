@@ -13,6 +13,7 @@ import (
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/pgtest"
+	"github.com/kbqdev/kbq/internal/reponame"
 	"github.com/kbqdev/kbq/internal/testkb"
 	"github.com/kbqdev/kbq/query"
 )
@@ -256,13 +257,14 @@ func TestCheckRepoName(t *testing.T) {
 	for name, ok := range map[string]bool{
 		"github.com/org/api": true, "api": true, "gitlab.example/team/sub/repo": true, "ünïcode/repo": true,
 		"": false, "a b": false, "a\nb": false, "a\tb": false, "host:org/repo": false, "a\x00b": false,
-		"\xff": false, strings.Repeat("a", maxRepoName): true, strings.Repeat("a", maxRepoName+1): false,
+		"\xff": false, strings.Repeat("a", reponame.Max): true, strings.Repeat("a", reponame.Max+1): false,
+		"api\u200b": false, "\u202eipa": false, "a\x1bb": false, "a\ab": false, "a=b": false,
 	} {
 		if err := CheckRepoName(name); (err == nil) != ok {
 			t.Errorf("%q: %v, want ok %v", name, err, ok)
 		}
 	}
-	if _, err := Publish(context.Background(), nil, &Source{Repo: "a b"}, Options{}); err == nil || !strings.Contains(err.Error(), "holds ' '") {
+	if _, err := Publish(context.Background(), nil, &Source{Repo: "a b"}, Options{}); err == nil || !strings.Contains(err.Error(), "holds a space") {
 		t.Errorf("Publish of %q: %v", "a b", err)
 	}
 }

@@ -109,7 +109,7 @@ func TestPublishVectorsUnderPGvector(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fromDB := querytest.OpenDir(t, repos[0].Dir)
+	fromDB := querytest.OpenDir(t, repos.Repos[0].Dir)
 	local := querytest.OpenDir(t, vectorSource(t, "r", "b", changed).Dir)
 	for _, mode := range []string{query.ModeHybrid, query.ModeSemantic} {
 		req := query.Request{Query: "rotate the signing key", N: 3, Mode: mode, Vector: q[0]}

@@ -104,18 +104,23 @@ func (l *List) Add(r Repo) error {
 func (l *List) Remove(name string) (Repo, error) {
 	i := slices.IndexFunc(l.Repos, func(r Repo) bool { return r.Name == name || r.Path == name })
 	if i < 0 {
-		var names []string
-		for _, r := range l.Repos {
-			names = append(names, r.Name)
-		}
-		if len(names) == 0 {
-			return Repo{}, fmt.Errorf("no repository is listed")
-		}
-		return Repo{}, fmt.Errorf("no repository is named %s; listed: %s", name, strings.Join(names, ", "))
+		return Repo{}, NotListed(l, name)
 	}
 	r := l.Repos[i]
 	l.Repos = slices.Delete(l.Repos, i, i+1)
 	return r, nil
+}
+
+// NotListed is the error for name, as typed, naming no repository of l.
+func NotListed(l *List, name string) error {
+	var names []string
+	for _, r := range l.Repos {
+		names = append(names, r.Name)
+	}
+	if len(names) == 0 {
+		return fmt.Errorf("no repository is listed")
+	}
+	return fmt.Errorf("no repository is named %+q, nor kept there; listed: %s", name, strings.Join(names, ", "))
 }
 
 // Save writes the list, replacing the file whole.
