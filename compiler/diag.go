@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Severity ranks a diagnostic.
@@ -40,10 +41,11 @@ func (d Diagnostic) String() string {
 	return fmt.Sprintf("%s:%d:%d: %s: %s", quotePath(d.Path), d.Line, d.Col, d.Severity, d.Message)
 }
 
-// quotePath quotes a path holding control characters, as git does, so that
-// a diagnostic stays on one line for editors and scripts that read it.
+// quotePath quotes a path holding control characters or bytes that are
+// not UTF-8, as git does, so that a diagnostic stays on one line for
+// editors and scripts that read it and shows the bytes the name holds.
 func quotePath(p string) string {
-	if strings.ContainsFunc(p, unicode.IsControl) {
+	if strings.ContainsFunc(p, unicode.IsControl) || !utf8.ValidString(p) {
 		return strconv.Quote(p)
 	}
 	return p

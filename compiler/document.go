@@ -102,6 +102,13 @@ func parseDocument(in input) *document {
 	if in.loc.Warning != "" {
 		report(1, 1, Warning, in.loc.Warning)
 	}
+	if !utf8.ValidString(in.path) {
+		// Shown as U+FFFD by JSON, MCP and HTTP, such a name could never
+		// be asked for again (kbq get).
+		bad := in.path[strings.IndexFunc(in.path, func(r rune) bool { return r == utf8.RuneError }):]
+		report(1, 1, Error, fmt.Sprintf("the file name is not UTF-8 (byte 0x%02x): rename the file", bad[0]))
+		return d
+	}
 	if !checkText(in.data, report) {
 		return d
 	}
