@@ -243,13 +243,19 @@ func tinyModel(ts *testscript.TestScript, neg bool, args []string) {
 // script, at $EMBED_URL/v1: a vector counts the words of a text, hashed
 // into 16 dimensions. $EMBED_URL/auth/v1 wants the key "sekret";
 // $EMBED_URL/broken/v1 answers one vector too few for more than one text.
+// While $WORK/endpoint-down exists it answers 503 to everything. Every
+// request's Authorization is appended to $WORK/auth.log.
 func embedServer(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 0 {
 		ts.Fatalf("usage: embedserver")
 	}
-	authLog := ts.MkAbs("auth.log")
+	authLog, down := ts.MkAbs("auth.log"), ts.MkAbs("endpoint-down")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		logAuth(authLog, r)
+		if _, err := os.Stat(down); err == nil {
+			http.Error(w, `{"error":{"message":"overloaded"}}`, http.StatusServiceUnavailable)
+			return
+		}
 		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/v1/embeddings") {
 			http.NotFound(w, r)
 			return

@@ -51,6 +51,9 @@ type Request struct {
 	// models, is the query embedded by each model but the first
 	// (Union.Models), which Vector and Embed are for.
 	Vectors []ModelVector
+	// Notes go first among the response's: why a channel was skipped
+	// (the query could not be embedded), said in every door.
+	Notes []string
 	// IncludeSuperseded keeps the documents another supersedes, or that
 	// are deprecated, which searches leave out by default.
 	IncludeSuperseded bool
@@ -130,7 +133,13 @@ const (
 // them. Each result carries its document's age, and req.Recency ranks
 // the recently changed higher.
 func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
-	return guarded(ix, func() (*Response, error) { return ix.searchDated(ctx, req) })
+	notes := req.Notes
+	req.Notes = nil
+	resp, err := guarded(ix, func() (*Response, error) { return ix.searchDated(ctx, req) })
+	if err == nil && len(notes) > 0 {
+		resp.Notes = append(slices.Clone(notes), resp.Notes...)
+	}
+	return resp, err
 }
 
 func (ix *Index) searchDated(ctx context.Context, req Request) (*Response, error) {

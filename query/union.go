@@ -190,6 +190,16 @@ func (ix *Index) scoringEval(c *collection) *eval {
 
 // Search runs req over the union. req.Dir applies to every artifact.
 func (u *Union) Search(ctx context.Context, req Request) (*Response, error) {
+	notes := req.Notes
+	req.Notes = nil
+	resp, err := u.search(ctx, req)
+	if err == nil && len(notes) > 0 {
+		resp.Notes = append(slices.Clone(notes), resp.Notes...)
+	}
+	return resp, err
+}
+
+func (u *Union) search(ctx context.Context, req Request) (*Response, error) {
 	parts, err := u.selected(syntax.Parse(req.Query))
 	if err != nil {
 		return nil, err

@@ -19,18 +19,27 @@ const queryTimeout = 20 * time.Second
 
 // QueryEmbedder embeds the queries of kbq's commands and servers, reaching
 // endpoints and downloading models itself; why a search that would have
-// been hybrid is lexical goes to s.Err.
+// been hybrid is lexical is a note of its response (query.Request.Notes),
+// which every door shows.
 func QueryEmbedder(s *cli.Streams) Embedder {
-	return Embedder{Getenv: s.Getenv, Net: online{s}, Warn: func(err error) {
-		fmt.Fprintf(s.Err, "kbq: searching lexically only: %v\n", err)
-	}}
+	return Embedder{Getenv: s.Getenv, Net: online{s}, Warn: func(error) {}}
 }
 
 // online is the Network of a process that may use it: endpoints are called
 // and models downloaded with progress on s.Err.
 type online struct{ s *cli.Streams }
 
-func (n online) EmbedQuery(ctx context.Context, id artifact.Embeddings, text string) ([]float32, error) {
+func (n online) EmbedQuery(ctx context.Context, id artifact.Embeddings, text string) (v []float32, err error) {
+	dir := breakerDir(n.s.Getenv)
+	if err := endpointBreakers.open(dir, id.URL); err != nil {
+		return nil, err
+	}
+	caller := ctx
+	defer func() {
+		if caller.Err() == nil { // a caller that gave up says nothing of the endpoint
+			endpointBreakers.done(dir, id.URL, err)
+		}
+	}()
 	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
 	// The artifact names the endpoint, never the key: that goes only to

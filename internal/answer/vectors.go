@@ -77,6 +77,7 @@ func (e Embedder) Vectorize(ctx context.Context, ix Searched, req *query.Request
 			}
 			if e.Warn != nil {
 				e.Warn(err)
+				req.Notes = append(req.Notes, "the artifacts of "+m.Model+" were searched by words only: "+err.Error())
 			}
 			continue
 		}
@@ -84,6 +85,7 @@ func (e Embedder) Vectorize(ctx context.Context, ix Searched, req *query.Request
 	}
 	if err != nil && len(req.Vectors) > 0 && e.Warn != nil && ctx.Err() == nil {
 		e.Warn(err) // the other models' artifacts are still searched by meaning
+		req.Notes = append(req.Notes, "the artifacts of "+first.Model+" were searched by words only: "+err.Error())
 		return nil
 	}
 	if err != nil {
@@ -91,6 +93,7 @@ func (e Embedder) Vectorize(ctx context.Context, ix Searched, req *query.Request
 			return err
 		}
 		e.Warn(err)
+		req.Notes = append(req.Notes, "searched by words only: "+err.Error())
 		req.Mode = query.ModeLexical
 	}
 	return nil

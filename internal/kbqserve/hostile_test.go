@@ -1,6 +1,8 @@
 package kbqserve
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
@@ -8,10 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/mcptest"
 	"github.com/kbqdev/kbq/internal/testkb"
 	"github.com/kbqdev/kbq/internal/usage"
 	"github.com/kbqdev/kbq/query"
@@ -182,5 +188,61 @@ func TestMCPSessionsAndBatchesAreBounded(t *testing.T) {
 	}
 	if status, _, body := mcpPost(t, srv.URL, old, batch(maxBatchCalls+1)); status != 400 || !strings.Contains(body, "at most 32") {
 		t.Errorf("a batch of %d: %d %s", maxBatchCalls+1, status, body)
+	}
+}
+
+// endpointIdentity embeds nothing itself: its identity names an endpoint,
+// which a reader asks for the query's vector.
+type endpointIdentity struct{ url string }
+
+func (e endpointIdentity) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i := range out {
+		out[i] = []float32{1, 0, 0, 0, 0, 0, 0, 0}
+	}
+	return out, nil
+}
+
+func (e endpointIdentity) Identity() artifact.Embeddings {
+	return artifact.Embeddings{Provider: "openai", Model: "m", URL: e.url, Dims: 8}
+}
+
+// When the query cannot be embedded, the answer says so in its notes, in
+// HTTP and MCP alike, and a failing endpoint is not asked again for a
+// while: the next search is lexical at once.
+func TestSkippedChannelIsNotedAndTheEndpointRests(t *testing.T) {
+	var asked atomic.Int32
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		http.Error(w, `{"error":{"message":"overloaded"}}`, http.StatusServiceUnavailable)
+	}))
+	defer down.Close()
+	dir := t.TempDir()
+	opts := compiler.BuildOptions{Out: dir, BuiltAt: testkb.BuiltAt, Options: compiler.Options{Embedder: endpointIdentity{down.URL + "/v1"}}}
+	if _, err := compiler.Build(context.Background(), files, opts); err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	streams := &cli.Streams{Err: io.Discard, Getenv: func(k string) string { return map[string]string{"XDG_CACHE_HOME": cache}[k] }}
+	tl := newTools(t, dir)
+	tl.embedder = answer.QueryEmbedder(streams)
+	h := newHandler(tl, &serveOptions{}, false)
+
+	status, body := get(t, h, "/search?q=roll+back+a+deploy", nil)
+	if status != 200 || !strings.Contains(body, `"notes":["searched by words only: embeddings endpoint `) || !strings.Contains(body, "503 Service Unavailable") {
+		t.Fatalf("search with the endpoint down: %d %s", status, body)
+	}
+	first := asked.Load()
+	if first == 0 {
+		t.Fatal("the endpoint was never asked")
+	}
+	status, body = get(t, h, "/search?q=roll+back+a+deploy", nil)
+	if status != 200 || !strings.Contains(body, "kbq asks it again in") || asked.Load() != first {
+		t.Errorf("the second search: %d %s; the endpoint was asked %d times, then %d", status, body, first, asked.Load())
+	}
+	res, out := mcptest.Call(t, connect(t, tl), "knowledge_search", map[string]any{"query": "roll back a deploy"})
+	notes, _ := out["notes"].([]any)
+	if res.IsError || len(notes) == 0 || !strings.Contains(fmt.Sprint(notes), "searched by words only") {
+		t.Errorf("MCP search with the endpoint down: notes %v, %s", notes, mcptest.Text(res))
 	}
 }
