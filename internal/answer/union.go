@@ -45,6 +45,9 @@ func (b *UnionBackend) Search(ctx context.Context, req query.Request) (*query.Re
 	return b.union.Search(ctx, req)
 }
 
+// Parts are the artifacts served, by name.
+func (b *UnionBackend) Parts() []query.Part { return b.parts }
+
 // Mode is the union's mode for req: hybrid by default when any artifact
 // has vectors.
 func (b *UnionBackend) Mode(req query.Request) string { return b.union.Mode(req) }

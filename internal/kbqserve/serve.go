@@ -406,6 +406,24 @@ func (a *httpAPI) healthz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
+	if u, ok := ix.(*answer.UnionBackend); ok {
+		// Several repositories: each one's, and the documents of all.
+		type repoHealth struct {
+			Name      string    `json:"name"`
+			Documents int       `json:"documents"`
+			Commit    string    `json:"commit,omitempty"`
+			BuiltAt   time.Time `json:"built_at"`
+		}
+		var repos []repoHealth
+		total := 0
+		for _, p := range u.Parts() {
+			m := p.Index.Header()
+			repos = append(repos, repoHealth{p.Name, m.Counts.Documents, m.Source.Commit, m.BuiltAt})
+			total += m.Counts.Documents
+		}
+		writeJSONStatus(w, http.StatusOK, map[string]any{"status": "ok", "documents": total, "repos": repos})
+		return
+	}
 	m := ix.Header()
 	writeJSONStatus(w, http.StatusOK, map[string]any{
 		"status": "ok", "documents": m.Counts.Documents, "commit": m.Source.Commit, "built_at": m.BuiltAt,

@@ -74,10 +74,15 @@ func TestServersReadSeveralArtifacts(t *testing.T) {
 		"/search?q=rotate+repo:api": `"repo":"api"`,
 		"/get?path=web:.kb/keys.md": "from the console",
 		"/stats":                    `"documents":3`,
+		"/healthz":                  `"documents":3,"repos":[{"name":"`,
 	} {
 		if code, body := get(t, h, target, nil); code != 200 || !strings.Contains(body, want) {
 			t.Errorf("%s: %d %s", target, code, body)
 		}
+	}
+
+	if _, body := get(t, h, "/healthz", nil); !strings.Contains(body, `"name":"api","documents":2`) || !strings.Contains(body, `"name":"web","documents":1`) {
+		t.Errorf("/healthz names one repository, not each: %s", body)
 	}
 
 	// Each document handed out is recorded in its own artifact's log.
