@@ -11,6 +11,7 @@ import (
 	"github.com/bits-and-blooms/bitset"
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/mmap"
+	"github.com/kbqdev/kbq/query/syntax"
 )
 
 // now is the clock updated: filters read; tests set it.
@@ -77,6 +78,22 @@ func (ix *Index) ageNode(field, value string) node {
 		return noneNode{}
 	}
 	return paths
+}
+
+// checkFilters reports a filter whose value cannot be read, which would
+// otherwise match nothing without a word.
+func checkFilters(cs []syntax.Clause) error {
+	for _, c := range cs {
+		if c.Kind == syntax.Filter && c.Field == "updated" {
+			if _, ok := parseUpdated(c.Text, time.Time{}.AddDate(2000, 0, 0)); !ok {
+				return fmt.Errorf("%w: updated:%s: want a day (updated:>2026-06-01), an RFC 3339 time, or an age (updated:<90d; d, w, m or y), after <, <=, > or >=", ErrBadFilter, c.Text)
+			}
+		}
+		if err := checkFilters(c.Sub); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // parseUpdated reads an updated: value: an optional comparison (<, <=,

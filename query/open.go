@@ -24,6 +24,8 @@ var (
 	// ErrNothingToFind means a query only excludes: it names nothing to
 	// search for.
 	ErrNothingToFind = errors.New("the query only excludes")
+	// ErrBadFilter means a filter's value cannot be read.
+	ErrBadFilter = errors.New("bad filter")
 )
 
 // Ranking parameters. Chosen by measurement; docs/benchmarks.md has the

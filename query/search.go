@@ -233,6 +233,9 @@ func (ix *Index) search(ctx context.Context, req Request) (*Response, error) {
 		}
 	}
 	parsed := pathsFrom(syntax.Parse(req.Query), req.Dir)
+	if err := checkFilters(parsed.Clauses); err != nil {
+		return nil, err
+	}
 	if onlyExcludes(parsed) {
 		return nil, fmt.Errorf("%w (%s): add a word, a filter such as kind:topic, or * to search for", ErrNothingToFind, shortQuery(req.Query))
 	}

@@ -200,6 +200,9 @@ func (u *Union) Search(ctx context.Context, req Request) (*Response, error) {
 }
 
 func (u *Union) search(ctx context.Context, req Request) (*Response, error) {
+	if err := checkFilters(syntax.Parse(req.Query).Clauses); err != nil {
+		return nil, err
+	}
 	parts, err := u.selected(syntax.Parse(req.Query))
 	if err != nil {
 		return nil, err

@@ -82,7 +82,7 @@ func exitCode(err error) (int, bool) {
 		return cli.ExitFailure, true
 	case errors.Is(err, artifact.ErrNoArtifact), errors.Is(err, artifact.ErrCorrupt),
 		errors.Is(err, artifact.ErrIncompatible), errors.Is(err, query.ErrUnknownScope), errors.Is(err, query.ErrNothingToFind),
-		errors.Is(err, query.ErrReplaced):
+		errors.Is(err, query.ErrReplaced), errors.Is(err, query.ErrBadFilter):
 		return cli.ExitError, true
 	}
 	return 0, false

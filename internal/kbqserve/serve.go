@@ -240,7 +240,7 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 // an unusable artifact 503.
 func fail(w http.ResponseWriter, err error) {
 	switch {
-	case errors.Is(err, errArgs), errors.Is(err, query.ErrUnknownScope), errors.Is(err, query.ErrNothingToFind):
+	case errors.Is(err, errArgs), errors.Is(err, query.ErrUnknownScope), errors.Is(err, query.ErrNothingToFind), errors.Is(err, query.ErrBadFilter):
 		writeError(w, http.StatusBadRequest, err.Error())
 	case errors.Is(err, documents.ErrNotFound):
 		writeError(w, http.StatusNotFound, err.Error())
