@@ -71,6 +71,10 @@ func collect(src Source, opts *Options) (*listing, error) {
 		}
 		if !ok {
 			switch {
+			case !f.Kind.IsFile() && insideKnowledge(f.Path):
+				// A link or a submodule in .kb/ (ln -s ../docs .kb/docs)
+				// holds what its author meant as knowledge.
+				l.skip(f.Path, fmt.Sprintf("%s is a %s; kbc never follows links or enters submodules, so it is skipped: move or copy the files into .kb/ (git mv docs .kb/docs; README: bringing existing docs in)", f.Path, f.Kind))
 			case path.Base(f.Path) != knowledge.Dir:
 			case !f.Kind.IsFile():
 				l.skip(f.Path, fmt.Sprintf("%s is a %s; kbc never follows links or enters submodules, so it is skipped", f.Path, f.Kind))
@@ -97,6 +101,11 @@ func collect(src Source, opts *Options) (*listing, error) {
 	}
 	slices.SortFunc(l.docs, func(a, b candidate) int { return cmp.Compare(a.path, b.path) })
 	return l, nil
+}
+
+// insideKnowledge reports whether p lies in a .kb/ directory.
+func insideKnowledge(p string) bool {
+	return strings.HasPrefix(p, knowledge.Dir+"/") || strings.Contains(p, "/"+knowledge.Dir+"/")
 }
 
 func (l *listing) add(c candidate) {
