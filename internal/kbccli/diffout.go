@@ -87,7 +87,7 @@ func writeStaleMarkdown(b *strings.Builder, stale []compiler.StaleEntry) {
 		if title == "" {
 			title = e.Path
 		}
-		fmt.Fprintf(b, "| %s (`%s`) | %s |\n", markdownCell(title), markdownCell(e.Path), strings.Join(names, "<br>"))
+		fmt.Fprintf(b, "| %s (`%s`) | %s |\n", markdownText(title), markdownCell(e.Path), strings.Join(names, "<br>"))
 	}
 }
 
@@ -134,7 +134,7 @@ func writeDiffMarkdown(w io.Writer, r *compiler.DiffResult) error {
 		default:
 			st = "✅ " + st
 		}
-		fmt.Fprintf(&b, "| %s | %s | `%s` | %s | %s | %s |\n", icon[e.Change], e.Kind, markdownCell(e.Topic), markdownCell(e.Scope), markdownCell(e.Title), st)
+		fmt.Fprintf(&b, "| %s | %s | `%s` | %s | %s | %s |\n", icon[e.Change], e.Kind, markdownCell(e.Topic), markdownText(e.Scope), markdownText(e.Title), st)
 	}
 	var diags []string
 	for _, e := range r.Entries {
@@ -143,16 +143,43 @@ func writeDiffMarkdown(w io.Writer, r *compiler.DiffResult) error {
 		}
 	}
 	if len(diags) > 0 {
-		fmt.Fprintf(&b, "\n<details><summary>Diagnostics (%d)</summary>\n\n```\n%s\n```\n\n</details>\n", len(diags), strings.Join(diags, "\n"))
+		text := strings.Join(diags, "\n")
+		fence := strings.Repeat("`", max(3, longestRun(text, '`')+1))
+		fmt.Fprintf(&b, "\n<details><summary>Diagnostics (%d)</summary>\n\n%s\n%s\n%s\n\n</details>\n", len(diags), fence, text, fence)
 	}
 	writeStaleMarkdown(&b, r.Stale)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// markdownCell makes text safe inside a markdown table cell.
+// markdownCell makes text safe inside a code span of a markdown table
+// cell, where mentions and HTML are not read.
 func markdownCell(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ", "`", "'").Replace(s)
+	return strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ", "`", "'").Replace(s)
+}
+
+// markdownText makes text of a repository (a title) safe as plain text
+// of a pull-request comment's table cell: it stays one cell, shows as
+// written, and cannot mention (@team), link, embed an image or carry
+// HTML.
+var markdownText = strings.NewReplacer(
+	"|", `\|`, "\n", " ", "\r", " ", "`", "'", "\\", `\\`,
+	"<", "&lt;", ">", "&gt;", "&", "&amp;", "@", "&#64;", "#", "&#35;",
+	"[", `\[`, "]", `\]`, "(", `\(`, ")", `\)`, "!", `\!`, "*", `\*`, "_", `\_`, "~", `\~`,
+).Replace
+
+// longestRun is the length of the longest run of c in s.
+func longestRun(s string, c byte) int {
+	best, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == c {
+			run++
+			best = max(best, run)
+		} else {
+			run = 0
+		}
+	}
+	return best
 }
 
 func shortRev(rev string) string {
