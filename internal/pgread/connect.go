@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	neturl "net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -31,7 +33,7 @@ func Config(flag string, getenv func(string) string) (*pgx.ConnConfig, error) {
 	}
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadURL, Redact(err))
+		return nil, fmt.Errorf("%w: %v", ErrBadURL, scrub(Redact(err), url))
 	}
 	return cfg, nil
 }
@@ -76,6 +78,35 @@ func Redact(err error) string {
 			end = len(msg) - i
 		}
 		msg = msg[:i] + "password=…" + msg[i+end:]
+	}
+	return msg
+}
+
+// passwordParam is a password in a URL's query or a keyword/value string.
+var passwordParam = regexp.MustCompile(`(?i)(?:ssl)?password=('(?:\\.|[^'])*'|[^\s&]*)`)
+
+// scrub removes from msg every password that raw, a database URL or
+// keyword/value string, holds, whatever the parser that failed on it
+// quoted: a URL that does not parse is never echoed with its password.
+func scrub(msg, raw string) string {
+	var secrets []string
+	if _, rest, ok := strings.Cut(raw, "://"); ok {
+		if at := strings.LastIndex(rest, "@"); at >= 0 {
+			if _, pw, ok := strings.Cut(rest[:at], ":"); ok {
+				secrets = append(secrets, pw)
+				if dec, err := neturl.PathUnescape(pw); err == nil {
+					secrets = append(secrets, dec)
+				}
+			}
+		}
+	}
+	for _, m := range passwordParam.FindAllStringSubmatch(raw, -1) {
+		secrets = append(secrets, strings.Trim(m[1], "'"))
+	}
+	for _, s := range secrets {
+		if len(s) >= 3 {
+			msg = strings.ReplaceAll(msg, s, "…")
+		}
 	}
 	return msg
 }

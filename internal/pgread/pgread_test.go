@@ -231,3 +231,23 @@ func TestReadRanksSciFactAsTheArtifact(t *testing.T) {
 		t.Errorf("%d of %d queries rank the same", same, len(queries))
 	}
 }
+
+// A URL that does not parse is never echoed with its password, whatever
+// part of it the parser quotes.
+func TestBadURLsHideTheirPasswords(t *testing.T) {
+	for _, u := range []string{
+		"postgres://u:hunter2@h:5432x/db", "postgres://u:hunter2@[::1/db", "u:hunter2@h/db", "postgres://u:hun%zzter2@h/db",
+		"host=h password=hunter2 port=x", "host=h password='hunter 2' port=x", "postgres://h/db?password=hunter2&port=x",
+		"postgres://u:hun:ter2@h:x/db", "postgres://u:hunter2@h/d%zzb", "postgres://u:hunter2@h/db?sslmode=bogus",
+		"mysql://u:hunter2@h/db", "postgres:/u:hunter2@h/db", "host=h sslpassword=hunter2 port=x",
+	} {
+		_, err := pgread.Config(u, func(string) string { return "" })
+		if err == nil {
+			t.Errorf("%s parsed", u)
+			continue
+		}
+		if msg := err.Error(); strings.Contains(msg, "hunter") || strings.Contains(msg, "ter2") {
+			t.Errorf("%s: the message shows the password: %s", u, msg)
+		}
+	}
+}
