@@ -17,6 +17,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -163,6 +164,11 @@ func Fetch(ctx context.Context, conn *pgx.Conn, cache string, names []string) (*
 	if len(out.Repos) == 0 {
 		return nil, fmt.Errorf("%w: no repository of it can be read: %s", ErrNoKnowledge, strings.Join(out.Notes, "; "))
 	}
+	var inUse []string
+	for _, r := range out.Repos {
+		inUse = append(inUse, r.Dir)
+	}
+	evict(cache, inUse, time.Now())
 	return out, nil
 }
 

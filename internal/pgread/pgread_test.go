@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -249,5 +251,45 @@ func TestBadURLsHideTheirPasswords(t *testing.T) {
 		if msg := err.Error(); strings.Contains(msg, "hunter") || strings.Contains(msg, "ter2") {
 			t.Errorf("%s: the message shows the password: %s", u, msg)
 		}
+	}
+}
+
+// The cache keeps what fetches use: a directory of a commit no longer
+// published, and the files only it held, go once no fetch has used them
+// for pgread.EvictAfter.
+func TestCacheIsEvicted(t *testing.T) {
+	ctx := context.Background()
+	conn := pgtest.Connect(t, pgtest.DB(t))
+	cache := t.TempDir()
+	for i, body := range []string{"Alpha.", "Beta.", "Gamma."} {
+		publish(t, conn, "r", fmt.Sprint(i), testkb.Files{".kb/a.md": "# A\n\n" + body + "\n"})
+		if _, err := pgread.Fetch(ctx, conn, cache, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func(dir string) int {
+		entries, _ := os.ReadDir(filepath.Join(cache, dir))
+		return len(entries)
+	}
+	if n := count("repos"); n != 3 {
+		t.Fatalf("%d artifact directories before eviction, want the 3 fetched", n)
+	}
+	before := count("files")
+	old := pgread.EvictAfter
+	pgread.EvictAfter = -time.Hour
+	defer func() { pgread.EvictAfter = old }()
+	got, err := pgread.Fetch(ctx, conn, cache, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := count("repos"); n != 1 {
+		t.Errorf("%d artifact directories after eviction, want 1", n)
+	}
+	if after := count("files"); runtime.GOOS != "windows" && (after >= before || after == 0) {
+		t.Errorf("%d fetched files before eviction, %d after", before, after)
+	}
+	ix := querytest.OpenDir(t, got.Repos[0].Dir)
+	if resp, err := ix.Search(ctx, query.Request{Query: "gamma"}); err != nil || len(resp.Results) != 1 {
+		t.Errorf("the artifact kept: %v %v", resp, err)
 	}
 }
