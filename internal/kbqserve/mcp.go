@@ -516,40 +516,48 @@ func (t *tools) follow(ctx context.Context, report func(error)) {
 			return
 		case <-tick.C:
 		}
-		targets, err := t.refetch()
-		if err != nil {
-			t.mu.Lock()
-			if len(t.many) == 0 {
-				t.fetchErr = err
-			}
-			t.mu.Unlock()
+		if err := t.refresh(); err != nil {
 			report(err)
-			continue
 		}
-		t.mu.Lock()
-		t.fetchErr = nil
-		t.mu.Unlock()
-		t.mu.RLock()
-		same := len(targets) == len(t.many)
-		for i := 0; same && i < len(targets); i++ {
-			same = targets[i].Name == t.many[i].name && targets[i].Dir == t.many[i].live.Dir()
-		}
-		t.mu.RUnlock()
-		if same {
-			continue
-		}
-		fresh := livesOf(targets)
-		t.mu.Lock()
-		old := t.many
-		t.many = fresh
-		t.mu.Unlock()
-		// Requests in flight hold the old indexes a while longer.
-		time.AfterFunc(time.Minute, func() {
-			for _, n := range old {
-				n.live.Close()
-			}
-		})
 	}
+}
+
+// refresh fetches the database's repositories once and serves what
+// changed.
+func (t *tools) refresh() error {
+	targets, err := t.refetch()
+	if err != nil {
+		t.mu.Lock()
+		if len(t.many) == 0 {
+			t.fetchErr = err
+		}
+		t.mu.Unlock()
+		return err
+	}
+	t.mu.Lock()
+	t.fetchErr = nil
+	t.mu.Unlock()
+	t.mu.RLock()
+	same := len(targets) == len(t.many)
+	for i := 0; same && i < len(targets); i++ {
+		same = targets[i].Name == t.many[i].name && targets[i].Dir == t.many[i].live.Dir()
+	}
+	t.mu.RUnlock()
+	if same {
+		return nil
+	}
+	fresh := livesOf(targets)
+	t.mu.Lock()
+	old := t.many
+	t.many = fresh
+	t.mu.Unlock()
+	// Requests in flight hold the old indexes a while longer.
+	time.AfterFunc(time.Minute, func() {
+		for _, n := range old {
+			n.live.Close()
+		}
+	})
+	return nil
 }
 
 // watch keeps the artifacts current until ctx ends, reporting on stderr.
