@@ -36,7 +36,6 @@ type breakerState struct {
 type breakers struct {
 	mu    sync.Mutex
 	state map[string]breakerState
-	dir   string // "" keeps them in the process only
 	now   func() time.Time
 }
 

@@ -165,13 +165,6 @@ func (s *sessions) add(id, version string) {
 	}
 }
 
-// count is the number of sessions kept, for tests.
-func (s *sessions) count() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.byID)
-}
-
 // sessionRecorder notes the session an answer names.
 type sessionRecorder struct {
 	http.ResponseWriter
