@@ -137,6 +137,11 @@ type BuildOptions struct {
 	Progress func(done, total int)
 	// EmbedProgress, when set, is called as chunks are embedded.
 	EmbedProgress func(done, total int)
+	// ReuseVectors, when set, is another artifact's directory (the working
+	// tree's, for kbc publish): where the same model made its vectors, a
+	// chunk of the same text copies its vector from there instead of
+	// being embedded again.
+	ReuseVectors string
 }
 
 // BuildResult reports a build.
@@ -206,6 +211,7 @@ func Build(ctx context.Context, src Source, opts BuildOptions) (*BuildResult, er
 	}
 	ib := &indexBuild{dir: pub.dir, opts: opts, res: res, prev: prev}
 	defer ib.openOldVectors(vecPrev)()
+	defer ib.openOtherVectors(opts.ReuseVectors)()
 	if prev != nil && opts.Embedder != nil && ib.oldVecs.v == nil {
 		// Documents the index reuses are not read again, so their vectors
 		// must come from the previous artifact's.

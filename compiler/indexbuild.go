@@ -33,8 +33,9 @@ type indexBuild struct {
 	prev  *previous
 	texts map[string][]string // blob → its chunks' texts, to embed
 	// oldVecs are the previous artifact's vectors, reused by blob and by
-	// text even when its index is not.
-	oldVecs oldVectors
+	// text even when its index is not; otherVecs another artifact's,
+	// reused by text (BuildOptions.ReuseVectors).
+	oldVecs, otherVecs oldVectors
 
 	facts  []docFacts
 	blobs  map[string]string // path → blob of every document read

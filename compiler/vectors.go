@@ -86,9 +86,17 @@ func (b *indexBuild) writeVectors(ctx context.Context, m *artifact.Manifest) err
 type vectorPlan struct {
 	hashes map[string][]uint64 // blob → its chunks' text hashes
 	// sources maps a blob to, for each chunk, a row of the old file (≥ 0)
-	// or a text embedded now (-1 - its index in texts).
+	// or a slot (-1 - its index in slots).
 	sources map[string][]int
+	slots   []vectorSlot
 	texts   []string // to embed, each content once
+}
+
+// A vectorSlot is the vector of one distinct text the old file lacks:
+// embedded now (texts[text]), or copied from another artifact's row.
+type vectorSlot struct {
+	text int // -1 when copied
+	row  int // the other artifact's row
 }
 
 // planVectors finds, for the documents whose blob the old vectors lack,
@@ -118,8 +126,15 @@ func (b *indexBuild) planVectors(m *artifact.Manifest) (*vectorPlan, error) {
 		p.hashes[d.Blob] = hs
 	}
 	old.findTexts(needed)
+	other := make(map[uint64]int) // the texts old lacks → their row in the other file
+	for h, row := range needed {
+		if row < 0 {
+			other[h] = -1
+		}
+	}
+	b.otherVecs.findTexts(other)
 	p.sources = make(map[string][]int, len(blobs))
-	fresh := make(map[uint64]int) // text hash → its index in texts
+	fresh := make(map[uint64]int) // text hash → its slot
 	for _, blob := range blobs {
 		src := make([]int, len(p.hashes[blob]))
 		for i, h := range p.hashes[blob] {
@@ -129,9 +144,14 @@ func (b *indexBuild) planVectors(m *artifact.Manifest) (*vectorPlan, error) {
 			}
 			j, ok := fresh[h]
 			if !ok {
-				j = len(p.texts)
+				j = len(p.slots)
 				fresh[h] = j
-				p.texts = append(p.texts, b.texts[blob][i])
+				if row := other[h]; row >= 0 {
+					p.slots = append(p.slots, vectorSlot{text: -1, row: row})
+				} else {
+					p.slots = append(p.slots, vectorSlot{text: len(p.texts)})
+					p.texts = append(p.texts, b.texts[blob][i])
+				}
 			}
 			src[i] = -1 - j
 		}
@@ -199,10 +219,14 @@ func (b *indexBuild) vectorRows(m *artifact.Manifest, plan *vectorPlan, vecs [][
 			}
 			for i, src := range plan.sources[d.Blob] {
 				var row, bits []byte
-				if src >= 0 {
+				switch {
+				case src >= 0:
 					row, bits = old.v.Row(src), old.v.Bits(src)
-				} else {
-					buf = artifact.Quantize(buf[:0], vecs[-1-src])
+				case plan.slots[-1-src].text < 0:
+					s := plan.slots[-1-src]
+					row, bits = b.otherVecs.v.Row(s.row), b.otherVecs.v.Bits(s.row)
+				default:
+					buf = artifact.Quantize(buf[:0], vecs[plan.slots[-1-src].text])
 					row = buf
 				}
 				if !yield(storedVector{row, bits, plan.hashes[d.Blob][i]}) {
@@ -272,6 +296,21 @@ func (b *indexBuild) openOldVectors(p *previous) func() {
 	}
 	var unmap func() error
 	b.oldVecs, unmap = previousVectors(p, b.opts.Embedder.Identity())
+	return func() { unmap() }
+}
+
+// openOtherVectors opens the vectors of the artifact in dir when the same
+// model made them, for copying by text; without any, b.otherVecs is empty.
+func (b *indexBuild) openOtherVectors(dir string) func() {
+	if b.opts.Embedder == nil || dir == "" {
+		return func() {}
+	}
+	m, err := artifact.ReadHeader(dir)
+	if err != nil || m.Index == "" || !filepath.IsLocal(m.Index) {
+		return func() {}
+	}
+	var unmap func() error
+	b.otherVecs, unmap = previousVectors(&previous{m: m, dir: filepath.Join(dir, m.Index)}, b.opts.Embedder.Identity())
 	return func() { unmap() }
 }
 

@@ -125,6 +125,9 @@ type compileSettings struct {
 	// format and diagnostics say how and where diagnostics are written.
 	format      string
 	diagnostics io.Writer
+	// reuseVectors is another artifact whose vectors of the same model
+	// are copied for chunks of the same text.
+	reuseVectors string
 }
 
 // compile builds src into the artifact directory, writes the diagnostics,
@@ -148,6 +151,7 @@ func compile(ctx context.Context, s *cli.Streams, src *source, set compileSettin
 	src.options.Analysis = set.analysis
 	opts := compiler.BuildOptions{
 		Options: src.options, Out: out, Root: src.repo.Root(), Source: src.info, BuiltAt: builtAt, KeepGoing: set.keepGoing, Full: set.full,
+		ReuseVectors: set.reuseVectors,
 	}
 	if src.info.Mode != "rev" && src.info.Commit != "" {
 		if base, err := src.repo.Rev("HEAD"); err == nil {

@@ -124,7 +124,11 @@ func runPublish(ctx context.Context, s *cli.Streams, g *globalOptions, o *publis
 		e := &embedders{ctx: ctx, s: s}
 		defer e.close()
 		src.options.OpenEmbedder = e.open
-		if _, err := compile(ctx, s, src, compileSettings{out: out, analysis: artifact.DefaultAnalysis, keepGoing: o.keepGoing, format: "text", diagnostics: s.Out}); err != nil {
+		// The working tree's artifact lends its vectors: a chunk of the
+		// same text is not embedded twice.
+		set := compileSettings{out: out, analysis: artifact.DefaultAnalysis, keepGoing: o.keepGoing, format: "text", diagnostics: s.Out,
+			reuseVectors: filepath.Join(src.repo.Root(), artifact.DefaultDir)}
+		if _, err := compile(ctx, s, src, set); err != nil {
 			return err
 		}
 	}
@@ -163,7 +167,11 @@ func runPublish(ctx context.Context, s *cli.Streams, g *globalOptions, o *publis
 	if pub.VectorsNote != "" {
 		fmt.Fprintf(s.Err, "kbc: note: %s; kbq --db ranks by meaning with the artifact's own vectors\n", pub.VectorsNote)
 	}
-	fmt.Fprintf(s.Err, "kbc: published %s at %.12s%s to %s: %s in %.2fs\n", name, art.Commit, from, pgread.Where(cfg), what, time.Since(start).Seconds())
+	vectors := "no vectors (words only)"
+	if e := art.Header.Embeddings; e != nil {
+		vectors = "vectors of " + e.Model
+	}
+	fmt.Fprintf(s.Err, "kbc: published %s at %.12s%s to %s with %s: %s in %.2fs\n", name, art.Commit, from, pgread.Where(cfg), vectors, what, time.Since(start).Seconds())
 	return nil
 }
 
