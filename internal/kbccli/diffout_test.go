@@ -13,7 +13,7 @@ import (
 func TestDiffMarkdownEscapesTitles(t *testing.T) {
 	r := &compiler.DiffResult{Base: "a", Head: "b", Entries: []compiler.DiffEntry{{
 		Change: "added", Kind: "topic", Topic: "x", Scope: "project",
-		Title: "<img src=x onerror=alert(1)> ping @org/team and [click](https://evil.example) ![i](https://evil.example/i.png) | cell",
+		Title:       "<img src=x onerror=alert(1)> ping @org/team and [click](https://evil.example) ![i](https://evil.example/i.png) | cell",
 		Diagnostics: []compiler.Diagnostic{{Path: ".kb/x.md", Line: 1, Col: 1, Severity: compiler.Warning, Message: "text ```\n</details><img src=y> @all"}},
 	}}}
 	var b strings.Builder
