@@ -14,6 +14,8 @@ var (
 	ErrNotRepository = errors.New("not a git repository")
 	// ErrUnknownRevision means a revision does not name a commit.
 	ErrUnknownRevision = errors.New("unknown revision")
+	// ErrNoCommonAncestor means two commits share no history.
+	ErrNoCommonAncestor = errors.New("no common ancestor")
 	// ErrNoWorktree means the repository is bare, so it has no index or
 	// working tree to read.
 	ErrNoWorktree = errors.New("repository has no working tree")

@@ -61,7 +61,7 @@ func (r *Repo) MergeBase(a, b string) (string, error) {
 		return "", fmt.Errorf("merge base of %s and %s: %w%s", a, b, err, r.ShallowHint())
 	}
 	if len(bases) == 0 {
-		return "", fmt.Errorf("%s and %s have no common ancestor: name both sides (kbc diff %s %s)%s", a, b, a, b, r.ShallowHint())
+		return "", fmt.Errorf("%s and %s have %w: name both sides (kbc diff %s %s)%s", a, b, ErrNoCommonAncestor, a, b, r.ShallowHint())
 	}
 	return bases[0].Hash.String(), nil
 }
@@ -293,4 +293,20 @@ func (r *Repo) IsAncestor(a, b string) (bool, error) {
 		err = fmt.Errorf("%w%s", err, r.ShallowHint())
 	}
 	return ok, err
+}
+
+// Unrelated reports whether commit a belongs to another history than
+// commit b: the repository has no commit a, or the two have no common
+// ancestor. In a shallow clone, which may lack a, a missing commit is
+// not taken as unrelated.
+func (r *Repo) Unrelated(a, b string) bool {
+	h := plumbing.NewHash(a)
+	if !plumbing.IsHash(a) {
+		return false
+	}
+	if _, err := r.objectOf(h, a); err != nil {
+		return !r.Shallow()
+	}
+	_, err := r.MergeBase(a, b)
+	return errors.Is(err, ErrNoCommonAncestor)
 }

@@ -64,3 +64,16 @@ func RepoName(url string) string {
 	}
 	return filepath.Base(u)
 }
+
+// IsLocalURL reports whether a remote's URL is a path on this machine (or
+// file://), which names no repository others know.
+func IsLocalURL(url string) bool {
+	u := strings.TrimSpace(url)
+	if scheme, _, ok := strings.Cut(u, "://"); ok && !strings.Contains(scheme, "/") {
+		return scheme == "file"
+	}
+	colon := strings.Index(u, ":")
+	drive := colon == 1 && len(u) > 2 && (u[2] == '/' || u[2] == '\\') // C:\repo
+	scpLike := colon > 0 && !strings.ContainsAny(u[:colon], "/\\") && !drive
+	return u != "" && !scpLike
+}

@@ -37,3 +37,14 @@ func TestOrigin(t *testing.T) {
 		t.Errorf("Origin = %q", got)
 	}
 }
+
+func TestIsLocalURL(t *testing.T) {
+	for url, want := range map[string]bool{
+		"/home/me/src/repo": true, "../repo": true, "repo": true, "file:///srv/git/repo.git": true, `C:\src\repo`: true, "C:/src/repo": true,
+		"git@github.com:org/repo.git": false, "https://github.com/org/repo": false, "ssh://git@host:22/org/repo": false, "host:org/repo": false,
+	} {
+		if got := IsLocalURL(url); got != want {
+			t.Errorf("IsLocalURL(%q) = %v, want %v", url, got, want)
+		}
+	}
+}

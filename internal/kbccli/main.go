@@ -49,6 +49,7 @@ func Main(args []string, s *cli.Streams) int {
 		newForgetCommand(s, g),
 		newPruneCommand(s, g),
 		newPublishCommand(s, g),
+		newUnpublishCommand(s),
 		newCompactCommand(s, g),
 		newDiffCommand(s, g),
 		newDriftCommand(s, g),

@@ -16,14 +16,16 @@ import (
 	"github.com/kbqdev/kbq/internal/pgread"
 	"github.com/kbqdev/kbq/internal/pgstore"
 	"github.com/kbqdev/kbq/internal/units"
+	"github.com/kbqdev/kbq/internal/visible"
 )
 
 type publishOptions struct {
-	source    sourceOptions
-	db, repo  string
-	out       string
-	force     bool
-	keepGoing bool
+	source           sourceOptions
+	db, repo         string
+	out              string
+	force            bool
+	replaceUnrelated bool
+	keepGoing        bool
 }
 
 func newPublishCommand(s *cli.Streams, g *globalOptions) *cli.Command {
@@ -42,7 +44,11 @@ knowledge or the new, and a publish that fails or is killed leaves the
 previous. Documents that did not change are not rewritten: republishing a
 commit writes nothing, and a one-file change about one file's rows.
 Publishing a commit older than the one published, or not descending from
-it, is refused (--force overrides); publishes of one repository take
+it, is refused (--force overrides). A name that holds another
+repository's history (a commit this repository lacks, or one with no
+common ancestor) is taken: publish under another --repo, or replace that
+repository's knowledge with --force --replace-unrelated. kbc unpublish
+removes a repository. Publishes of one repository take
 turns, of different repositories they run side by side. kbc creates and
 migrates the schema; a database set up by a newer kbc is refused. Besides
 its own session, a publish opens up to three more that only read, where the
@@ -52,7 +58,8 @@ compute the tsvectors of new ones side by side.
 The database is --db URL, else $KBQ_DATABASE_URL, else libpq's PGHOST,
 PGPORT, PGUSER, PGDATABASE and PGPASSWORD; keep passwords out of
 .kb/config.yaml and out of URLs on shared command lines. The repository is
-named by --repo, else by its origin remote (github.com/org/repo). The
+named by --repo, else by its origin remote (github.com/org/repo; an
+origin that is a local path names nothing others know: give --repo). The
 repository's .kbq/ is published as it is when kbc build --rev made it from
 that commit (as CI does); otherwise the commit is built into
 .kbq/published (--out), so that the next publish builds only what
@@ -68,7 +75,8 @@ EXAMPLES:
 			&cli.StringFlag{Name: "repo", Usage: "publish as repository `NAME` (default: the origin remote as host/path)", Destination: &o.repo},
 			&cli.StringFlag{Name: "rev", Usage: "publish the commit `REV` (default: HEAD)", Destination: &o.source.rev},
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "build the commit's artifact in `DIR` (default: .kbq/published)", Destination: &o.out},
-			&cli.BoolFlag{Name: "force", Usage: "publish over a newer or unrelated commit", Destination: &o.force},
+			&cli.BoolFlag{Name: "force", Usage: "publish over a newer commit, or one this commit does not descend from", Destination: &o.force},
+			&cli.BoolFlag{Name: "replace-unrelated", Usage: "with --force, replace a repository of the same name whose history is not this one's", Destination: &o.replaceUnrelated},
 			&cli.BoolFlag{Name: "keep-going", Usage: "leave out files with errors instead of publishing nothing", Destination: &o.keepGoing},
 		},
 		Action: func(c *cli.Context) error {
@@ -90,12 +98,20 @@ func runPublish(ctx context.Context, s *cli.Streams, g *globalOptions, o *publis
 	if err != nil {
 		return err
 	}
+	if o.replaceUnrelated && !o.force {
+		return cli.Usagef("--replace-unrelated goes with --force: together they replace another repository's knowledge")
+	}
 	name := o.repo
 	if name == "" {
+		origin := ""
 		if d, err := gitdir.Find(g.workDir()); err == nil {
-			name = gitdir.RepoName(d.Origin())
+			origin = d.Origin()
+			name = gitdir.RepoName(origin)
 		}
-		if name == "" {
+		switch {
+		case origin != "" && gitdir.IsLocalURL(origin):
+			return cli.Usagef("the origin remote is a local path (%s), which names no repository others know: give --repo NAME, such as github.com/org/repo", visible.Line(origin))
+		case name == "":
 			return cli.Usagef("the repository has no origin remote to name it by: give --repo NAME")
 		}
 	}
@@ -143,7 +159,8 @@ func runPublish(ctx context.Context, s *cli.Streams, g *globalOptions, o *publis
 		return err
 	}
 	defer conn.Close(context.Background())
-	pub, err := pgstore.Publish(ctx, conn, art, pgstore.Options{Force: o.force, IsAncestor: src.repo.IsAncestor})
+	pub, err := pgstore.Publish(ctx, conn, art, pgstore.Options{Force: o.force, IsAncestor: src.repo.IsAncestor,
+		Unrelated: src.repo.Unrelated, ReplaceUnrelated: o.replaceUnrelated})
 	if err != nil {
 		return publishError(err, cfg)
 	}
@@ -179,10 +196,61 @@ func runPublish(ctx context.Context, s *cli.Streams, g *globalOptions, o *publis
 func publishError(err error, cfg *pgx.ConnConfig) error {
 	var pgErr *pgconn.PgError
 	switch {
+	case errors.Is(err, pgstore.ErrTaken):
+		return cli.Usagef("%v", err)
 	case errors.Is(err, pgstore.ErrOlder), errors.Is(err, pgstore.ErrDiverged), errors.Is(err, pgstore.ErrSchemaNewer):
 		return err
 	case errors.As(err, &pgErr) && pgErr.Code == "42501":
 		return fmt.Errorf("user %s may not write to %s: publish as a role that owns the kbq tables (%s)", cfg.User, pgread.Where(cfg), pgErr.Message)
 	}
 	return fmt.Errorf("publish to %s: %v", pgread.Where(cfg), pgread.Redact(err))
+}
+
+func newUnpublishCommand(s *cli.Streams) *cli.Command {
+	var db, repo string
+	return &cli.Command{
+		Name:      "unpublish",
+		Usage:     "remove a repository's knowledge from PostgreSQL",
+		UsageText: "kbc unpublish --repo NAME [--db URL]",
+		Description: `Removes repository NAME from the database kbc publish writes, in one
+transaction: its documents, chunks, vectors and files, and the stored
+files and chunk texts no other repository names. Readers see it whole or
+gone. A publish of the same repository running meanwhile is waited for.
+
+EXAMPLES:
+   kbc unpublish --repo github.com/org/old-api --db postgres://kbq@db.internal/knowledge
+
+` + exitCodesHelp,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "db", Usage: "the database `URL` (default: $KBQ_DATABASE_URL, else libpq's PG* variables)", Destination: &db},
+			&cli.StringFlag{Name: "repo", Usage: "the repository `NAME` to remove, as kbq repos or kbq --db show it (required)", Destination: &repo},
+		},
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return cli.Usagef("kbc unpublish takes no arguments; name the repository with --repo")
+			}
+			if repo == "" {
+				return cli.Usagef("kbc unpublish needs --repo NAME: the repository to remove")
+			}
+			cfg, err := pgread.Config(db, s.Getenv)
+			if err != nil {
+				return cli.Usagef("%v", err)
+			}
+			conn, err := pgread.Connect(c.Context, cfg)
+			if err != nil {
+				return err
+			}
+			defer conn.Close(context.Background())
+			gone, err := pgstore.Unpublish(c.Context, conn, repo)
+			if errors.Is(err, pgstore.ErrNotPublished) {
+				return cli.Usagef("%v", err)
+			}
+			if err != nil {
+				return publishError(err, cfg)
+			}
+			fmt.Fprintf(s.Err, "kbc: unpublished %s from %s: %d %s of commit %.12s removed\n", repo, pgread.Where(cfg),
+				gone.Documents, plural(gone.Documents, "document", "documents"), gone.Commit)
+			return nil
+		},
+	}
 }

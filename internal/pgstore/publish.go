@@ -44,6 +44,13 @@ type Options struct {
 	// b itself), from the repository's history; it fails when the
 	// history does not hold both.
 	IsAncestor func(a, b string) (bool, error)
+	// Unrelated reports whether commit a belongs to another history than
+	// commit b: the repository has no commit a (and is not a shallow
+	// clone, which could lack it), or the two have no common ancestor.
+	// The name published then belongs to another repository.
+	Unrelated func(a, b string) bool
+	// ReplaceUnrelated lets Force replace an unrelated history.
+	ReplaceUnrelated bool
 	// Now is the publish time.
 	Now time.Time
 }
@@ -75,6 +82,9 @@ var (
 	ErrOlder = errors.New("older than the commit published")
 	// ErrDiverged means neither commit descends from the other.
 	ErrDiverged = errors.New("not a descendant of the commit published")
+	// ErrTaken means the name published holds another repository's
+	// history.
+	ErrTaken = errors.New("name taken")
 )
 
 // CheckRepoName reports why name cannot name a published repository
@@ -124,7 +134,7 @@ func Publish(ctx context.Context, conn *pgx.Conn, src *Source, opts Options) (*R
 	case err != nil:
 		return nil, err
 	default:
-		if err := checkOrder(res.Previous, src.Commit, opts); err != nil {
+		if err := checkOrder(src.Repo, res.Previous, src.Commit, opts); err != nil {
 			return nil, err
 		}
 	}
@@ -189,8 +199,14 @@ func fastCompression(ctx context.Context, tx pgx.Tx) error {
 
 // checkOrder refuses to publish commit over prev unless it descends from
 // it, or opts.Force.
-func checkOrder(prev, commit string, opts Options) error {
-	if prev == commit || opts.Force || prev == "" {
+func checkOrder(name, prev, commit string, opts Options) error {
+	if prev == commit || prev == "" {
+		return nil
+	}
+	if opts.Unrelated != nil && !opts.ReplaceUnrelated && opts.Unrelated(prev, commit) {
+		return fmt.Errorf("%w: the name %s is taken: it holds %.12s, a commit of another history than this repository's; publish this one under a name of its own (--repo NAME, such as github.com/org/repo)", ErrTaken, name, prev)
+	}
+	if opts.Force {
 		return nil
 	}
 	if opts.IsAncestor == nil {

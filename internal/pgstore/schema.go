@@ -181,7 +181,7 @@ func Version(ctx context.Context, conn *pgx.Conn) (int, error) {
 		return 0, nil
 	}
 	var v int
-	if err := conn.QueryRow(ctx, `SELECT max(version) FROM kbq_schema`).Scan(&v); err != nil {
+	if err := conn.QueryRow(ctx, `SELECT coalesce(max(version), 0) FROM kbq_schema`).Scan(&v); err != nil {
 		return 0, err
 	}
 	return v, nil
