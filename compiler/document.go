@@ -16,7 +16,11 @@ import (
 // document is one knowledge file, parsed and validated.
 type document struct {
 	artifact.Document
-	meta   meta
+	// generated marks a context file kbq context -o wrote (its first line
+	// is knowledge.GeneratedMarker): the knowledge it holds is already indexed, and
+	// reading it as context would feed each run on the last.
+	generated bool
+	meta      meta
 	src    *source
 	body   int // byte offset of the body in src.text
 	chunks []chunk
@@ -110,6 +114,10 @@ func parseDocument(in input) *document {
 		return d
 	}
 	if !checkText(in.data, report) {
+		return d
+	}
+	if in.loc.Kind == knowledge.KindContext && knowledge.IsGenerated(in.data) {
+		d.generated = true
 		return d
 	}
 	checkControls(in.path, in.data, report)

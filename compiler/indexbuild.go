@@ -123,6 +123,13 @@ func (b *indexBuild) run(ctx context.Context, l *listing) (*artifact.Manifest, e
 		if b.opts.Progress != nil {
 			b.opts.Progress(done, len(todo))
 		}
+		if p.doc.generated {
+			// Left out: what the previous artifact held at its path goes.
+			if b.prev != nil {
+				b.prev.stale[p.doc.Path] = true
+			}
+			return nil
+		}
 		b.blobs[p.doc.Path] = p.doc.Blob
 		b.facts = append(b.facts, factsOf(p.doc, p.display))
 		if !p.reindex {

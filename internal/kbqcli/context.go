@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/kbqdev/kbq/internal/safefs"
 	"github.com/kbqdev/kbq/internal/units"
 	"github.com/kbqdev/kbq/internal/visible"
+	"github.com/kbqdev/kbq/knowledge"
 	"github.com/kbqdev/kbq/query/documents"
 )
 
@@ -24,6 +26,7 @@ type contextOptions struct {
 	wrap, asJSON bool
 	hot          int
 	agent, out   string
+	force        bool
 }
 
 func newContextCommand(s *cli.Streams) *cli.Command {
@@ -46,10 +49,15 @@ sets its own under budgets in .kb/config.yaml. --wrap wraps the text in
 
 --for sizes the context for the agent that reads it: codex (AGENTS.md, 32
 KiB, project_doc_max_bytes), claude (Claude Code's MEMORY.md: 200 lines and
-25 KB) or gemini (GEMINI.md, no documented limit: the total budget). -o
-writes the context to FILE instead of stdout:
+25 KB) or gemini (GEMINI.md, no documented limit: the total budget); it
+warns only when the context is cut to that size. -o writes the context to
+FILE instead of stdout, under a first line that marks it as kbq's:
 
    kbq context --for codex -o AGENTS.md
+
+kbc build leaves a context file with that mark out, so a rerun does not
+read the last one's output; -o replaces only a file kbq wrote, unless
+--force.
 
 KNOWLEDGE INDEX: the context ends with the --hot documents (default 5) in
 force here that search and get handed out most in the last 30 days, one
@@ -64,7 +72,8 @@ budgets.
 			&cli.IntFlag{Name: "hot", Value: answer.HotDefault, Usage: "list `N` documents in the closing knowledge index (0: none)", Destination: &o.hot},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON: dir, text, sources, index, warnings, truncated", Destination: &o.asJSON},
 			&cli.StringFlag{Name: "for", Complete: cli.Values("claude", "codex", "gemini"), Usage: "size the context for `AGENT`: claude, codex or gemini", Destination: &o.agent},
-			&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Usage: "write the context to `FILE`", Destination: &o.out},
+			&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Usage: "write the context to `FILE`, marked as kbq's", Destination: &o.out},
+			&cli.BoolFlag{Name: "force", Usage: "with -o, replace a file kbq did not write", Destination: &o.force},
 		),
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
@@ -139,7 +148,10 @@ func runContext(ctx context.Context, o *contextOptions) error {
 		fmt.Fprintf(s.Err, "kbq: no context applies to %s: add .kb/context.md (or AGENTS.md, CLAUDE.md, GEMINI.md) there or in a directory above it\n", cmp.Or(d, "the repository root"))
 	}
 	if o.out != "" {
-		return writeOutput(o.out, []byte(res.Text))
+		if data, err := os.ReadFile(o.out); err == nil && !o.force && !knowledge.IsGenerated(data) {
+			return cli.Usagef("%s exists and kbq did not write it: -o would replace it; give --force to, or write elsewhere", o.out)
+		}
+		return writeOutput(o.out, []byte(knowledge.GeneratedHeader+res.Text))
 	}
 	_, err = io.WriteString(s.Out, visible.Text(res.Text))
 	return err

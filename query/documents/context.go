@@ -146,7 +146,8 @@ func Context(ctx context.Context, src Source, dir string, opts ContextOptions) (
 	if len(res.Sections) == 0 {
 		text = ""
 	}
-	if warn := budgets.Total / 2; len(text) > warn {
+	// An agent's own limit (--for) cuts; only kbq's budget warns short of it.
+	if warn := budgets.Total / 2; opts.MaxBytes == 0 && len(text) > warn {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("context is %.1f KiB, over the %s that agents load comfortably", kib(len(text)), units.Bytes(int64(warn))))
 	}
 	if cut, dropped := cutContext(text, spans, res.MaxBytes, res.MaxLines); len(cut) != len(text) || dropped != nil {
