@@ -2,7 +2,9 @@ package compiler
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -416,7 +418,8 @@ var (
 )
 
 // headingText returns the plain text of a heading: links reduced to their
-// text, emphasis and code markers and HTML tags removed.
+// text, emphasis and code markers and HTML tags removed. A code span keeps
+// its text as written, angle brackets and all (## `<scrape_config>`).
 func headingText(h *ast.Heading, md []byte) string {
 	var b strings.Builder
 	for i := 0; i < h.Lines().Len(); i++ {
@@ -427,6 +430,39 @@ func headingText(h *ast.Heading, md []byte) string {
 		b.Write(bytes.TrimSpace(seg.Value(md)))
 	}
 	s := b.String()
+	if !strings.Contains(s, "`") {
+		return strings.Join(strings.Fields(plainInline(s)), " ")
+	}
+	// Code spans stand aside while links, tags and markers go: a link's
+	// text may be one ([`<remote_write>`](#remote_write)).
+	var spans []string
+	var held strings.Builder
+	for rest := s; rest != ""; {
+		start, end, inner, ok := codeSpan(rest)
+		if !ok {
+			held.WriteString(rest)
+			break
+		}
+		held.WriteString(rest[:start])
+		fmt.Fprintf(&held, "\uE000%d\uE001", len(spans))
+		spans = append(spans, inner)
+		rest = rest[end:]
+	}
+	out := heldSpan.ReplaceAllStringFunc(plainInline(held.String()), func(m string) string {
+		i, err := strconv.Atoi(m[len("\uE000") : len(m)-len("\uE001")])
+		if err != nil || i >= len(spans) {
+			return m // the heading's own text
+		}
+		return spans[i]
+	})
+	return strings.Join(strings.Fields(out), " ")
+}
+
+// heldSpan is a code span set aside by headingText.
+var heldSpan = regexp.MustCompile("\uE000[0-9]+\uE001")
+
+// plainInline is markdown text outside code spans as plain text.
+func plainInline(s string) string {
 	// Most headings are plain words: the regexps run only when they could
 	// match.
 	if strings.Contains(s, "[") {
@@ -439,5 +475,43 @@ func headingText(h *ast.Heading, md []byte) string {
 	if strings.ContainsAny(s, "*_`~") {
 		s = emphasis.ReplaceAllString(s, "$1$2")
 	}
-	return strings.Join(strings.Fields(s), " ")
+	return s
+}
+
+// codeSpan finds the first code span of s, as CommonMark reads one: a run
+// of backticks closed by the next run of the same length. It returns the
+// span's bounds and its text, stripped of one space each side when both
+// are there.
+func codeSpan(s string) (start, end int, inner string, ok bool) {
+	for i := 0; i < len(s); {
+		if s[i] != '`' {
+			i++
+			continue
+		}
+		n := i
+		for n < len(s) && s[n] == '`' {
+			n++
+		}
+		run := n - i
+		for j := n; j < len(s); {
+			if s[j] != '`' {
+				j++
+				continue
+			}
+			k := j
+			for k < len(s) && s[k] == '`' {
+				k++
+			}
+			if k-j == run {
+				inner = s[n:j]
+				if len(inner) > 1 && inner[0] == ' ' && inner[len(inner)-1] == ' ' && strings.Trim(inner, " ") != "" {
+					inner = inner[1 : len(inner)-1]
+				}
+				return i, k, inner, true
+			}
+			j = k
+		}
+		i = n // an unclosed run is text
+	}
+	return 0, 0, "", false
 }

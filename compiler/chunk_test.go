@@ -48,6 +48,29 @@ func TestChunkHeadingTrails(t *testing.T) {
 	}
 }
 
+// A heading's code spans keep their text, angle brackets and emphasis
+// markers included; outside them, HTML tags and markers go.
+func TestHeadingTextKeepsCodeSpans(t *testing.T) {
+	for md, want := range map[string]string{
+		"## `<scrape_config>`":                       "<scrape_config>",
+		"## The `<tls_config>` *block*":              "The <tls_config> block",
+		"## ``a ` b`` and <b>bold</b>":               "a ` b and bold",
+		"## `` `<x>` ``":                             "`<x>`",
+		"## Unclosed `code <b>x</b>":                 "Unclosed code x",
+		"## `__init__` and _emphasis_":               "__init__ and emphasis",
+		"## [`<remote_write>`](#remote_write) links": "<remote_write> links",
+	} {
+		chunks, _, _ := chunksOf(t, md+"\n\nSome text under it.\n")
+		if len(chunks) != 1 || chunks[0].heading != want {
+			var got []string
+			for _, c := range chunks {
+				got = append(got, c.heading)
+			}
+			t.Errorf("%s: headings %q, want %q", md, got, want)
+		}
+	}
+}
+
 func TestChunkMergesSmallSections(t *testing.T) {
 	chunks, _, _ := chunksOf(t, "# Tool\n\n## Parameters\n\n### -Path\n\nThe path.\n\n### -Filter\n\nA filter.\n")
 	if len(chunks) != 1 || chunks[0].heading != "Tool" {
