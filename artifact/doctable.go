@@ -52,6 +52,13 @@ func (w *tableWriter) strs(ss []string) {
 	}
 }
 
+func (w *tableWriter) uints(vs []uint32) {
+	w.uint(uint64(len(vs)))
+	for _, v := range vs {
+		w.uint(uint64(v))
+	}
+}
+
 func (w *tableWriter) optFloat(f *float64) {
 	w.bool(f != nil)
 	if f != nil {
@@ -84,9 +91,10 @@ func (w *tableWriter) fields(f *DocFields) {
 // into data, which must not change: copying them took a third of the time
 // of reading a table.
 type tableReader struct {
-	data []byte
-	i    int
-	bad  bool
+	data    []byte
+	i       int
+	bad     bool
+	version int // of the table: 1 for KBQDOC01
 }
 
 func (r *tableReader) uint() uint64 {
@@ -163,6 +171,18 @@ func (r *tableReader) strs() []string {
 	return ss
 }
 
+func (r *tableReader) uints() []uint32 {
+	n := r.count()
+	if n == 0 {
+		return nil
+	}
+	vs := make([]uint32, n)
+	for i := range vs {
+		vs[i] = r.uint32()
+	}
+	return vs
+}
+
 func (r *tableReader) optFloat() *float64 {
 	if !r.bool() {
 		return nil
@@ -213,10 +233,19 @@ func EncodeDocuments(docs []Document, attachments []string) []byte {
 
 // DecodeDocuments reads a document table.
 func DecodeDocuments(data []byte) (docs []Document, attachments []string, err error) {
-	if len(data) < len(documentsMagic) || string(data[:len(documentsMagic)]) != documentsMagic {
+	version := 0
+	if len(data) >= len(documentsMagic) {
+		switch string(data[:len(documentsMagic)]) {
+		case documentsMagic:
+			version = 2
+		case documentsMagicV1:
+			version = 1
+		}
+	}
+	if version == 0 {
 		return nil, nil, fmt.Errorf("%w: not a kbq document table", ErrCorrupt)
 	}
-	r := tableReader{data: data, i: len(documentsMagic)}
+	r := tableReader{data: data, i: len(documentsMagic), version: version}
 	n := r.count()
 	docs = make([]Document, n)
 	for i := range docs {

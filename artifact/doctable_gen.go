@@ -21,6 +21,7 @@ func (w *tableWriter) document(d *Document) {
 	w.strs(d.Supersedes)
 	w.strMap(d.Meta)
 	w.int(int64(d.Chunks))
+	w.uints(d.Headings)
 	w.fields(&d.Fields)
 	w.uint(d.Seg)
 	w.uint(uint64(d.Doc))
@@ -45,6 +46,9 @@ func (r *tableReader) document(d *Document) {
 	d.Supersedes = r.strs()
 	d.Meta = r.strMap()
 	d.Chunks = int(r.int())
+	if r.version >= 2 {
+		d.Headings = r.uints()
+	}
 	r.fields(&d.Fields)
 	d.Seg = r.uint()
 	d.Doc = r.uint32()

@@ -4,7 +4,8 @@ package artifact
 // (doctable.go), whose codec is generated from this type (go generate), so
 // that a field added here is stored. Fields tagged store:"ages" live in the
 // ages table (ages.go) instead, because a build may change them without
-// changing the index.
+// changing the index. A field added later is tagged with the table version
+// that added it (table:"2"): older tables are read without it.
 type Document struct {
 	Path       string   `json:"path"`
 	Scope      string   `json:"scope"`
@@ -43,6 +44,15 @@ type Document struct {
 	Updated     string `json:"updated,omitempty" store:"ages"`
 	Uncommitted bool   `json:"uncommitted,omitempty" store:"ages"`
 	Chunks      int    `json:"chunks"`
+	// Headings, for a context document, are its top-level headings as the
+	// markdown parser reads them (so that kbq context shifts exactly those,
+	// and no line of a code block): each line<<8 | lines<<4 | setext<<3 |
+	// level, with line the heading's first line in the body (from 0),
+	// lines how many lines its text takes (a setext heading's underline
+	// follows them) and setext 1 for an underlined heading; a last 0 says
+	// they were recorded (none, for a document of only that). Tables of
+	// version 1 (KBQDOC01) lack it.
+	Headings []uint32 `json:"headings,omitempty" table:"2"`
 	// Fields are the document's statistics for each text field.
 	Fields DocFields `json:"fields"`
 	// Seg and Doc locate the document's chunks in the index: segment Seg,

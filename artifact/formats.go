@@ -36,12 +36,15 @@ const (
 	//	7  status and supersedes
 	//	8  the last commit, author and time
 	//	9  Meta keys (owner) stored and filtered on
-	DocumentLayout = 9
+	//	10 the headings of context documents, as the markdown parser reads them
+	DocumentLayout = 10
 
 	// documentsMagic starts a document table.
 	//
 	//	KBQDOC01  the first table
-	documentsMagic = "KBQDOC01"
+	//	KBQDOC02  and the headings of context documents (Document.Headings)
+	documentsMagic   = "KBQDOC02"
+	documentsMagicV1 = "KBQDOC01"
 
 	// vectorsMagic starts a vectors file; readers still take the older
 	// layouts.

@@ -180,3 +180,46 @@ func TestWorktreeRoundTripsEveryField(t *testing.T) {
 		t.Errorf("the record does not round-trip:\n got %+v\nwant %+v", *got, w)
 	}
 }
+
+// A table of version 1 (KBQDOC01, before Headings) still reads.
+func TestDocumentTableVersion1Reads(t *testing.T) {
+	importance := 0.5
+	d := Document{Path: ".kb/a.md", Scope: "project", Kind: "context", Topic: "a", Blob: "b", Title: "T", Tags: []string{"x"},
+		Importance: &importance, Meta: map[string]string{"owner": "ada"}, Chunks: 2, Seg: 7, Doc: 3}
+	d.Fields[0] = FieldStats{Docs: 2, Tokens: 9}
+	w := tableWriter{}
+	w.b = append(w.b, documentsMagicV1...)
+	w.uint(1)
+	// The fields in the order of version 1: as the generated writer, less
+	// Headings.
+	w.str(d.Path)
+	w.str(d.Scope)
+	w.str(d.Kind)
+	w.str(d.Topic)
+	w.str(d.Blob)
+	w.int(int64(d.ID))
+	w.str(d.Title)
+	w.strs(d.Tags)
+	w.str(d.Source)
+	w.strs(d.ShadowedBy)
+	w.optFloat(d.Importance)
+	w.str(d.Created)
+	w.str(d.Expires)
+	w.str(d.Status)
+	w.strs(d.Supersedes)
+	w.strMap(d.Meta)
+	w.int(int64(d.Chunks))
+	w.fields(&d.Fields)
+	w.uint(d.Seg)
+	w.uint(uint64(d.Doc))
+	w.strs(nil)
+	docs, _, err := DecodeDocuments(w.b)
+	if err != nil || len(docs) != 1 || !reflect.DeepEqual(docs[0], d) {
+		t.Fatalf("version 1 table: %+v, %v; want %+v", docs, err, d)
+	}
+	d.Headings = []uint32{1<<8 | 1<<4 | 2}
+	docs, _, err = DecodeDocuments(EncodeDocuments([]Document{d}, nil))
+	if err != nil || !reflect.DeepEqual(docs[0].Headings, d.Headings) {
+		t.Errorf("version 2 table: headings %v, %v", docs, err)
+	}
+}

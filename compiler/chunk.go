@@ -382,6 +382,37 @@ func topLevelBlocksWith(p parser.Parser, src []byte, body int) []block {
 	return blocks
 }
 
+// contextHeadings records the top-level headings of a context document's
+// body as the parser reads them (artifact.Document.Headings), for kbq
+// context to shift them and nothing else: never a line of a code block
+// however its fences nest.
+func contextHeadings(src []byte, body int) []uint32 {
+	if body >= len(src) {
+		return []uint32{0}
+	}
+	md := src[body:]
+	doc := blockParser.Parse(text.NewReader(md))
+	var out []uint32
+	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
+		h, ok := n.(*ast.Heading)
+		if !ok || h.Lines().Len() == 0 {
+			continue
+		}
+		start := lineStart(md, h.Lines().At(0).Start)
+		line := bytes.Count(md[:start], []byte{'\n'})
+		first := bytes.TrimLeft(md[start:], " ")
+		setext, lines := uint32(0), uint32(1)
+		if len(first) == 0 || first[0] != '#' {
+			setext, lines = 1, uint32(min(h.Lines().Len(), 15))
+		}
+		if line >= 1<<24 {
+			break
+		}
+		out = append(out, uint32(line)<<8|lines<<4|setext<<3|uint32(h.Level))
+	}
+	return append(out, 0) // recorded, even when there are none
+}
+
 // blockOffset returns an offset on the first line of a top-level block.
 func blockOffset(n ast.Node) (int, bool) {
 	if fc, ok := n.(*ast.FencedCodeBlock); ok {

@@ -179,6 +179,9 @@ func (d *document) chunk(format string, paths *repoPaths, report reporter) (h1 s
 	default:
 		d.chunks, h1, cut = chunkBody(d.src, d.body)
 	}
+	if format == "md" && d.Kind == knowledge.KindContext {
+		d.Headings = contextHeadings(d.src.text, d.body)
+	}
 	if len(cut) > 0 {
 		what := "a heading"
 		if len(cut) > 1 {

@@ -97,7 +97,7 @@ func Context(ctx context.Context, src Source, dir string, opts ContextOptions) (
 			if err != nil {
 				return nil, err
 			}
-			body := shiftHeadings(strings.TrimSpace(stripComments(doc.Body)), 3)
+			body := strings.TrimSpace(stripComments(shiftHeadings(doc.Body, 3, d.Headings)))
 			if body == "" || slices.Contains(bodies, body) {
 				continue // AGENTS.md and CLAUDE.md are often copies
 			}
@@ -267,7 +267,52 @@ func stripComments(text string) string {
 	return strings.Join(out, "\n")
 }
 
-func shiftHeadings(text string, levels int) string {
+// shiftHeadings moves the headings of a context document levels down,
+// under the context's own: those the build recorded as the markdown
+// parser read them (artifact.Document.Headings), else, for an artifact
+// that recorded none, those a line scan finds outside fenced code.
+func shiftHeadings(text string, levels int, recorded []uint32) string {
+	if len(recorded) == 0 {
+		return scanShiftHeadings(text, levels)
+	}
+	lines := strings.Split(text, "\n")
+	for _, h := range recorded {
+		level, setext, n, line := int(h&7), h>>3&1 == 1, int(h>>4&15), int(h>>8)
+		if level == 0 || line >= len(lines) {
+			continue
+		}
+		if !setext {
+			trimmed := strings.TrimLeft(lines[line], " ")
+			if l := atxLevel(trimmed); l > 0 {
+				lines[line] = strings.Repeat("#", min(l+levels, 6)) + trimmed[l:]
+			}
+			continue
+		}
+		under := line + n
+		if under >= len(lines) || n < 1 {
+			continue
+		}
+		words := make([]string, 0, n)
+		for _, l := range lines[line:under] {
+			words = append(words, strings.TrimSpace(l))
+		}
+		lines[line] = strings.Repeat("#", min(level+levels, 6)) + " " + strings.Join(words, " ")
+		for i := line + 1; i <= under; i++ {
+			lines[i] = "\x00" // dropped below
+		}
+	}
+	out := lines[:0]
+	for _, l := range lines {
+		if l != "\x00" {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// scanShiftHeadings is shiftHeadings by a line scan: fences close only
+// with a run of their own character at least as long as the opening.
+func scanShiftHeadings(text string, levels int) string {
 	lines := strings.Split(text, "\n")
 	out := make([]string, 0, len(lines))
 	fence := ""
@@ -276,14 +321,15 @@ func shiftHeadings(text string, levels int) string {
 		trimmed := strings.TrimLeft(line, " ")
 		indent := len(line) - len(trimmed)
 		if fence != "" {
-			if indent < 4 && strings.HasPrefix(trimmed, fence) && strings.Trim(trimmed, fence[:1]) == "" {
+			if indent < 4 && strings.HasPrefix(trimmed, fence) && strings.TrimRight(strings.TrimLeft(trimmed, fence[:1]), " \t") == "" {
 				fence = ""
 			}
 			out = append(out, line)
 			continue
 		}
 		if indent < 4 && (strings.HasPrefix(trimmed, "```") || strings.HasPrefix(trimmed, "~~~")) {
-			fence = trimmed[:3]
+			n := len(trimmed) - len(strings.TrimLeft(trimmed, trimmed[:1]))
+			fence = trimmed[:n]
 			out = append(out, line)
 			continue
 		}

@@ -13,8 +13,9 @@ func TestShiftHeadings(t *testing.T) {
 		"Title\n=====\n\nSub\n---\n\nbody":      "#### Title\n\n##### Sub\n\nbody",
 		"para\n\n---\n\nafter a thematic break": "para\n\n---\n\nafter a thematic break",
 		"#":                                     "####",
+		"````md\n```sh\n# in\n```\n````\n## After": "````md\n```sh\n# in\n```\n````\n##### After",
 	} {
-		if got := shiftHeadings(in, 3); got != want {
+		if got := shiftHeadings(in, 3, nil); got != want {
 			t.Errorf("shiftHeadings(%q) = %q, want %q", in, got, want)
 		}
 	}

@@ -43,6 +43,7 @@ var codecs = map[string]struct{ write, read string }{
 	"uint64":            {"w.uint(%s)", "%s = r.uint()"},
 	"bool":              {"w.bool(%s)", "%s = r.bool()"},
 	"[]string":          {"w.strs(%s)", "%s = r.strs()"},
+	"[]uint32":          {"w.uints(%s)", "%s = r.uints()"},
 	"*float64":          {"w.optFloat(%s)", "%s = r.optFloat()"},
 	"map[string]string": {"w.strMap(%s)", "%s = r.strMap()"},
 	"DocFields":         {"w.fields(&%s)", "r.fields(&%s)"},
@@ -70,7 +71,12 @@ func generate(src []byte) ([]byte, error) {
 				return nil, fmt.Errorf("%s: field %s has type %s, which the document table cannot store: add it to codecs in artifact/internal/gendoctable", fset.Position(field.Pos()), name.Name, typ)
 			}
 			fmt.Fprintf(&write, "\t"+c.write+"\n", "d."+name.Name)
-			fmt.Fprintf(&read, "\t"+c.read+"\n", "d."+name.Name)
+			if since := sinceVersion(field.Tag); since > 1 {
+				// A field tables of older versions lack.
+				fmt.Fprintf(&read, "\tif r.version >= %d {\n\t\t"+c.read+"\n\t}\n", since, "d."+name.Name)
+			} else {
+				fmt.Fprintf(&read, "\t"+c.read+"\n", "d."+name.Name)
+			}
 		}
 	}
 	var b bytes.Buffer
@@ -103,6 +109,23 @@ func documentStruct(f *ast.File) (*ast.StructType, error) {
 
 func typeString(src []byte, fset *token.FileSet, e ast.Expr) string {
 	return string(src[fset.Position(e.Pos()).Offset:fset.Position(e.End()).Offset])
+}
+
+// sinceVersion is the table version a field's tag says it was added in
+// (table:"N"), 1 without one.
+func sinceVersion(tag *ast.BasicLit) int {
+	if tag == nil {
+		return 1
+	}
+	t, err := strconv.Unquote(tag.Value)
+	if err != nil {
+		return 1
+	}
+	n, err := strconv.Atoi(reflect.StructTag(t).Get("table"))
+	if err != nil || n < 1 {
+		return 1
+	}
+	return n
 }
 
 // storedElsewhere reports whether a field's tag says store:"ages".
