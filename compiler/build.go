@@ -290,6 +290,9 @@ func readAndParse(c candidate, opts *Options) (*document, error) {
 	in.data = data
 	if !strings.HasPrefix(c.path, knowledge.GlobalPathPrefix) {
 		in.secrets = opts.Config.secretsAllowedIn(c.path)
+		if opts.Config != nil {
+			in.foreign = opts.Config.ForeignKeys
+		}
 	}
 	return parseDocument(in), nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/gitsource"
+	"github.com/kbqdev/kbq/knowledge"
 	"github.com/kbqdev/kbq/internal/suggest"
 	"github.com/kbqdev/kbq/internal/units"
 )
@@ -49,6 +50,10 @@ type Config struct {
 	Embeddings *EmbeddingsConfig
 	// LLM, when set, is the chat endpoint kbc compact uses.
 	LLM *LLMConfig
+	// ForeignKeys are frontmatter keys that belong to another tool (a
+	// documentation site's status or icon): kbq neither reads nor checks
+	// them.
+	ForeignKeys []string
 	// CompactThreshold is the tokens a category of knowledge may hold
 	// before kbc check suggests compacting it; 0 when not set (the
 	// default), -1 for no warning.
@@ -162,6 +167,8 @@ func ParseConfig(data []byte) *Config {
 			p.llm(v)
 		case "compact_threshold":
 			p.compactThreshold(v)
+		case "foreign_keys":
+			c.ForeignKeys = p.foreignKeys(v)
 		}
 	})
 	c.Diagnostics.Sort()
@@ -169,7 +176,21 @@ func ParseConfig(data []byte) *Config {
 }
 
 // configKeys are the settings of the top level, in the order documented.
-var configKeys = []string{"context_files", "max_file_size", "budgets", "ignore", "secrets", "embeddings", "llm", "compact_threshold"}
+var configKeys = []string{"context_files", "max_file_size", "budgets", "ignore", "secrets", "embeddings", "llm", "compact_threshold", "foreign_keys"}
+
+// foreignKeys reads foreign_keys: names of frontmatter keys, none that a
+// kind of kbq's requires.
+func (p configParser) foreignKeys(n *yaml.Node) []string {
+	keys := p.strings(n, "foreign_keys")
+	if n.Kind == yaml.SequenceNode {
+		for _, e := range n.Content {
+			if kind, required := knowledge.RequiredBy(e.Value); required {
+				p.errorf(e, "foreign_keys: %s is kbq's own: a %s needs it", e.Value, kind)
+			}
+		}
+	}
+	return keys
+}
 
 // Ignored reports whether the configuration leaves the repository file at
 // path out of builds.

@@ -92,6 +92,7 @@ type input struct {
 	loc     knowledge.Location
 	data    []byte
 	secrets secretAllowances // what the configuration allows in this file
+	foreign []string         // frontmatter keys of another tool (Config.ForeignKeys)
 	paths   *repoPaths       // the source's files, for references; nil to not check
 }
 
@@ -140,7 +141,7 @@ func parseDocument(in input) *document {
 		}
 	}
 	title := d.meta.title
-	d.meta = readMeta(d.Kind, fm, report)
+	d.meta = readMeta(d.Kind, fm, report, in.foreign)
 	d.meta.title = cmp.Or(d.meta.title, title)
 	d.body = fm.body
 	var h1 string

@@ -125,7 +125,7 @@ func FuzzSplitFrontmatter(f *testing.F) {
 					if line < 1 || col < 1 || !utf8.ValidString(msg) && utf8.ValidString(text) {
 						t.Fatalf("bad diagnostic %d:%d %q", line, col, msg)
 					}
-				})
+				}, nil)
 			}
 		}
 	})

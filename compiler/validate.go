@@ -93,7 +93,7 @@ type reporter func(line, col int, sev Severity, msg string)
 // readMeta validates the frontmatter of a document of kind and returns its
 // metadata. fm.fields is nil when the frontmatter was unusable (already
 // reported) or absent.
-func readMeta(kind string, fm frontmatter, r reporter) meta {
+func readMeta(kind string, fm frontmatter, r reporter, foreign []string) meta {
 	var m meta
 	m.tags = capTags(fm.tagsLine, 1, 1, r)
 	rules, _ := knowledge.LookupKind(kind)
@@ -118,6 +118,9 @@ func readMeta(kind string, fm frontmatter, r reporter) meta {
 			continue
 		}
 		seen[k.Value] = k
+		if slices.Contains(foreign, k.Value) {
+			continue // another tool's
+		}
 		if check := keyCheck(rules, k.Value); check != nil {
 			v = resolveAlias(v)
 			check(v, &m, keyReporter(k.Value, r))
@@ -249,13 +252,21 @@ func checkExpires(v *yaml.Node, m *meta, r reporter) {
 	}
 }
 
+// checkStatus reads a status. Other tools use the key too (mkdocs-material's
+// status: new): a value kbq does not know is a warning, and the document
+// is active.
 func checkStatus(v *yaml.Node, m *meta, r reporter) {
-	if !isScalar(v) || isNull(v) || !slices.Contains(knowledge.Statuses, v.Value) {
-		r(v.Line, v.Column, Error, "must be one of "+strings.Join(knowledge.Statuses, ", ")+", not "+describeNode(v))
+	i := -1
+	if isScalar(v) && !isNull(v) {
+		i = slices.IndexFunc(knowledge.Statuses, func(s string) bool { return strings.EqualFold(s, strings.TrimSpace(v.Value)) })
+	}
+	if i < 0 {
+		r(v.Line, v.Column, Warning, "is not one of kbq's statuses ("+strings.Join(knowledge.Statuses, ", ")+"): "+describeNode(v)+
+			" is read as active; if another tool owns status here, say so in "+ConfigPath+" (foreign_keys: [status])")
 		return
 	}
-	if v.Value != "active" {
-		m.status = v.Value
+	if st := knowledge.Statuses[i]; st != "active" {
+		m.status = st
 	}
 }
 

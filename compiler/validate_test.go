@@ -85,7 +85,7 @@ func TestReadMeta(t *testing.T) {
 			var got []string
 			m := readMeta(tt.kind, fm, func(line, col int, _ Severity, msg string) {
 				got = append(got, fmt.Sprintf("%d:%d %s", line, col, msg))
-			})
+			}, nil)
 			if strings.Join(got, "; ") != tt.want {
 				t.Errorf("diagnostics:\n got %q\nwant %q", strings.Join(got, "; "), tt.want)
 			}
@@ -128,13 +128,13 @@ func TestMetaKeys(t *testing.T) {
 	r := func(line, col int, _ Severity, msg string) {
 		diags = append(diags, fmt.Sprintf("%d:%d %s", line, col, msg))
 	}
-	m := readMeta(knowledge.KindTopic, parseFM(t, "owner: ' Platform team '\n"), r)
+	m := readMeta(knowledge.KindTopic, parseFM(t, "owner: ' Platform team '\n"), r, nil)
 	if len(diags) > 0 || m.extra["owner"] != "Platform team" {
 		t.Fatalf("owner = %q, diagnostics %v", m.extra["owner"], diags)
 	}
 	for _, bad := range []string{"owner: [a, b]\n", "owner:\n", "owner: \"a\\nb\"\n", "owner: " + strings.Repeat("x", knowledge.MaxMetaValue+1) + "\n"} {
 		diags = nil
-		m := readMeta(knowledge.KindMemory, parseFM(t, "id: 1\ncreated: 2024-05-01T10:00:00Z\n"+bad), r)
+		m := readMeta(knowledge.KindMemory, parseFM(t, "id: 1\ncreated: 2024-05-01T10:00:00Z\n"+bad), r, nil)
 		if len(diags) != 1 || !strings.Contains(diags[0], "owner: ") || m.extra != nil {
 			t.Errorf("%q: diagnostics %v, extra %v", bad, diags, m.extra)
 		}

@@ -150,3 +150,13 @@ func (k Kind) IsRequired(key string) bool { return slices.Contains(k.Required, k
 
 // CanExpire reports whether a document of the kind may set expires:.
 func (k Kind) CanExpire() bool { return k.Knows("expires") }
+
+// RequiredBy reports whether a kind requires frontmatter key, and which.
+func RequiredBy(key string) (kind string, required bool) {
+	for _, k := range kinds {
+		if slices.Contains(k.Required, key) {
+			return k.Name, true
+		}
+	}
+	return "", false
+}
