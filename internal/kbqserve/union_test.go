@@ -61,6 +61,15 @@ func TestServersReadSeveralArtifacts(t *testing.T) {
 	if !res.IsError || !strings.Contains(mcptest.Text(res), "api:.kb/keys.md") || !strings.Contains(mcptest.Text(res), "web:.kb/keys.md") {
 		t.Errorf("get keys, in both: %s", mcptest.Text(res))
 	}
+	// REPO:topic, as the command line takes it.
+	res, _ = mcptest.Call(t, cs, "knowledge_get", map[string]any{"ref": "web:keys"})
+	if res.IsError || !strings.Contains(mcptest.Text(res), "from the console") {
+		t.Errorf("get web:keys: %s", mcptest.Text(res))
+	}
+	res, _ = mcptest.Call(t, cs, "knowledge_get", map[string]any{"ref": "api:keys"})
+	if res.IsError || !strings.Contains(mcptest.Text(res), "every 90 days") {
+		t.Errorf("get api:keys: %s", mcptest.Text(res))
+	}
 	res, _ = mcptest.Call(t, cs, "knowledge_get", map[string]any{"ref": "deploy"})
 	if res.IsError || !strings.Contains(mcptest.Text(res), "make deploy") {
 		t.Errorf("get deploy, in one: %s", mcptest.Text(res))
@@ -73,6 +82,8 @@ func TestServersReadSeveralArtifacts(t *testing.T) {
 	for target, want := range map[string]string{
 		"/search?q=rotate+repo:api": `"repo":"api"`,
 		"/get?path=web:.kb/keys.md": "from the console",
+		"/get?ref=web:keys":         "from the console",
+		"/get?topic=api:deploy":     "make deploy",
 		"/stats":                    `"documents":3`,
 		"/healthz":                  `"documents":3,"repos":[{"name":"`,
 	} {

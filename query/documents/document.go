@@ -73,9 +73,28 @@ func Get(ctx context.Context, src Source, ref, dir string) (*Document, error) {
 	return doc, nil
 }
 
-// resolve finds the document ref names.
+// resolve finds the document ref names. Over several repositories read as
+// one (whose paths are REPO:PATH), REPO:REF names REF in repository REPO:
+// a path, a topic key or memory:ID, as in one repository.
 func resolve(docs []artifact.Document, ref, dir string) (artifact.Document, error) {
 	ref = strings.TrimSpace(ref)
+	if repo, rest, ok := strings.Cut(ref, ":"); ok && repo != "memory" && repo != "" {
+		prefix := repo + ":"
+		var in []artifact.Document
+		for _, d := range docs {
+			if strings.HasPrefix(d.Path, prefix) {
+				in = append(in, d)
+			}
+		}
+		if len(in) > 0 {
+			return resolveIn(in, rest, dir, prefix)
+		}
+	}
+	return resolveIn(docs, ref, dir, "")
+}
+
+// resolveIn resolves ref among docs, whose paths all start with prefix.
+func resolveIn(docs []artifact.Document, ref, dir, prefix string) (artifact.Document, error) {
 	var candidates []artifact.Document
 	idText, memory := strings.CutPrefix(ref, "memory:")
 	if memory {
@@ -91,7 +110,7 @@ func resolve(docs []artifact.Document, ref, dir string) (artifact.Document, erro
 	} else {
 		p := strings.TrimPrefix(ref, "./")
 		for _, d := range docs {
-			if d.Path == p {
+			if d.Path == prefix+p || d.Path == p {
 				return d, nil
 			}
 		}
