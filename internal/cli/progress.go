@@ -32,7 +32,10 @@ func NewProgress(s *Streams, label string) *Progress {
 func (p *Progress) Update(done, total int) {
 	now := p.now()
 	if p.start.IsZero() {
-		p.start, p.last = now, now
+		p.start = now
+		if !p.s.ErrTTY {
+			p.last = now // the first line waits a whole interval
+		}
 	}
 	if !p.s.ErrTTY {
 		if done >= total || now.Sub(p.last) < LogInterval {
