@@ -36,7 +36,8 @@ const (
 	//	7  status and supersedes
 	//	8  the last commit, author and time
 	//	9  Meta keys (owner) stored and filtered on
-	//	10 the headings of context documents, as the markdown parser reads them
+	//	10 the headings of context documents, as the markdown parser reads
+	//	   them; a chunk merged from sections that share no heading names each
 	DocumentLayout = 10
 
 	// documentsMagic starts a document table.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -207,35 +208,73 @@ func chunkBodyWith(p parser.Parser, src *source, body int) (chunks []chunk, h1 s
 	sections = append(sections, cur)
 
 	// Merge small sections into the ones after them. A merged chunk's
-	// trail is the trail its parts share or, when they share none, the trail
-	// of its largest part.
+	// trail is the trail its parts with text share, then, unless one of
+	// them is text under that shared heading itself, the next heading of
+	// each: "Config > Reloading · Shutting down", so that no part's text
+	// is labelled with another's heading alone. A part with no heading,
+	// or only its heading, names nothing.
 	var merged []section
-	largest := 0 // size of the largest part of the last merged section
-	var largestTrail, common []string
+	var parts [][][]string // the trails of each merged section's parts with text
+	named := func(s section) [][]string {
+		if len(s.trail) == 0 {
+			return nil
+		}
+		rest := text[s.start:s.end]
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 && len(bytes.TrimSpace(rest[i:])) > 0 {
+			return [][]string{s.trail}
+		}
+		return nil
+	}
 	for _, s := range sections {
 		if n := len(merged); n > 0 {
 			last := &merged[n-1]
 			if last.end-last.start < minChunk && s.end-last.start <= maxChunk {
 				last.end = s.end
 				last.blocks = append(append(last.blocks, s.start), s.blocks...)
-				common = commonPrefix(common, s.trail)
-				if s.end-s.start > largest {
-					largest, largestTrail = s.end-s.start, s.trail
-				}
-				last.trail = common
-				if len(common) == 0 {
-					last.trail = largestTrail
-				}
+				parts[n-1] = append(parts[n-1], named(s)...)
 				continue
 			}
 		}
 		merged = append(merged, s)
-		largest, largestTrail, common = s.end-s.start, s.trail, s.trail
+		parts = append(parts, named(s))
 	}
-	for _, s := range merged {
-		chunks = appendSplit(chunks, text, strings.Join(s.trail, " > "), s.start, s.end, s.blocks)
+	for i, s := range merged {
+		trail := strings.Join(s.trail, " > ")
+		if len(parts[i]) > 0 {
+			trail = mergedTrail(parts[i])
+		}
+		chunks = appendSplit(chunks, text, trail, s.start, s.end, s.blocks)
 	}
 	return chunks, h1, cut
+}
+
+// mergedTrail is the heading trail of a chunk made of sections with the
+// trails parts: their common trail, then each part's next heading.
+func mergedTrail(parts [][]string) string {
+	common := parts[0]
+	for _, p := range parts[1:] {
+		common = commonPrefix(common, p)
+	}
+	var next []string
+	for _, p := range parts {
+		if len(p) == len(common) {
+			return strings.Join(common, " > ") // text under the shared heading itself: it covers the rest
+		}
+		if !slices.Contains(next, p[len(common)]) {
+			next = append(next, p[len(common)])
+		}
+	}
+	trail := strings.Join(common, " > ")
+	if len(next) == 0 {
+		return trail
+	}
+	if len(next) > 4 {
+		next = append(next[:4], "…")
+	}
+	if trail != "" {
+		trail += " > "
+	}
+	return cutText(trail+strings.Join(next, " · "), maxHeadingText)
 }
 
 func headings(trail []block) []string {

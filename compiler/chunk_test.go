@@ -73,8 +73,14 @@ func TestHeadingTextKeepsCodeSpans(t *testing.T) {
 
 func TestChunkMergesSmallSections(t *testing.T) {
 	chunks, _, _ := chunksOf(t, "# Tool\n\n## Parameters\n\n### -Path\n\nThe path.\n\n### -Filter\n\nA filter.\n")
-	if len(chunks) != 1 || chunks[0].heading != "Tool" {
-		t.Errorf("chunks = %+v, want one chunk under Tool", chunks)
+	if len(chunks) != 1 || chunks[0].heading != "Tool > Parameters > -Path · -Filter" {
+		t.Errorf("chunks = %+v, want one chunk under Tool > Parameters, naming both", chunks)
+	}
+	// Sections that share no heading: the chunk names each, never one
+	// section's text under the other's heading alone.
+	chunks, _, _ = chunksOf(t, "## Reloading configuration\n\nSend SIGHUP to reload.\n\n## Shutting down\n\n"+strings.Repeat("Stop the server with SIGTERM; it drains connections first. ", 5)+"\n")
+	if len(chunks) != 1 || chunks[0].heading != "Reloading configuration · Shutting down" {
+		t.Errorf("chunks = %+v, want one chunk naming both sections", chunks)
 	}
 }
 
