@@ -140,10 +140,10 @@ func Run(root *Command, args []string, s *Streams, exitCode func(error) (int, bo
 	switch {
 	case errors.Is(err, ErrFailure), errors.Is(err, ErrSilent):
 	case errors.Is(err, ErrUsage):
+		// Every message starts "prog: ", as errors do; one that names the
+		// program itself ("kbq search needs a query") drops the name.
 		msg := strings.TrimPrefix(err.Error(), ErrUsage.Error()+": ")
-		if !strings.HasPrefix(msg, root.Name+" ") { // "kbc build takes…" names the program already
-			msg = root.Name + ": " + msg
-		}
+		msg = root.Name + ": " + strings.TrimPrefix(msg, root.Name+" ")
 		fmt.Fprintf(s.Err, "%s\nRun '%s --help' for usage.\n", msg, inv.cmd.FullName())
 	default:
 		fmt.Fprintf(s.Err, "%s: %v\n", root.Name, err)

@@ -175,6 +175,9 @@ func parse(root *Command, args []string) (*invocation, error) {
 				return inv, errHelp
 			}
 			sub := inv.cmd.find(a)
+			if sub == nil && a == "version" && inv.cmd.parent == nil && inv.cmd.Version != nil {
+				return inv, errVersion // "kbq version", as --version
+			}
 			if sub == nil {
 				return inv, unknownCommand(inv.cmd, a)
 			}

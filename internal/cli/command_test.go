@@ -105,9 +105,11 @@ func TestHelpAndUsage(t *testing.T) {
 			t.Errorf("%q: exit %d, stderr %q, help:\n%s", line, code, errOut, out)
 		}
 	}
-	code, out, _ := run(t, newTestProgram(), "--version")
-	if code != 0 || out != "prog version 1.0\n" {
-		t.Errorf("--version: exit %d, %q", code, out)
+	for _, line := range []string{"--version", "version"} {
+		code, out, _ := run(t, newTestProgram(), line)
+		if code != 0 || out != "prog version 1.0\n" {
+			t.Errorf("%s: exit %d, %q", line, code, out)
+		}
 	}
 	for _, line := range []string{"", "hooks", "-C dir"} {
 		code, out, errOut := run(t, newTestProgram(), line)
@@ -115,7 +117,7 @@ func TestHelpAndUsage(t *testing.T) {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want the usage on stderr, exit 2", line, code, out, errOut)
 		}
 	}
-	code, out, _ = run(t, newTestProgram(), "--help")
+	code, out, _ := run(t, newTestProgram(), "--help")
 	if code != 0 || !strings.Contains(out, "\n   search  search things\n") || !strings.Contains(out, "Run 'prog help COMMAND'") ||
 		strings.Contains(out, "debug") {
 		t.Errorf("--help: exit %d:\n%s", code, out)

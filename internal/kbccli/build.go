@@ -205,6 +205,9 @@ func compile(ctx context.Context, s *cli.Streams, src *source, set compileSettin
 		fmt.Fprintf(s.Err, ", %d embedded with %s", res.Embedded, m.Embeddings.Model)
 	}
 	fmt.Fprintf(s.Err, " in %.2fs\n", time.Since(start).Seconds())
+	if m.Counts.Documents == 0 && res.Skipped == 0 {
+		fmt.Fprintf(s.Err, "kbc: note: no knowledge found: it lives in .kb/ directories (and AGENTS.md, CLAUDE.md, GEMINI.md files); kbc init sets one up\n")
+	}
 	if m.Source.Shallow {
 		fmt.Fprintf(s.Err, "kbc: note: the history is a shallow clone's: documents older than its first commit date from that commit (fetch-depth: 0 in actions/checkout reads all of it)\n")
 	}

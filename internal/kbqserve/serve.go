@@ -89,7 +89,9 @@ func runServe(ctx context.Context, s *cli.Streams, o *serveOptions) error {
 		return cli.Usagef("--addr %s is reachable from other machines; kbq serve listens on loopback unless --allow-remote", o.addr)
 	}
 	t := serverToolsOf(s, &o.src)
-	if errors.Is(t.unavailable, cli.ErrUsage) {
+	if t.unavailable != nil {
+		// Nothing to serve now or later (no repository, no --index):
+		// say so rather than answer 503 forever.
 		return t.unavailable
 	}
 	defer t.close()
