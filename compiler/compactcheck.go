@@ -10,9 +10,12 @@ import (
 )
 
 // largeCategories warns about each category of knowledge over threshold
-// tokens (about four bytes each): the memories of a scope, and, when every
-// document was read (allTopics), the topics of a directory. Each warning
-// is placed on the category's largest document that selected keeps.
+// tokens (about four bytes each) that compacting suits: the memories of a
+// scope, and, when every document was read (allTopics), the notes of a
+// directory (topics under a notes/ directory). Documentation brought in
+// (a docs tree of topics) is never suggested for compaction: it is kept
+// as written. Each warning is placed on the category's largest document
+// that selected keeps.
 func largeCategories(facts []docFacts, threshold int, allTopics bool, selected func(display string) bool) Diagnostics {
 	if threshold < 0 {
 		return nil
@@ -30,7 +33,7 @@ func largeCategories(facts []docFacts, threshold int, allTopics bool, selected f
 		switch {
 		case f.kind == knowledge.KindMemory:
 			name, what, compact = "memories\x00"+f.scope, "the memories of scope "+f.scope, f.scope
-		case f.kind == knowledge.KindTopic && allTopics:
+		case f.kind == knowledge.KindTopic && allTopics && isNotes(f.path):
 			dir := path.Dir(f.path)
 			name, what, compact = "topics\x00"+dir, "the topics of "+dir, dir
 		default:
@@ -57,6 +60,17 @@ func largeCategories(facts []docFacts, threshold int, allTopics bool, selected f
 				c.what, c.bytes/4, threshold, c.compact, ConfigPath)})
 	}
 	return diags
+}
+
+// isNotes reports whether a topic at p is a note: under a directory named
+// notes.
+func isNotes(p string) bool {
+	for dir := path.Dir(p); dir != "." && dir != "/"; dir = path.Dir(dir) {
+		if path.Base(dir) == "notes" {
+			return true
+		}
+	}
+	return false
 }
 
 func sortedNames[V any](m map[string]V) []string {
