@@ -109,6 +109,9 @@ func scanReferences(text []byte, body int, docPath string, fn func(pathRef)) {
 		}
 		if bytes.IndexByte(line, '`') >= 0 && bytes.IndexByte(line, '/') >= 0 {
 			for _, m := range codePath.FindAllSubmatchIndex(line, -1) {
+				if inAnotherRepository(line, m[0], m[1]) {
+					continue // "`agent_docs/x.md` in that repo" is not this repository's
+				}
 				name := string(line[m[2]:m[3]])
 				candidates := []string{path.Clean(name)}
 				if local := path.Clean(path.Join(dir, name)); local != candidates[0] && !strings.HasPrefix(local, "../") {
@@ -119,6 +122,33 @@ func scanReferences(text []byte, body int, docPath string, fn func(pathRef)) {
 		}
 	})
 }
+
+// otherRepository is what a sentence says to place a path in another
+// repository: "in that repo", "from the api repository", "the other
+// project's", "repo X".
+var otherRepository = regexp.MustCompile(`(?i)\b(?:that|the other|another|other|their|upstream|[a-z0-9_.-]+/[a-z0-9_.-]+)(?:'s)? (?:repo|repository|repositories|repos|project)\b|\b(?:in|from|of|at|the) (?:the )?[a-z0-9_./-]+ (?:repo|repository)\b|\b(?:repo|repository) [a-z0-9_./-]+/[a-z0-9_.-]+`)
+
+// inAnotherRepository reports whether the sentence of line holding
+// [start,end) places it in another repository.
+func inAnotherRepository(line []byte, start, end int) bool {
+	from := bytes.LastIndexAny(line[:start], ".;!?") + 1
+	to := len(line)
+	if i := bytes.IndexAny(line[end:], ".;!?"); i >= 0 {
+		for j := end + i; j < len(line); j++ { // a dot inside a path or name is no sentence's end
+			if bytes.ContainsRune([]byte(".;!?"), rune(line[j])) && (j+1 == len(line) || line[j+1] == ' ') {
+				to = j
+				break
+			}
+		}
+	}
+	sentence := line[from:to]
+	if !otherRepository.Match(sentence) {
+		return false
+	}
+	return !thisRepository.Match(sentence)
+}
+
+var thisRepository = regexp.MustCompile(`(?i)\b(?:this|our) (?:repo|repository|project)\b`)
 
 // forEachProseLine calls fn with each line of text from body on that is
 // outside fenced code, and its offset.
@@ -133,11 +163,12 @@ func forEachProseLine(text []byte, body int, fn func(start int, line []byte)) {
 		trimmed := bytes.TrimLeft(line, " ")
 		switch {
 		case fence != "":
-			if bytes.HasPrefix(trimmed, []byte(fence)) && len(bytes.Trim(trimmed, fence[:1]+" \r")) == 0 {
+			if bytes.HasPrefix(trimmed, []byte(fence)) && len(bytes.Trim(trimmed, fence[:1]+" \t\r")) == 0 {
 				fence = ""
 			}
 		case bytes.HasPrefix(trimmed, []byte("```")) || bytes.HasPrefix(trimmed, []byte("~~~")):
-			fence = string(trimmed[:3])
+			n := len(trimmed) - len(bytes.TrimLeft(trimmed, string(trimmed[:1])))
+			fence = string(trimmed[:n]) // closed only by a run as long
 		default:
 			fn(off, line)
 		}
