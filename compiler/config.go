@@ -15,9 +15,9 @@ import (
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/gitsource"
-	"github.com/kbqdev/kbq/knowledge"
 	"github.com/kbqdev/kbq/internal/suggest"
 	"github.com/kbqdev/kbq/internal/units"
+	"github.com/kbqdev/kbq/knowledge"
 )
 
 // ConfigPath is where a project keeps its configuration, relative to the

@@ -21,10 +21,10 @@ type document struct {
 	// reading it as context would feed each run on the last.
 	generated bool
 	meta      meta
-	src    *source
-	body   int // byte offset of the body in src.text
-	chunks []chunk
-	diags  Diagnostics
+	src       *source
+	body      int // byte offset of the body in src.text
+	chunks    []chunk
+	diags     Diagnostics
 	// lines, for a document searched as a conversion (HTML), maps each line
 	// of src, from 0, to the lines of the file it came from.
 	lines [][2]int
