@@ -97,17 +97,54 @@ func writeFiles(ctx context.Context, tx pgx.Tx, repoID int64, dir string, files 
 		have[f.Hash] = true
 		sent += f.Size
 	}
-	if _, err := tx.Exec(ctx, `DELETE FROM kbq_repo_file WHERE repo_id = $1`, repoID); err != nil {
+	// The repository's file list changes by what differs: a republish of
+	// the same artifact writes no row.
+	named := map[string]string{}
+	rows, err = tx.Query(ctx, `SELECT name, hash FROM kbq_repo_file WHERE repo_id = $1`, repoID)
+	if err != nil {
 		return 0, err
 	}
-	rowsIn := make([][]any, len(files))
-	for i, f := range files {
-		rowsIn[i] = []any{repoID, f.Name, f.Hash}
+	for rows.Next() {
+		var name, hash string
+		if err := rows.Scan(&name, &hash); err != nil {
+			return 0, err
+		}
+		named[name] = hash
 	}
-	if err := insertRows(ctx, tx, "kbq_repo_file", []string{"repo_id", "name", "hash"}, nil, rowsIn); err != nil {
+	if err := rows.Err(); err != nil {
 		return 0, err
 	}
-	_, err = tx.Exec(ctx, `DELETE FROM kbq_file f WHERE NOT EXISTS (SELECT 1 FROM kbq_repo_file r WHERE r.hash = f.hash)`)
+	var gone []string
+	var add [][]any
+	want := make(map[string]bool, len(files))
+	for _, f := range files {
+		want[f.Name] = true
+		if h, ok := named[f.Name]; !ok || h != f.Hash {
+			if ok {
+				gone = append(gone, f.Name)
+			}
+			add = append(add, []any{repoID, f.Name, f.Hash})
+		}
+	}
+	for name := range named {
+		if !want[name] {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) == 0 && len(add) == 0 {
+		return sent, nil
+	}
+	if len(gone) > 0 {
+		if _, err := tx.Exec(ctx, `DELETE FROM kbq_repo_file WHERE repo_id = $1 AND name = ANY($2)`, repoID, gone); err != nil {
+			return 0, err
+		}
+	}
+	if err := insertRows(ctx, tx, "kbq_repo_file", []string{"repo_id", "name", "hash"}, nil, add); err != nil {
+		return 0, err
+	}
+	if len(gone) > 0 {
+		_, err = tx.Exec(ctx, `DELETE FROM kbq_file f WHERE NOT EXISTS (SELECT 1 FROM kbq_repo_file r WHERE r.hash = f.hash)`)
+	}
 	return sent, err
 }
 

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"reflect"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -127,7 +128,8 @@ func Publish(ctx context.Context, conn *pgx.Conn, src *Source, opts Options) (*R
 		return nil, err
 	}
 	var repoID int64
-	err = tx.QueryRow(ctx, `SELECT id, commit FROM kbq_repo WHERE name = $1`, src.Repo).Scan(&repoID, &res.Previous)
+	var oldHeader string
+	err = tx.QueryRow(ctx, `SELECT id, commit, header FROM kbq_repo WHERE name = $1`, src.Repo).Scan(&repoID, &res.Previous, &oldHeader)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		res.Previous = ""
@@ -146,11 +148,15 @@ func Publish(ctx context.Context, conn *pgx.Conn, src *Source, opts Options) (*R
 	if now.IsZero() {
 		now = time.Now()
 	}
-	err = tx.QueryRow(ctx, `INSERT INTO kbq_repo (name, commit, published_at, header) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (name) DO UPDATE SET commit = EXCLUDED.commit, published_at = EXCLUDED.published_at, header = EXCLUDED.header
-		RETURNING id`, src.Repo, src.Commit, now, string(header)).Scan(&repoID)
-	if err != nil {
-		return nil, err
+	// The same commit with the same header is the same publish: the row
+	// is left as it is.
+	if res.Previous != src.Commit || !sameJSON(oldHeader, header) {
+		err = tx.QueryRow(ctx, `INSERT INTO kbq_repo (name, commit, published_at, header) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (name) DO UPDATE SET commit = EXCLUDED.commit, published_at = EXCLUDED.published_at, header = EXCLUDED.header
+			RETURNING id`, src.Repo, src.Commit, now, string(header)).Scan(&repoID)
+		if err != nil {
+			return nil, err
+		}
 	}
 	ch, err := planDocuments(ctx, tx, repoID, src, res)
 	if err != nil {
@@ -182,6 +188,13 @@ func Publish(ctx context.Context, conn *pgx.Conn, src *Source, opts Options) (*R
 		return nil, fmt.Errorf("write chunk vectors: %w", err)
 	}
 	return res, tx.Commit(ctx)
+}
+
+// sameJSON reports whether a stored JSON value (as the server gives it
+// back, reformatted) holds what b does.
+func sameJSON(stored string, b []byte) bool {
+	var x, y any
+	return json.Unmarshal([]byte(stored), &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
 }
 
 // fastCompression has the server compress the values the publish writes

@@ -102,10 +102,22 @@ func TestPublish(t *testing.T) {
 		t.Errorf("body %q", body)
 	}
 
-	// The same commit again writes nothing.
+	// The same commit again writes nothing: no row of the repository or
+	// of its file list is rewritten (their row versions stay).
+	versions := func() string {
+		var v string
+		if err := conn.QueryRow(ctx, `SELECT (SELECT xmin::text FROM kbq_repo) || ' ' || (SELECT string_agg(xmin::text || name, ',' ORDER BY name) FROM kbq_repo_file)`).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	before := versions()
 	res, err = Publish(ctx, conn, source(t, "github.com/org/api", "a", files), opts)
 	if err != nil || !res.Unchanged() || res.Previous != "a" {
 		t.Fatalf("republish: %+v %v", res, err)
+	}
+	if after := versions(); after != before {
+		t.Errorf("a republish of the same commit rewrote rows:\n before %s\n after  %s", before, after)
 	}
 
 	// One file changed, one added, one removed.
