@@ -51,3 +51,17 @@ func TestCutContext(t *testing.T) {
 		t.Error("a context that fits was changed")
 	}
 }
+
+// A first block over the whole budget (a context of one long paragraph)
+// is cut at the end of a sentence, not dropped whole.
+func TestCutContextInsideALongBlock(t *testing.T) {
+	text := "## Internal Knowledge\n\n### Project Context\n\n" + strings.Repeat("Every service logs to stdout in JSON. ", 2000) + "\n"
+	out, dropped := cutContext(text, []span{{start: 0, paths: []string{".kb/context.md"}}}, 20<<10, 0)
+	if len(out) > 20<<10 || len(out) < 10<<10 {
+		t.Fatalf("%d bytes of a 20 KiB budget kept", len(out))
+	}
+	body := out[:strings.Index(out, "*(kbq:")]
+	if !strings.HasSuffix(strings.TrimSpace(body), "in JSON.") || len(dropped) != 1 {
+		t.Errorf("not cut after a sentence, or dropped %v: %q", dropped, body[max(0, len(body)-80):])
+	}
+}

@@ -47,6 +47,14 @@ func cutContext(text string, spans []span, maxBytes, maxLines int) (string, []st
 		cut := lastBoundary(text, func(n int) bool {
 			return n+reserve <= maxBytes && (maxLines <= 0 || strings.Count(text[:n], "\n")+noteLines <= maxLines)
 		})
+		// A block too long for what is left (a context of one long
+		// paragraph) is cut inside, at the end of a sentence or else of a
+		// word, rather than dropped whole.
+		if cut < (maxBytes-reserve)/2 && (maxLines <= 0 || strings.Count(text[:cut], "\n") < maxLines/2) {
+			if n := insideCut(text, cut, maxBytes-reserve, maxLines-noteLines); n > cut {
+				cut = n
+			}
+		}
 		var cutPaths []string
 		index := false
 		for i, s := range spans {
@@ -78,6 +86,44 @@ func cutContext(text string, spans []span, maxBytes, maxLines int) (string, []st
 			return truncateUTF8(note, maxBytes), cutPaths
 		}
 	}
+}
+
+// insideCut returns where to cut text inside the block at from, so that
+// text[:n] is at most limit bytes and, when lines > 0, that many lines:
+// after the last sentence that fits, else the last word; from when the
+// block is fenced code or nothing fits.
+func insideCut(text string, from, limit, lines int) int {
+	if from >= len(text) || limit <= from {
+		return from
+	}
+	region := text[from:min(limit, len(text))]
+	if lines > 0 {
+		budget := lines - strings.Count(text[:from], "\n")
+		for i := 0; i < len(region); i++ {
+			if region[i] == '\n' {
+				if budget--; budget <= 0 {
+					region = region[:i]
+					break
+				}
+			}
+		}
+	}
+	if t := strings.TrimLeft(region, " \n"); strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") || strings.Contains(region, "\n```") {
+		return from
+	}
+	best := -1
+	for i := 0; i+1 < len(region); i++ {
+		if strings.ContainsRune(".!?", rune(region[i])) && (region[i+1] == ' ' || region[i+1] == '\n') {
+			best = i + 1
+		}
+	}
+	if best < 0 {
+		best = strings.LastIndexAny(region, " \n")
+	}
+	if best <= 0 {
+		return from
+	}
+	return from + best
 }
 
 // cutNote says in the context what was left out of it and how to read it.
