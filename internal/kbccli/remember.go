@@ -1,6 +1,7 @@
 package kbccli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kbqdev/kbq/authoring"
+	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/gitsource"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/knowledge"
@@ -100,10 +102,35 @@ func runRemember(c *cli.Context, s *cli.Streams, g *globalOptions, o *rememberOp
 		}
 	}
 	fmt.Fprintln(s.Out, displayRepoPath(repo.Root(), path))
+	warnDuplicates(c.Context, s, repo, path)
 	if !o.noRefresh {
 		refreshArtifact(c.Context, s, repo)
 	}
 	return nil
+}
+
+// warnDuplicates says which memories and topics of its scope the knowledge
+// just written at path (nearly) duplicates, as kbc check would: a memory
+// of one line too.
+func warnDuplicates(ctx context.Context, s *cli.Streams, repo *gitsource.Repo, path string) {
+	rel, err := filepath.Rel(repo.Root(), path)
+	if err != nil {
+		return
+	}
+	src, err := openSource(s, repo.Root(), &sourceOptions{worktree: true, noGlobal: true})
+	if err != nil {
+		return
+	}
+	res, err := compiler.Check(ctx, src.snapshot, compiler.CheckOptions{Options: src.options, Paths: []string{filepath.ToSlash(rel)},
+		DuplicateThreshold: compiler.DefaultDuplicateThreshold})
+	if err != nil {
+		return
+	}
+	for _, d := range res.Diagnostics {
+		if strings.HasPrefix(d.Message, "nearly duplicates ") {
+			fmt.Fprintf(s.Err, "kbc: warning: %s %s; kbc forget it if it says nothing new\n", displayRepoPath(repo.Root(), path), d.Message)
+		}
+	}
 }
 
 // openScopeDir opens the repository and resolves --dir: the directory whose
