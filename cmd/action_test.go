@@ -14,6 +14,7 @@ import (
 
 	"github.com/kbqdev/kbq/embedding/embeddingtest"
 	"github.com/kbqdev/kbq/internal/pgtest"
+	"github.com/kbqdev/kbq/internal/testreq"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -418,7 +419,7 @@ func TestGitHubAction(t *testing.T) {
 			if tc.ref != "" {
 				url, err := pgtest.NewDB()
 				if errors.Is(err, pgtest.ErrNoServer) {
-					t.Skip(err)
+					testreq.Skip(t, testreq.Postgres, err)
 				}
 				if err != nil {
 					t.Fatal(err)
@@ -554,7 +555,7 @@ func requireTools(t *testing.T, why string, tools ...string) {
 	}
 	for _, tool := range tools {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed", tool)
+			testreq.Skipf(t, testreq.Tools, "%s is not installed", tool)
 		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 func TestKbqDependencies(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", "github.com/kbqdev/kbq/cmd/kbq").CombinedOutput()
 	if err != nil {
-		t.Skipf("go list: %v: %s", err, out)
+		t.Fatalf("go list: %v: %s", err, out)
 	}
 	deps := strings.Fields(string(out))
 	if len(deps) < 20 {
@@ -40,7 +40,7 @@ func TestFrontDoorsStandApart(t *testing.T) {
 	} {
 		out, err := exec.Command("go", "list", "-deps", pkg).CombinedOutput()
 		if err != nil {
-			t.Skipf("go list: %v: %s", err, out)
+			t.Fatalf("go list: %v: %s", err, out)
 		}
 		for _, d := range strings.Fields(string(out)) {
 			if d == banned {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kbqdev/kbq/internal/testreq"
 )
 
 // What go install github.com/kbqdev/kbq/cmd/kbq@latest gives, alone in its
@@ -62,7 +64,7 @@ func mustLookPath(t *testing.T, name string) string {
 	t.Helper()
 	p, err := exec.LookPath(name)
 	if err != nil {
-		t.Skipf("%s is not installed", name)
+		testreq.Skipf(t, testreq.Tools, "%s is not installed", name)
 	}
 	return p
 }

@@ -38,6 +38,7 @@ import (
 	"github.com/kbqdev/kbq/internal/kbqserve"
 	"github.com/kbqdev/kbq/internal/pgstore"
 	"github.com/kbqdev/kbq/internal/pgtest"
+	"github.com/kbqdev/kbq/internal/testreq"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected output in test scripts")
@@ -62,7 +63,7 @@ func TestMain(m *testing.M) {
 
 func TestScripts(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
+		testreq.Skip(t, testreq.Git, "git is not installed")
 	}
 	testscript.Run(t, testscript.Params{
 		Dir:           filepath.Join("testdata", "script"),

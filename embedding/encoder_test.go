@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/kbqdev/kbq/embedding/embeddingtest"
+	"github.com/kbqdev/kbq/internal/testreq"
 )
 
 // TestMatchesReference compares the encoder with another engine's vectors
@@ -21,7 +22,7 @@ import (
 func TestMatchesReference(t *testing.T) {
 	dir := os.Getenv("KBQ_TEST_MODEL")
 	if dir == "" {
-		t.Skip("KBQ_TEST_MODEL names no model directory")
+		testreq.Skip(t, testreq.Model, "KBQ_TEST_MODEL names no model directory")
 	}
 	for name, load := range map[string]func(string) (*Encoder, error){"Load": Load, "LoadQuantized": LoadQuantized} {
 		t.Run(name, func(t *testing.T) {
@@ -268,7 +269,7 @@ func definition(t *testing.T, e *Encoder, file string, ids []int32) []float64 {
 func BenchmarkEncoder(b *testing.B) {
 	dir := os.Getenv("KBQ_TEST_MODEL")
 	if dir == "" {
-		b.Skip("KBQ_TEST_MODEL names no model directory")
+		testreq.Skip(b, testreq.Model, "KBQ_TEST_MODEL names no model directory")
 	}
 	e, err := Load(dir)
 	if err != nil {

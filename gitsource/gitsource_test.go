@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kbqdev/kbq/gitsource"
+	"github.com/kbqdev/kbq/internal/testreq"
 )
 
 // repo is a git repository in a temporary directory.
@@ -24,7 +25,7 @@ type repo struct {
 func newRepo(t *testing.T) *repo {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
+		testreq.Skip(t, testreq.Git, "git is not installed")
 	}
 	r := &repo{t: t, dir: t.TempDir()}
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")

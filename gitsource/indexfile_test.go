@@ -12,13 +12,15 @@ import (
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing/format/index"
+
+	"github.com/kbqdev/kbq/internal/testreq"
 )
 
 // gitIndex runs script in a new repository and returns its index file.
 func gitIndex(t *testing.T, script ...[]string) []byte {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
+		testreq.Skip(t, testreq.Git, "git is not installed")
 	}
 	dir := t.TempDir()
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")

@@ -18,6 +18,7 @@ import (
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/gitsource"
+	"github.com/kbqdev/kbq/internal/testreq"
 	"github.com/kbqdev/kbq/query"
 	"github.com/kbqdev/kbq/query/documents"
 )
@@ -40,7 +41,7 @@ var (
 // longer sequence.
 func TestDifferentialIncremental(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
+		testreq.Skip(t, testreq.Git, "git is not installed")
 	}
 	seeds := []uint64{1, 2, 3}
 	if *diffSeed != 0 {

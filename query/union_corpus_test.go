@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/kbqdev/kbq/internal/testkb"
+	"github.com/kbqdev/kbq/internal/testreq"
 	"github.com/kbqdev/kbq/query"
 )
 
@@ -17,7 +18,7 @@ func TestUnionRanksCorporaAsOne(t *testing.T) {
 	hugo, ok1 := testkb.Corpus(t, filepath.Join("..", "..", "shared", "corpora", "hugo-docs.tar.gz"))
 	ps, ok2 := testkb.Corpus(t, filepath.Join("..", "..", "shared", "corpora", "powershell-docs.tar.gz"))
 	if !ok1 || !ok2 {
-		t.Skip("../shared/corpora is not there")
+		testreq.Skip(t, testreq.Corpora, "../shared/corpora is not there")
 	}
 	all := testkb.Files{}
 	for p, text := range hugo {

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/kbqdev/kbq/embedding"
+	"github.com/kbqdev/kbq/internal/testreq"
 )
 
 // fakeEndpoint answers embeddings requests with vectors of dims values
@@ -305,7 +306,7 @@ func TestFetch(t *testing.T) {
 func TestCatalogModelIsWhatCIFetched(t *testing.T) {
 	dir := os.Getenv("KBQ_TEST_MODEL")
 	if dir == "" {
-		t.Skip("KBQ_TEST_MODEL is not set: no all-MiniLM-L6-v2 to check the catalog against")
+		testreq.Skip(t, testreq.Model, "KBQ_TEST_MODEL is not set: no all-MiniLM-L6-v2 to check the catalog against")
 	}
 	d, ok := embedding.Known("all-MiniLM-L6-v2")
 	if !ok {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/kbqdev/kbq/internal/gitdir"
+	"github.com/kbqdev/kbq/internal/testreq"
 )
 
 func git(t *testing.T, dir string, args ...string) string {
@@ -25,7 +26,7 @@ func git(t *testing.T, dir string, args ...string) string {
 
 func TestFindAndHead(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
+		testreq.Skip(t, testreq.Git, "git is not installed")
 	}
 	root, _ := filepath.EvalSymlinks(t.TempDir())
 	repo := filepath.Join(root, "repo")

@@ -10,13 +10,14 @@ import (
 
 	"github.com/kbqdev/kbq/embedding/embeddingtest"
 	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/testreq"
 )
 
 // gitRepo makes a committed repository with n topics.
 func gitRepo(t *testing.T, n int) string {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git is not installed")
+		testreq.Skip(t, testreq.Git, "git is not installed")
 	}
 	dir := t.TempDir()
 	for i := range n {

@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/kbqdev/kbq/internal/testreq"
 )
 
 var (
@@ -39,7 +41,7 @@ func DB(t testing.TB) string {
 	t.Helper()
 	url, err := NewDB()
 	if errors.Is(err, ErrNoServer) {
-		t.Skip(err)
+		testreq.Skip(t, testreq.Postgres, err)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -236,11 +238,11 @@ func PGlite(t testing.TB) string {
 	t.Helper()
 	dir := os.Getenv("KBQ_PGLITE_DIR")
 	if dir == "" {
-		t.Skip("no PGlite: set KBQ_PGLITE_DIR to a directory holding @electric-sql/pglite, pglite-socket and pglite-pgvector in node_modules (.ci/run does)")
+		testreq.Skip(t, testreq.PGlite, "no PGlite: set KBQ_PGLITE_DIR to a directory holding @electric-sql/pglite, pglite-socket and pglite-pgvector in node_modules (.ci/run does)")
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("no PGlite: node is not installed")
+		testreq.Skip(t, testreq.Node, "no PGlite: node is not installed")
 	}
 	script := filepath.Join(dir, "kbq-pglite-server.mjs")
 	const server = `import { PGlite } from '@electric-sql/pglite'

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kbqdev/kbq/internal/corpora"
 	"github.com/kbqdev/kbq/internal/pgtest"
+	"github.com/kbqdev/kbq/internal/testreq"
 )
 
 func TestMain(m *testing.M) {
@@ -204,7 +205,7 @@ func TestEnglishOnTheCorpora(t *testing.T) {
 			texts = append(texts, asciiOnly(string(data)))
 		})
 		if os.IsNotExist(err) {
-			t.Skip("the shared corpora are not there")
+			testreq.Skip(t, testreq.Corpora, "the shared corpora are not there")
 		}
 		if err != nil {
 			t.Fatal(err)

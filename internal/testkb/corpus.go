@@ -6,6 +6,7 @@ import (
 
 	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/internal/corpora"
+	"github.com/kbqdev/kbq/internal/testreq"
 )
 
 // Corpus reads the markdown files of a shared corpus (a .tar.gz of
@@ -20,6 +21,9 @@ func Corpus(t testing.TB, path string) (files Files, ok bool) {
 		}
 	})
 	if os.IsNotExist(err) {
+		if testreq.Required(testreq.Corpora) {
+			t.Fatalf("KBQ_TEST_REQUIRE needs corpora, which are missing: %v", err)
+		}
 		return nil, false
 	}
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kbqdev/kbq/internal/testreq"
 )
 
 // SciFact reads the SciFact dataset in dir as knowledge files, with the
@@ -15,7 +17,7 @@ import (
 func SciFact(t testing.TB, dir string) (files Files, queries map[string]string, relevant map[string][]string) {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(dir, "corpus.jsonl")); err != nil {
-		t.Skipf("SciFact is not here (%v)", err)
+		testreq.Skipf(t, testreq.SciFact, "SciFact is not here (%v)", err)
 	}
 	files = Files{}
 	eachLine(t, filepath.Join(dir, "corpus.jsonl"), func(line string) {
