@@ -11,6 +11,7 @@ import (
 
 	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/units"
 	"github.com/kbqdev/kbq/internal/render"
 	"github.com/kbqdev/kbq/internal/visible"
 	"github.com/kbqdev/kbq/query"
@@ -95,7 +96,7 @@ func writeStats(w io.Writer, st *query.Stats, use *UsageStats) error {
 	for _, k := range sortedKeys(st.ByScope) {
 		fmt.Fprintf(tw, "  %s\t%d\n", visible.Line(k), st.ByScope[k])
 	}
-	fmt.Fprintf(tw, "size\t%s\n", humanSize(st.Bytes))
+	fmt.Fprintf(tw, "size\t%s\n", units.Bytes(st.Bytes))
 	fmt.Fprintf(tw, "format\t%d (kbc %s)\n", st.FormatVersion, st.CompilerVersion)
 	src := st.Source.Mode
 	if st.Source.Commit != "" {

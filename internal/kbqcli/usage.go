@@ -135,20 +135,6 @@ func ago(d time.Duration) string {
 	return agoUnit(int(d/(365*day)), "year")
 }
 
-// humanSize writes a byte count in the unit that reads best: 812 KiB,
-// 29.4 MiB.
-func humanSize(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.0f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
-
 func agoUnit(n int, unit string) string {
 	if n == 1 {
 		return "1 " + unit + " ago"
