@@ -50,63 +50,26 @@ func TestTSVectorsAreTheServers(t *testing.T) {
 	if bad := wrongTSVectors(t, conn); bad != 0 {
 		t.Errorf("%d of %d tsvectors differ from to_tsvector's", bad, n)
 	}
-	// kbc computed them, but for the one in sampleEvery the server
-	// computed to compare.
-	if res.Parsed < res.Texts*9/10 || res.Parsed >= res.Texts {
-		t.Errorf("kbc computed %d tsvectors of %d new texts", res.Parsed, res.Texts)
-	}
 	if m := count(t, conn, `SELECT count(*) FROM kbq_chunk_search WHERE tsv @@ to_tsquery('english', 'item-7 & running')`); m != 2 {
 		t.Errorf("plain SQL finds 'item-7 & running' in %d chunks, want 2", m)
 	}
 }
 
 // Where the server's english configuration is not PostgreSQL's own, the
-// server computes every tsvector: kbc finds out on its probe text, or, where
-// the probe does not show it, on the texts it has the server compute to
-// compare.
+// tsvectors follow it: the server computes every one.
 func TestTSVectorsOfAnotherConfiguration(t *testing.T) {
-	for _, probe := range []string{tsvectorProbe, ""} {
-		t.Run(fmt.Sprintf("probe of %d bytes", len(probe)), func(t *testing.T) {
-			defer func(p string) { tsvectorProbe = p }(tsvectorProbe)
-			tsvectorProbe = probe
-			url := pgtest.DB(t)
-			pgtest.Exec(t, url, `ALTER TEXT SEARCH CONFIGURATION english ALTER MAPPING FOR asciiword WITH simple`)
-			conn := pgtest.Connect(t, url)
-			files, n := versioned()
-			res, err := Publish(context.Background(), conn, source(t, "r", "a", files), Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if bad := wrongTSVectors(t, conn); bad != 0 {
-				t.Errorf("%d of %d tsvectors differ from to_tsvector's", bad, n)
-			}
-			if res.Parsed != 0 {
-				t.Errorf("kbc's own tsvectors kept for %d texts", res.Parsed)
-			}
-			if m := count(t, conn, `SELECT count(*) FROM kbq_chunk_search WHERE tsv @@ to_tsquery('english', 'running')`); m != n {
-				t.Errorf("plain SQL finds 'running' in %d chunks, want %d", m, n)
-			}
-		})
-	}
-}
-
-// On a server version pgtsv does not follow, the server computes every
-// tsvector.
-func TestTSVectorsOfOtherVersionsAreTheServers(t *testing.T) {
-	defer func(m map[string]bool) { pgtsvMajors = m }(pgtsvMajors)
-	pgtsvMajors = map[string]bool{}
 	url := pgtest.DB(t)
+	pgtest.Exec(t, url, `ALTER TEXT SEARCH CONFIGURATION english ALTER MAPPING FOR asciiword WITH simple`)
 	conn := pgtest.Connect(t, url)
 	files, n := versioned()
-	res, err := Publish(context.Background(), conn, source(t, "r", "a", files), Options{})
-	if err != nil {
+	if _, err := Publish(context.Background(), conn, source(t, "r", "a", files), Options{}); err != nil {
 		t.Fatal(err)
-	}
-	if res.Parsed != 0 || res.Texts == 0 {
-		t.Errorf("kbc computed %d of %d new texts' tsvectors", res.Parsed, res.Texts)
 	}
 	if bad := wrongTSVectors(t, conn); bad != 0 {
 		t.Errorf("%d of %d tsvectors differ from to_tsvector's", bad, n)
+	}
+	if m := count(t, conn, `SELECT count(*) FROM kbq_chunk_search WHERE tsv @@ to_tsquery('english', 'running')`); m != n {
+		t.Errorf("plain SQL finds 'running' in %d chunks, want %d", m, n)
 	}
 }
 

@@ -64,9 +64,6 @@ type Result struct {
 	// re-dated (only their age changed) and removed; chunk rows written,
 	// and of their texts, those the database did not hold.
 	Added, Changed, Redated, Removed, Chunks, Texts int
-	// Parsed counts the tsvectors of new texts that kbc computed rather
-	// than the server (package pgtsv).
-	Parsed int
 	// Bytes of artifact files sent: those the database did not hold.
 	Bytes int64
 	// Vectors of chunks written; VectorsNote says why none were, when
@@ -180,7 +177,7 @@ func Publish(ctx context.Context, conn *pgx.Conn, src *Source, opts Options) (*R
 	if err := writeChunks(ctx, tx, repoID, ch.chunkRows, texts); err != nil {
 		return nil, fmt.Errorf("write chunks: %w", err)
 	}
-	res.Texts, res.Parsed = texts.written, texts.parsed
+	res.Texts = texts.written
 	if err := removeTexts(ctx, tx, removed); err != nil {
 		return nil, err
 	}

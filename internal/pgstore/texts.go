@@ -40,7 +40,8 @@ func serverMajor(conn *pgx.Conn) string {
 
 // texts are the distinct texts of a publish's chunk rows, and the
 // tsvectors of those the database lacks. Helper sessions look them up in
-// kbq_text and compute the tsvectors of the missing ones, in batches, side
+// kbq_text and have the server compute the tsvectors of the missing ones,
+// in batches, side
 // by side, as the documents are read and while the publishing session
 // writes them and the files; the helpers only read, so the publish stays
 // one transaction. Where the server grants no helper, the publishing
@@ -59,11 +60,6 @@ type texts struct {
 	// them.
 	stored  chan struct{}
 	written int
-	// local is whether kbc computes tsvectors itself; differs is set when
-	// one it computed is not the server's, and none it computed is kept.
-	local   bool
-	differs atomic.Bool
-	parsed  int // tsvectors kept that kbc computed
 }
 
 // chunkText is what a chunk's tsvector is computed from.
@@ -76,7 +72,6 @@ func startTexts(ctx context.Context, tx pgx.Tx, rowsToCome bool) *texts {
 	t := &texts{server: serverMajor(tx.Conn()), seen: map[chunkText]int{}}
 	var helpers []*pgx.Conn
 	if rowsToCome && !simple(tx) {
-		t.local = pgtsvMajors[t.server] && localTSVectors(ctx, tx.Conn())
 		helpers = pgsession.Open(ctx, tx.Conn().Config(), tsvectorHelpers, nil)
 	}
 	var wg sync.WaitGroup
@@ -99,9 +94,8 @@ func startTexts(ctx context.Context, tx pgx.Tx, rowsToCome bool) *texts {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			enc := t.encoder()
 			for w := range work {
-				w.out <- computeTSVectors(ctx, h, w.texts, w.keys, enc, &t.differs)
+				w.out <- computeTSVectors(ctx, h, w.texts, w.keys)
 			}
 			// The first helper done merges the GIN entries the new
 			// texts have made so far, while they go on, so that less
@@ -246,7 +240,7 @@ func copyMissing(ctx context.Context, tx pgx.Tx, t *texts, vecs [][]byte) error 
 			for j, i := range gone {
 				texts[j], keys[j] = t.texts[i], t.keys[i]
 			}
-			r := computeTSVectors(ctx, tx.Conn(), texts, nil, nil, nil)
+			r := computeTSVectors(ctx, tx.Conn(), texts, nil)
 			if r.err != nil {
 				return r.err
 			}
