@@ -11,8 +11,8 @@ import (
 
 	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
-	"github.com/kbqdev/kbq/internal/units"
 	"github.com/kbqdev/kbq/internal/render"
+	"github.com/kbqdev/kbq/internal/units"
 	"github.com/kbqdev/kbq/internal/visible"
 	"github.com/kbqdev/kbq/query"
 )
