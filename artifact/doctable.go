@@ -30,8 +30,12 @@ import (
 // pairs, sorted by key.
 const DocumentsFile = "documents"
 
-// tableWriter appends the document table's values to b.
-type tableWriter struct{ b []byte }
+// tableWriter appends the document table's values, of a table of
+// version (2 for documentsMagic, 1 for documentsMagicV1), to b.
+type tableWriter struct {
+	b       []byte
+	version int
+}
 
 func (w *tableWriter) uint(v uint64) { w.b = binary.AppendUvarint(w.b, v) }
 func (w *tableWriter) int(v int64)   { w.b = binary.AppendVarint(w.b, v) }
@@ -221,8 +225,18 @@ func (r *tableReader) fail() {
 
 // EncodeDocuments returns the document table of docs and attachments.
 func EncodeDocuments(docs []Document, attachments []string) []byte {
-	w := tableWriter{b: make([]byte, 0, 64+len(docs)*160)}
-	w.b = append(w.b, documentsMagic...)
+	return encodeDocuments(docs, attachments, 2)
+}
+
+// encodeDocuments writes a table of version: an older one for the tests
+// that read it.
+func encodeDocuments(docs []Document, attachments []string, version int) []byte {
+	w := tableWriter{b: make([]byte, 0, 64+len(docs)*160), version: version}
+	if version == 1 {
+		w.b = append(w.b, documentsMagicV1...)
+	} else {
+		w.b = append(w.b, documentsMagic...)
+	}
 	w.uint(uint64(len(docs)))
 	for i := range docs {
 		w.document(&docs[i])

@@ -21,7 +21,9 @@ func (w *tableWriter) document(d *Document) {
 	w.strs(d.Supersedes)
 	w.strMap(d.Meta)
 	w.int(int64(d.Chunks))
-	w.uints(d.Headings)
+	if w.version >= 2 {
+		w.uints(d.Headings)
+	}
 	w.fields(&d.Fields)
 	w.uint(d.Seg)
 	w.uint(uint64(d.Doc))

@@ -187,34 +187,17 @@ func TestDocumentTableVersion1Reads(t *testing.T) {
 	d := Document{Path: ".kb/a.md", Scope: "project", Kind: "context", Topic: "a", Blob: "b", Title: "T", Tags: []string{"x"},
 		Importance: &importance, Meta: map[string]string{"owner": "ada"}, Chunks: 2, Seg: 7, Doc: 3}
 	d.Fields[0] = FieldStats{Docs: 2, Tokens: 9}
-	w := tableWriter{}
-	w.b = append(w.b, documentsMagicV1...)
-	w.uint(1)
-	// The fields in the order of version 1: as the generated writer, less
-	// Headings.
-	w.str(d.Path)
-	w.str(d.Scope)
-	w.str(d.Kind)
-	w.str(d.Topic)
-	w.str(d.Blob)
-	w.int(int64(d.ID))
-	w.str(d.Title)
-	w.strs(d.Tags)
-	w.str(d.Source)
-	w.strs(d.ShadowedBy)
-	w.optFloat(d.Importance)
-	w.str(d.Created)
-	w.str(d.Expires)
-	w.str(d.Status)
-	w.strs(d.Supersedes)
-	w.strMap(d.Meta)
-	w.int(int64(d.Chunks))
-	w.fields(&d.Fields)
-	w.uint(d.Seg)
-	w.uint(uint64(d.Doc))
-	w.strs(nil)
-	docs, _, err := DecodeDocuments(w.b)
-	if err != nil || len(docs) != 1 || !reflect.DeepEqual(docs[0], d) {
+	table := encodeDocuments([]Document{d, d}, []string{"a.png"}, 1)
+	if string(table[:len(documentsMagicV1)]) != documentsMagicV1 {
+		t.Fatal("not a version 1 table")
+	}
+	d.Headings = []uint32{1<<8 | 1<<4 | 2} // not in a version 1 table
+	if !bytes.Equal(table, encodeDocuments([]Document{d, d}, []string{"a.png"}, 1)) {
+		t.Fatal("a version 1 table holds the headings")
+	}
+	d.Headings = nil
+	docs, _, err := DecodeDocuments(table)
+	if err != nil || len(docs) != 2 || !reflect.DeepEqual(docs[0], d) {
 		t.Fatalf("version 1 table: %+v, %v; want %+v", docs, err, d)
 	}
 	d.Headings = []uint32{1<<8 | 1<<4 | 2}

@@ -553,35 +553,34 @@ func plainInline(s string) string {
 // span's bounds and its text, stripped of one space each side when both
 // are there.
 func codeSpan(s string) (start, end int, inner string, ok bool) {
-	for i := 0; i < len(s); {
-		if s[i] != '`' {
-			i++
-			continue
-		}
-		n := i
-		for n < len(s) && s[n] == '`' {
-			n++
-		}
-		run := n - i
-		for j := n; j < len(s); {
-			if s[j] != '`' {
-				j++
-				continue
-			}
-			k := j
-			for k < len(s) && s[k] == '`' {
-				k++
-			}
-			if k-j == run {
+	for i := nextRun(s, 0); i < len(s); {
+		n := runEnd(s, i)
+		for j := nextRun(s, n); j < len(s); j = nextRun(s, runEnd(s, j)) {
+			if k := runEnd(s, j); k-j == n-i {
 				inner = s[n:j]
 				if len(inner) > 1 && inner[0] == ' ' && inner[len(inner)-1] == ' ' && strings.Trim(inner, " ") != "" {
 					inner = inner[1 : len(inner)-1]
 				}
 				return i, k, inner, true
 			}
-			j = k
 		}
-		i = n // an unclosed run is text
+		i = nextRun(s, n) // an unclosed run is text
 	}
 	return 0, 0, "", false
+}
+
+// nextRun is the offset of the first backtick of s from i, len(s) for none.
+func nextRun(s string, i int) int {
+	if k := strings.IndexByte(s[i:], '`'); k >= 0 {
+		return i + k
+	}
+	return len(s)
+}
+
+// runEnd is the offset just past the run of backticks at i.
+func runEnd(s string, i int) int {
+	for i < len(s) && s[i] == '`' {
+		i++
+	}
+	return i
 }

@@ -2,7 +2,6 @@ package kbccli
 
 import (
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/gitsource"
 	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/userdir"
 	"github.com/kbqdev/kbq/knowledge"
 )
 
@@ -158,16 +158,7 @@ func includeGlobal(s *cli.Streams, o *sourceOptions) bool {
 // globalDir is $KBQ_HOME/knowledge, else $XDG_CONFIG_HOME/kbq/knowledge,
 // else ~/.config/kbq/knowledge.
 func globalDir(s *cli.Streams) string {
-	if h := s.Getenv("KBQ_HOME"); h != "" {
-		return filepath.Join(h, "knowledge")
-	}
-	if x := s.Getenv("XDG_CONFIG_HOME"); x != "" {
-		return filepath.Join(x, "kbq", "knowledge")
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, ".config", "kbq", "knowledge")
-	}
-	return ""
+	return userdir.ConfigFile(s.Getenv, "knowledge")
 }
 
 const globalDirHelp = "$KBQ_HOME/knowledge, else\n$XDG_CONFIG_HOME/kbq/knowledge, else ~/.config/kbq/knowledge"

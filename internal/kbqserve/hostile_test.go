@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -18,6 +15,7 @@ import (
 	"github.com/kbqdev/kbq/internal/answer"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/mcptest"
+	"github.com/kbqdev/kbq/internal/querytest"
 	"github.com/kbqdev/kbq/internal/testkb"
 	"github.com/kbqdev/kbq/internal/usage"
 	"github.com/kbqdev/kbq/query"
@@ -79,50 +77,30 @@ func TestPanicIsA500(t *testing.T) {
 // status, and panics nowhere, the MCP tools included.
 func TestServingDamagedArtifacts(t *testing.T) {
 	dir := testkb.Build(t, files)
-	var paths []string
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && !strings.HasSuffix(p, ".lock") {
-			paths = append(paths, p)
-		}
-		return err
-	})
 	stride := 1
 	if testing.Short() {
 		stride = 3
 	}
 	targets := []string{"/search?q=deploy+rollback", "/search?q=deploy*&all_scopes=true&chunks=true", "/get?topic=deploy", "/get?ref=memory:1",
 		"/list", "/context?dir=services/api", "/stats", "/healthz"}
-	flips, failed := 0, 0
-	for _, p := range paths {
-		orig, err := os.ReadFile(p)
+	failed := 0
+	flips := querytest.FlipEachByte(t, dir, stride, func(rel string, off int) {
+		live, err := query.OpenLive(dir, query.DefaultRanking())
 		if err != nil {
-			t.Fatal(err)
+			return // refused at open: no request reads it
 		}
-		for off := 0; off < len(orig); off += stride {
-			damaged := append([]byte(nil), orig...)
-			damaged[off] ^= 0xff
-			os.WriteFile(p, damaged, 0o644)
-			flips++
-			live, err := query.OpenLive(dir, query.DefaultRanking())
-			if err != nil {
-				continue // refused at open: no request reads it
-			}
-			tl := &tools{live: live}
-			h := newHandler(tl, &serveOptions{}, false)
-			for _, target := range targets {
-				if status, body := get(t, h, target, nil); status == 0 || status == 500 && strings.Contains(body, "internal error") {
-					failed++
-					if failed < 5 {
-						rel, _ := filepath.Rel(dir, p)
-						t.Errorf("%s byte %#x flipped: GET %s: %d %s", rel, off, target, status, body)
-					}
+		defer live.Close()
+		h := newHandler(&tools{live: live}, &serveOptions{}, false)
+		for _, target := range targets {
+			if status, body := get(t, h, target, nil); status == 0 || status == 500 && strings.Contains(body, "internal error") {
+				failed++
+				if failed < 5 {
+					t.Errorf("%s byte %#x flipped: GET %s: %d %s", rel, off, target, status, body)
 				}
 			}
-			tl.live.Close()
 		}
-		os.WriteFile(p, orig, 0o644)
-	}
-	t.Logf("%d files, %d flips, %d requests each, %d failed", len(paths), flips, len(targets), failed)
+	})
+	t.Logf("%d flips, %d requests each, %d failed", flips, len(targets), failed)
 }
 
 // mcpPost posts body to /mcp of srv, in session id when set, and returns

@@ -23,6 +23,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/kbqdev/kbq/internal/safefs"
+	"github.com/kbqdev/kbq/internal/userdir"
 )
 
 // A Repo is a repository kbq searches.
@@ -39,16 +40,7 @@ type List struct {
 
 // File returns where the list is kept, from the environment getenv reads.
 func File(getenv func(string) string) string {
-	if h := getenv("KBQ_HOME"); h != "" {
-		return filepath.Join(h, "repos.yaml")
-	}
-	if x := getenv("XDG_CONFIG_HOME"); x != "" {
-		return filepath.Join(x, "kbq", "repos.yaml")
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, ".config", "kbq", "repos.yaml")
-	}
-	return ""
+	return userdir.ConfigFile(getenv, "repos.yaml")
 }
 
 // Load reads the list; a missing file is an empty list.

@@ -27,11 +27,12 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/kbqdev/kbq/internal/userdir"
 )
 
 // DefaultURL is the endpoint of the openai provider when nothing names one.
@@ -66,16 +67,7 @@ type Config struct {
 
 // File returns where the user's configuration is kept.
 func File(getenv func(string) string) string {
-	if h := getenv("KBQ_HOME"); h != "" {
-		return filepath.Join(h, "config.yaml")
-	}
-	if x := getenv("XDG_CONFIG_HOME"); x != "" {
-		return filepath.Join(x, "kbq", "config.yaml")
-	}
-	if home, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(home, ".config", "kbq", "config.yaml")
-	}
-	return ""
+	return userdir.ConfigFile(getenv, "config.yaml")
 }
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)

@@ -3,16 +3,13 @@ package documents_test
 import (
 	"context"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"runtime/debug"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/compiler"
+	"github.com/kbqdev/kbq/internal/querytest"
 	"github.com/kbqdev/kbq/internal/testkb"
 	"github.com/kbqdev/kbq/query"
 	"github.com/kbqdev/kbq/query/documents"
@@ -58,45 +55,21 @@ func TestEveryFlippedByteIsAnErrorNotAPanic(t *testing.T) {
 	if _, err := compiler.Build(context.Background(), files, opts); err != nil {
 		t.Fatal(err)
 	}
-	var paths []string
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			paths = append(paths, p)
-		}
-		return err
-	})
-	sort.Strings(paths)
 	vec, _ := letters{}.Embed(context.Background(), []string{"roll back a deploy"})
 	stride := 1
 	if testing.Short() {
 		stride = 7
 	}
-	flips, panics := 0, 0
-	for _, p := range paths {
-		orig, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for off := 0; off < len(orig); off += stride {
-			damaged := append([]byte(nil), orig...)
-			damaged[off] ^= 0xff
-			if err := os.WriteFile(p, damaged, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			flips++
-			if msg := readAll(dir, vec[0]); msg != "" {
-				panics++
-				if panics <= 200 {
-					rel, _ := filepath.Rel(dir, p)
-					t.Errorf("%s, byte %#x flipped: %s", rel, off, msg)
-				}
+	panics := 0
+	flips := querytest.FlipEachByte(t, dir, stride, func(rel string, off int) {
+		if msg := readAll(dir, vec[0]); msg != "" {
+			panics++
+			if panics <= 5 {
+				t.Errorf("%s, byte %#x flipped: %s", rel, off, msg)
 			}
 		}
-		if err := os.WriteFile(p, orig, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Logf("%d files, %d flips, %d panics", len(paths), flips, panics)
+	})
+	t.Logf("%d flips, %d panics", flips, panics)
 	if panics > 0 {
 		t.Errorf("%d of %d flips panicked", panics, flips)
 	}

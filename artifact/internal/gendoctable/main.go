@@ -70,11 +70,12 @@ func generate(src []byte) ([]byte, error) {
 			if !ok {
 				return nil, fmt.Errorf("%s: field %s has type %s, which the document table cannot store: add it to codecs in artifact/internal/gendoctable", fset.Position(field.Pos()), name.Name, typ)
 			}
-			fmt.Fprintf(&write, "\t"+c.write+"\n", "d."+name.Name)
 			if since := sinceVersion(field.Tag); since > 1 {
 				// A field tables of older versions lack.
+				fmt.Fprintf(&write, "\tif w.version >= %d {\n\t\t"+c.write+"\n\t}\n", since, "d."+name.Name)
 				fmt.Fprintf(&read, "\tif r.version >= %d {\n\t\t"+c.read+"\n\t}\n", since, "d."+name.Name)
 			} else {
+				fmt.Fprintf(&write, "\t"+c.write+"\n", "d."+name.Name)
 				fmt.Fprintf(&read, "\t"+c.read+"\n", "d."+name.Name)
 			}
 		}
