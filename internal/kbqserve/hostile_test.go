@@ -25,13 +25,7 @@ import (
 // cross-site, and no Origin. It is refused on every endpoint, and not
 // counted as use, unless its Origin is explicitly allowed.
 func TestCrossSiteRequestsAreRefused(t *testing.T) {
-	state := t.TempDir()
-	streams := &cli.Streams{Err: io.Discard, Getenv: func(k string) string {
-		return map[string]string{"XDG_STATE_HOME": state}[k]
-	}}
-	dir := testkb.Build(t, files)
-	tl := newTools(t, dir)
-	tl.usage = answer.NewUsage(streams)
+	dir, tl, streams := recordingTools(t)
 	h := newHandler(tl, &serveOptions{allowOrigins: []string{"http://app.example"}}, false)
 	for _, target := range []string{"/search?q=rollback", "/get?topic=memories/001-retry", "/list", "/context", "/stats", "/healthz", "/mcp"} {
 		status, body := get(t, h, target, map[string]string{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Dest": "image"})

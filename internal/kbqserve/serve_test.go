@@ -341,16 +341,24 @@ func TestMCPAbsoluteDir(t *testing.T) {
 	}
 }
 
+// recordingTools are the tools over an artifact of files, recording use in
+// a state directory of the test's own.
+func recordingTools(t *testing.T) (dir string, tl *tools, streams *cli.Streams) {
+	t.Helper()
+	state := t.TempDir()
+	streams = &cli.Streams{Err: io.Discard, Getenv: func(k string) string {
+		return map[string]string{"XDG_STATE_HOME": state}[k]
+	}}
+	dir = testkb.Build(t, files)
+	tl = newTools(t, dir)
+	tl.usage = answer.NewUsage(streams)
+	return dir, tl, streams
+}
+
 // Documents handed out over HTTP and MCP are recorded with their door; the
 // knowledge index of the context then ranks by that use.
 func TestUsageRecorded(t *testing.T) {
-	state := t.TempDir()
-	streams := &cli.Streams{Err: io.Discard, Getenv: func(k string) string {
-		return map[string]string{"XDG_STATE_HOME": state}[k]
-	}}
-	dir := testkb.Build(t, files)
-	tl := newTools(t, dir)
-	tl.usage = answer.NewUsage(streams)
+	dir, tl, streams := recordingTools(t)
 	h := newHandler(tl, &serveOptions{}, false)
 	for _, target := range []string{"/search?q=rollback&n=1", "/get?topic=memories/001-retry"} {
 		if status, body := get(t, h, target, nil); status != 200 {
