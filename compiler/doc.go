@@ -3,8 +3,9 @@
 //
 // A build lists the knowledge files of a Source (a commit, git's index, the
 // working tree, and the personal global scope), classifies each by where it
-// lives (context, memory, article, topic, attachment; collect.go,
-// classify.go), parses its frontmatter and markdown into chunks
+// lives (context, memory, article, topic, attachment; collect.go, with
+// package knowledge's classify.go), parses its frontmatter and markdown
+// into chunks
 // (document.go, frontmatter.go, validate.go, chunk.go), checks the rules
 // between documents (crosscheck.go: memory ids, attachments, context
 // budgets), and writes segments: Bluge's ice format for stored fields and

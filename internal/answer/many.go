@@ -46,8 +46,9 @@ func (src *Sources) Flags() []cli.Flag {
 	}
 }
 
-// Many reports whether several artifacts are named.
-func (src *Sources) Many() bool {
+// Several reports whether several artifacts are named (read as one,
+// through a Many).
+func (src *Sources) Several() bool {
 	return len(src.Indexes) > 1 || len(src.Repos) > 0 || src.AllRepos || src.DB != ""
 }
 

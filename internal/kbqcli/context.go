@@ -89,7 +89,7 @@ func runContext(ctx context.Context, o *contextOptions) error {
 	var ix *answer.Opened
 	var d string
 	var err error
-	if o.src.Many() {
+	if o.src.Several() {
 		// The context of one repository, from wherever it is kept.
 		m, err := answer.OpenMany(s, &o.src)
 		if err != nil {

@@ -62,7 +62,7 @@ deepest first.
 
 func runGet(ctx context.Context, o *getOptions) error {
 	s := o.io
-	if o.src.Many() {
+	if o.src.Several() {
 		m, err := answer.OpenMany(s, &o.src)
 		if err != nil {
 			return err

@@ -61,7 +61,7 @@ func runList(o *listOptions) error {
 	req := documents.ListRequest{Kinds: o.kinds, Tags: o.tags, Scopes: o.scopes, Sort: o.sort}
 	var docs []documents.Listed
 	var paths func() []string
-	if o.src.Many() {
+	if o.src.Several() {
 		m, err := answer.OpenMany(s, &o.src)
 		if err != nil {
 			return err

@@ -130,7 +130,7 @@ func runSearch(c *cli.Context, s *cli.Streams, o *searchOptions) error {
 		Kinds: c.StringSlice("kind"), Tags: c.StringSlice("tag"), Scopes: c.StringSlice("scope"), Mode: o.mode,
 		Recency: recency,
 	}
-	if o.src.Many() {
+	if o.src.Several() {
 		return searchMany(c, s, o, req, format)
 	}
 	ix, err := answer.Open(s, o.src.One())

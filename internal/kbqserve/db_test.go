@@ -37,7 +37,7 @@ func publishFiles(t *testing.T, url, repo, commit string, files testkb.Files) {
 
 // followingTools are the servers' tools over the database at url, with a
 // cache of their own, looking for new publishes every 50 ms.
-func followingTools(t *testing.T, url string) (*tools, *cli.Streams) {
+func followingTools(t *testing.T, url string) (*served, *cli.Streams) {
 	t.Helper()
 	old := dbRefresh
 	dbRefresh = 50 * time.Millisecond

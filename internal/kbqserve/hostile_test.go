@@ -84,7 +84,7 @@ func TestServingDamagedArtifacts(t *testing.T) {
 			return // refused at open: no request reads it
 		}
 		defer live.Close()
-		h := newHandler(&tools{live: live}, &serveOptions{}, false)
+		h := newHandler(&served{live: live}, &serveOptions{}, false)
 		for _, target := range targets {
 			if status, body := get(t, h, target, nil); status == 0 || status == 500 && strings.Contains(body, "internal error") {
 				failed++

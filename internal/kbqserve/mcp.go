@@ -35,9 +35,12 @@ directories and AGENTS.md files, compiled by kbc. Call knowledge_context at
 the start of a task, and knowledge_search before answering questions about
 how this project does things or why; cite the paths it returns.`
 
-// tools answers MCP tool calls from a live artifact. dir is the repository
+// served is what a server serves and how: the artifact (live, reloaded
+// when kbc builds anew), several served as one, or the repositories of a
+// database (refetched every dbRefresh), and where use is recorded. The
+// HTTP API and the MCP tools answer from it alike. dir is the repository
 // directory queries are made from unless they say otherwise.
-type tools struct {
+type served struct {
 	usage *answer.Usage // where the documents handed out are recorded
 	live  *query.Live
 	// many, when several artifacts are served as one, are theirs;
@@ -47,7 +50,9 @@ type tools struct {
 	refetch func() ([]answer.Target, error)
 	// fetchErr is why nothing could be fetched from the database yet.
 	fetchErr error
-	union    *answer.UnionBackend // the last one served, while its indexes are
+	// union is the last union served, reused while its indexes are the
+	// same.
+	union *answer.UnionBackend
 	// following is closed when follow has returned.
 	following chan struct{}
 	dir       string
@@ -100,11 +105,11 @@ type listOutput struct {
 type contextOutput = render.ContextJSON
 
 // newMCPServer returns an MCP server with the read-only knowledge tools.
-func newMCPServer(t *tools) *mcp.Server {
+func newMCPServer(t *served) *mcp.Server {
 	return newMCPServerWith(t, "kbq", mcpInstructions)
 }
 
-func newMCPServerWith(t *tools, name, instructions string) *mcp.Server {
+func newMCPServerWith(t *served, name, instructions string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: name, Title: "kbq knowledge", Version: answer.Version},
 		&mcp.ServerOptions{Instructions: instructions})
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(bool)}
@@ -177,7 +182,7 @@ var errArgs = errors.New("invalid arguments")
 // dirArg turns a dir argument, relative to the repository root or absolute
 // (agents know their working directory as an absolute path), into the
 // slash-separated repository path that queries take.
-func (t *tools) dirArg(d string) (string, error) {
+func (t *served) dirArg(d string) (string, error) {
 	if d == "" {
 		return t.dir, nil
 	}
@@ -187,7 +192,7 @@ func (t *tools) dirArg(d string) (string, error) {
 // pathArg turns the path argument called name, relative to the repository
 // root or absolute, into a slash-separated repository path, refusing one
 // that leaves the repository.
-func (t *tools) pathArg(name, d string) (string, error) {
+func (t *served) pathArg(name, d string) (string, error) {
 	if filepath.IsAbs(d) {
 		if t.root == "" {
 			return "", fmt.Errorf("%w: %s %q is absolute, but the artifact was opened outside a repository; pass it relative to the repository root", errArgs, name, d)
@@ -211,7 +216,7 @@ func (t *tools) pathArg(name, d string) (string, error) {
 }
 
 // searchRequest validates search arguments and turns them into a request.
-func (t *tools) searchRequest(in searchArgs) (query.Request, error) {
+func (t *served) searchRequest(in searchArgs) (query.Request, error) {
 	q := strings.TrimSpace(in.Query)
 	switch {
 	case q == "":
@@ -249,7 +254,7 @@ func (t *tools) searchRequest(in searchArgs) (query.Request, error) {
 	return req, nil
 }
 
-func (t *tools) search(ctx context.Context, _ *mcp.CallToolRequest, in searchArgs) (*mcp.CallToolResult, *query.Response, error) {
+func (t *served) search(ctx context.Context, _ *mcp.CallToolRequest, in searchArgs) (*mcp.CallToolResult, *query.Response, error) {
 	req, err := t.searchRequest(in)
 	if err != nil {
 		return nil, nil, err
@@ -272,7 +277,7 @@ func (t *tools) search(ctx context.Context, _ *mcp.CallToolRequest, in searchArg
 	return textResult(md.String()), resp, nil
 }
 
-func (t *tools) get(ctx context.Context, _ *mcp.CallToolRequest, in getArgs) (*mcp.CallToolResult, *documents.Document, error) {
+func (t *served) get(ctx context.Context, _ *mcp.CallToolRequest, in getArgs) (*mcp.CallToolResult, *documents.Document, error) {
 	doc, err := t.document(ctx, in, usage.ViaMCP)
 	if err != nil {
 		return nil, nil, err
@@ -282,7 +287,7 @@ func (t *tools) get(ctx context.Context, _ *mcp.CallToolRequest, in getArgs) (*m
 
 // document finds the document in asks for, and records that it went out
 // through via.
-func (t *tools) document(ctx context.Context, in getArgs, via string) (*documents.Document, error) {
+func (t *served) document(ctx context.Context, in getArgs, via string) (*documents.Document, error) {
 	if strings.TrimSpace(in.Ref) == "" {
 		return nil, fmt.Errorf("%w: ref is empty; pass a path, topic or memory:ID", errArgs)
 	}
@@ -303,7 +308,7 @@ func (t *tools) document(ctx context.Context, in getArgs, via string) (*document
 	return doc, nil
 }
 
-func (t *tools) list(_ context.Context, _ *mcp.CallToolRequest, in listArgs) (*mcp.CallToolResult, *listOutput, error) {
+func (t *served) list(_ context.Context, _ *mcp.CallToolRequest, in listArgs) (*mcp.CallToolResult, *listOutput, error) {
 	if in.Kind != "" && !slices.Contains(knowledge.IndexedKinds(), in.Kind) {
 		return nil, nil, fmt.Errorf("%w: kind must be one of %s", errArgs, strings.Join(knowledge.IndexedKinds(), ", "))
 	}
@@ -332,7 +337,7 @@ func (t *tools) list(_ context.Context, _ *mcp.CallToolRequest, in listArgs) (*m
 	return textResult(md.String()), &listOutput{Documents: docs}, nil
 }
 
-func (t *tools) context(ctx context.Context, _ *mcp.CallToolRequest, in contextArgs) (*mcp.CallToolResult, *contextOutput, error) {
+func (t *served) context(ctx context.Context, _ *mcp.CallToolRequest, in contextArgs) (*mcp.CallToolResult, *contextOutput, error) {
 	dir, err := t.dirArg(in.Dir)
 	if err != nil {
 		return nil, nil, err
@@ -352,7 +357,7 @@ func (t *tools) context(ctx context.Context, _ *mcp.CallToolRequest, in contextA
 	return textResult(text), out, nil
 }
 
-func (t *tools) assemble(ctx context.Context, dir string, wrap bool, hot int) (*contextOutput, error) {
+func (t *served) assemble(ctx context.Context, dir string, wrap bool, hot int) (*contextOutput, error) {
 	if hot < 0 {
 		return nil, fmt.Errorf("%w: hot must be 0 or more", errArgs)
 	}
@@ -381,7 +386,7 @@ func textResult(text string) *mcp.CallToolResult {
 // from the current directory by default. The artifact need not exist: the
 // servers start anyway, their tools say what to run, and a build that
 // appears later is taken into service.
-func serverTools(s *cli.Streams, indexDir string) *tools {
+func serverTools(s *cli.Streams, indexDir string) *served {
 	return serverToolsOf(s, &answer.Sources{Indexes: optional(indexDir)})
 }
 
@@ -393,13 +398,13 @@ func optional(s string) []string {
 }
 
 // serverToolsOf opens the live artifacts src names for the servers.
-func serverToolsOf(s *cli.Streams, src *answer.Sources) *tools {
-	if src.Many() {
+func serverToolsOf(s *cli.Streams, src *answer.Sources) *served {
+	if src.Several() {
 		targets, err := answer.Targets(s, src)
 		if err != nil && (src.DB == "" || errors.Is(err, cli.ErrUsage)) {
-			return &tools{unavailable: err}
+			return &served{unavailable: err}
 		}
-		t := &tools{usage: answer.NewUsage(s), embedder: answer.QueryEmbedder(s)}
+		t := &served{usage: answer.NewUsage(s), embedder: answer.QueryEmbedder(s)}
 		t.many = livesOf(targets)
 		if src.DB != "" {
 			// A database down when the server starts is tried again
@@ -413,13 +418,13 @@ func serverToolsOf(s *cli.Streams, src *answer.Sources) *tools {
 	cwd, _ := os.Getwd()
 	dir, root, err := query.Locate(indexDir, s.Getenv("KBQ_INDEX"), cwd)
 	if err != nil {
-		return &tools{unavailable: err}
+		return &served{unavailable: err}
 	}
 	rel, err := answer.RepoDir(root, cwd)
 	if err != nil {
 		rel = ""
 	}
-	return &tools{usage: answer.NewUsage(s), live: query.NewLive(dir, query.DefaultRanking()), dir: rel, root: root, embedder: answer.QueryEmbedder(s)}
+	return &served{usage: answer.NewUsage(s), live: query.NewLive(dir, query.DefaultRanking()), dir: rel, root: root, embedder: answer.QueryEmbedder(s)}
 }
 
 // namedLive is one of several artifacts served as one.
@@ -429,7 +434,7 @@ type namedLive struct {
 }
 
 // acquire returns the current index and its release function.
-func (t *tools) acquire() (answer.Backend, func(), error) {
+func (t *served) acquire() (answer.Backend, func(), error) {
 	if t.unavailable != nil {
 		return nil, nil, t.unavailable
 	}
@@ -444,7 +449,7 @@ func (t *tools) acquire() (answer.Backend, func(), error) {
 }
 
 // acquireMany returns the current indexes of several artifacts as one.
-func (t *tools) acquireMany() (answer.Backend, func(), error) {
+func (t *served) acquireMany() (answer.Backend, func(), error) {
 	var releases []func()
 	release := func() {
 		for _, r := range releases {
@@ -481,7 +486,7 @@ func (t *tools) acquireMany() (answer.Backend, func(), error) {
 }
 
 // lives are the artifacts served.
-func (t *tools) lives() []*query.Live {
+func (t *served) lives() []*query.Live {
 	if t.live != nil {
 		return []*query.Live{t.live}
 	}
@@ -507,7 +512,7 @@ var dbRefresh = 10 * time.Second
 
 // follow fetches the database's repositories every dbRefresh until ctx
 // ends, and serves what changed: a new publish, a repository added.
-func (t *tools) follow(ctx context.Context, report func(error)) {
+func (t *served) follow(ctx context.Context, report func(error)) {
 	tick := time.NewTicker(dbRefresh)
 	defer tick.Stop()
 	for {
@@ -524,7 +529,7 @@ func (t *tools) follow(ctx context.Context, report func(error)) {
 
 // refresh fetches the database's repositories once and serves what
 // changed.
-func (t *tools) refresh() error {
+func (t *served) refresh() error {
 	targets, err := t.refetch()
 	if err != nil {
 		t.mu.Lock()
@@ -561,7 +566,7 @@ func (t *tools) refresh() error {
 }
 
 // watch keeps the artifacts current until ctx ends, reporting on stderr.
-func (t *tools) watch(ctx context.Context, s *cli.Streams, name string) {
+func (t *served) watch(ctx context.Context, s *cli.Streams, name string) {
 	report := func(err error) { fmt.Fprintf(s.Err, "%s: %v\n", name, err) }
 	if t.refetch != nil {
 		t.following = make(chan struct{})
@@ -578,7 +583,7 @@ func (t *tools) watch(ctx context.Context, s *cli.Streams, name string) {
 
 // close closes the artifacts served, once watch's context has ended and
 // what it started has stopped.
-func (t *tools) close() {
+func (t *served) close() {
 	if t.following != nil {
 		<-t.following
 	}
@@ -625,7 +630,7 @@ Register it with an agent, for instance:
 }
 
 // servedDir names the artifact directory served, for messages.
-func (t *tools) servedDir() string {
+func (t *served) servedDir() string {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
 	if len(t.many) > 0 {

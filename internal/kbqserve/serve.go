@@ -140,7 +140,7 @@ func runServe(ctx context.Context, s *cli.Streams, o *serveOptions) error {
 const sessionTimeout = 30 * time.Minute
 
 // newHandler routes the HTTP API and /mcp behind the request guards.
-func newHandler(t *tools, o *serveOptions, remote bool) http.Handler {
+func newHandler(t *served, o *serveOptions, remote bool) http.Handler {
 	mux := http.NewServeMux()
 	api := &httpAPI{t: t}
 	mux.HandleFunc("GET /search", api.search)
@@ -219,7 +219,7 @@ func isLoopbackHost(host string) bool {
 }
 
 // httpAPI answers the JSON endpoints.
-type httpAPI struct{ t *tools }
+type httpAPI struct{ t *served }
 
 type apiError struct {
 	Error string `json:"error"`

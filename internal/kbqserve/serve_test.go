@@ -36,17 +36,17 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func newTools(t *testing.T, dir string) *tools {
+func newTools(t *testing.T, dir string) *served {
 	t.Helper()
 	live, err := query.OpenLive(dir, query.DefaultRanking())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { live.Close() })
-	return &tools{live: live}
+	return &served{live: live}
 }
 
-func connect(t *testing.T, tl *tools) *mcp.ClientSession {
+func connect(t *testing.T, tl *served) *mcp.ClientSession {
 	t.Helper()
 	return mcptest.Connect(t, newMCPServer(tl))
 }
@@ -343,7 +343,7 @@ func TestMCPAbsoluteDir(t *testing.T) {
 
 // recordingTools are the tools over an artifact of files, recording use in
 // a state directory of the test's own.
-func recordingTools(t *testing.T) (dir string, tl *tools, streams *cli.Streams) {
+func recordingTools(t *testing.T) (dir string, tl *served, streams *cli.Streams) {
 	t.Helper()
 	state := t.TempDir()
 	streams = &cli.Streams{Err: io.Discard, Getenv: func(k string) string {

@@ -14,7 +14,7 @@ import (
 // server lives with the compiler and kbq stays read-only.
 type Server struct {
 	*mcp.Server
-	t *tools
+	t *served
 }
 
 // NewServer returns a server with the read tools over the artifact that

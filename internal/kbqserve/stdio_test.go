@@ -20,7 +20,7 @@ func TestMCPWithoutArtifact(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), ".kbq")
 	live := query.NewLive(dir, query.DefaultRanking())
 	t.Cleanup(func() { live.Close() })
-	cs := connect(t, &tools{live: live})
+	cs := connect(t, &served{live: live})
 	res, _ := mcptest.Call(t, cs, "knowledge_search", map[string]any{"query": "deploy"})
 	if !res.IsError || !strings.Contains(mcptest.Text(res), "has no manifest.json yet: build the artifact with `kbc build`") {
 		t.Fatalf("search without an artifact: error %v, %q", res.IsError, mcptest.Text(res))
@@ -44,7 +44,7 @@ func TestStdioBadLines(t *testing.T) {
 	live := query.NewLive(t.TempDir(), query.DefaultRanking())
 	t.Cleanup(func() { live.Close() })
 	done := make(chan error, 1)
-	go func() { done <- newMCPServer(&tools{live: live}).Run(ctx, stdioTransport(inR, outW)) }()
+	go func() { done <- newMCPServer(&served{live: live}).Run(ctx, stdioTransport(inR, outW)) }()
 
 	replies := bufio.NewScanner(outR)
 	send := func(line string) map[string]any {
@@ -99,7 +99,7 @@ func TestHTTPWithoutArtifact(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), ".kbq")
 	live := query.NewLive(dir, query.DefaultRanking())
 	t.Cleanup(func() { live.Close() })
-	h := newHandler(&tools{live: live}, &serveOptions{}, false)
+	h := newHandler(&served{live: live}, &serveOptions{}, false)
 	for _, target := range []string{"/search?q=deploy", "/healthz", "/stats"} {
 		if status, body := get(t, h, target, nil); status != 503 || !strings.Contains(body, "kbc build") {
 			t.Errorf("GET %s: %d %s", target, status, body)

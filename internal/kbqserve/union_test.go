@@ -22,7 +22,7 @@ func TestServersReadSeveralArtifacts(t *testing.T) {
 	streams := &cli.Streams{Err: io.Discard, Getenv: func(k string) string {
 		return map[string]string{"XDG_STATE_HOME": state}[k]
 	}}
-	tl := &tools{usage: answer.NewUsage(streams)}
+	tl := &served{usage: answer.NewUsage(streams)}
 	dirs := map[string]string{}
 	for name, fs := range map[string]testkb.Files{
 		"api": {".kb/keys.md": "# Keys\n\nRotate the api signing key every 90 days.\n", ".kb/deploy.md": "# Deploy\n\nDeploy the api with make deploy.\n"},
