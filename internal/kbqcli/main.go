@@ -62,12 +62,19 @@ root of the git repository holding the current directory.
 		}
 		if index != "" {
 			// As $KBQ_INDEX, which a command's own --index overrides and
-			// the servers inherit.
+			// the servers inherit: the commands read the environment
+			// through s, never the process's.
 			abs, err := filepath.Abs(index)
 			if err != nil {
 				return err
 			}
-			os.Setenv("KBQ_INDEX", abs)
+			getenv := s.Getenv
+			s.Getenv = func(k string) string {
+				if k == "KBQ_INDEX" {
+					return abs
+				}
+				return getenv(k)
+			}
 		}
 		return nil
 	}
