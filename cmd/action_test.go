@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/kbqdev/kbq/embedding/embeddingtest"
-	"github.com/kbqdev/kbq/internal/pgtest"
+	"github.com/kbqdev/kbq/internal/postgres/pgtest"
 	"github.com/kbqdev/kbq/internal/testreq"
 	"go.yaml.in/yaml/v3"
 )

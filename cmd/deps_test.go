@@ -19,21 +19,26 @@ var layerRules = []struct {
 	// publisher, no markdown parser (its initialization costs every
 	// process 0.4 ms).
 	{mod + "cmd/kbq", "kbq links no writer", []string{
-		"github.com/go-git/", mod + "compiler", mod + "gitsource", mod + "internal/pgstore", "github.com/yuin/goldmark/",
+		"github.com/go-git/", mod + "compiler", mod + "gitsource", mod + "internal/postgres/pgstore", "github.com/yuin/goldmark/",
 	}},
 	// The query side never imports the compiler or git.
 	{mod + "query/...", "the query side reads artifacts only", []string{mod + "compiler", mod + "gitsource", "github.com/go-git/"}},
-	{mod + "internal/pgread", "kbq --db reads artifacts only", []string{mod + "compiler", mod + "gitsource", mod + "internal/pgstore"}},
+	{mod + "internal/postgres/pgread", "kbq --db reads artifacts only", []string{mod + "compiler", mod + "gitsource", mod + "internal/postgres/pgstore"}},
 	// The format is below the engine that reads it.
 	{mod + "artifact/...", "the format is below the engine", []string{mod + "query", mod + "compiler"}},
-	// No import runs back up from the core into the front doors.
-	{mod + "query/...", "the core never imports a front door", []string{mod + "internal/kbccli", mod + "internal/kbqcli", mod + "internal/kbqserve", mod + "internal/answer", mod + "internal/render"}},
-	{mod + "compiler/...", "the core never imports a front door", []string{mod + "internal/kbccli", mod + "internal/kbqcli", mod + "internal/kbqserve", mod + "internal/answer", mod + "internal/render"}},
-	{mod + "artifact/...", "the core never imports a front door", []string{mod + "internal/kbccli", mod + "internal/kbqcli", mod + "internal/kbqserve", mod + "internal/answer", mod + "internal/render"}},
+	// No import runs back up from the core into the front doors
+	// (internal/door), nor from a helper of internal/ into the doors or
+	// PostgreSQL (internal/postgres).
+	{mod + "query/...", "the core never imports a front door", []string{mod + "internal/door/"}},
+	{mod + "compiler/...", "the core never imports a front door", []string{mod + "internal/door/"}},
+	{mod + "artifact/...", "the core never imports a front door", []string{mod + "internal/door/"}},
+	{mod + "internal/cli", "a helper never imports a door", []string{mod + "internal/door/", mod + "internal/postgres/"}},
+	{mod + "internal/usage", "a helper never imports a door", []string{mod + "internal/door/", mod + "internal/postgres/"}},
+	{mod + "internal/trust", "a helper never imports a door", []string{mod + "internal/door/", mod + "internal/postgres/"}},
 	// The two front doors of kbq, the command line and the servers, share
 	// the floor under them; neither imports the other.
-	{mod + "internal/kbqserve", "the front doors stand apart", []string{mod + "internal/kbqcli"}},
-	{mod + "internal/kbqcli", "the front doors stand apart", []string{mod + "internal/kbqserve"}},
+	{mod + "internal/door/kbqserve", "the front doors stand apart", []string{mod + "internal/door/kbqcli"}},
+	{mod + "internal/door/kbqcli", "the front doors stand apart", []string{mod + "internal/door/kbqserve"}},
 }
 
 // deps lists the packages pattern imports, itself included.

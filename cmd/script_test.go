@@ -33,11 +33,11 @@ import (
 
 	"github.com/kbqdev/kbq/embedding/embeddingtest"
 	"github.com/kbqdev/kbq/internal/cli"
-	"github.com/kbqdev/kbq/internal/kbccli"
-	"github.com/kbqdev/kbq/internal/kbqcli"
-	"github.com/kbqdev/kbq/internal/kbqserve"
-	"github.com/kbqdev/kbq/internal/pgstore"
-	"github.com/kbqdev/kbq/internal/pgtest"
+	"github.com/kbqdev/kbq/internal/door/kbccli"
+	"github.com/kbqdev/kbq/internal/door/kbqcli"
+	"github.com/kbqdev/kbq/internal/door/kbqserve"
+	"github.com/kbqdev/kbq/internal/postgres/pgstore"
+	"github.com/kbqdev/kbq/internal/postgres/pgtest"
 	"github.com/kbqdev/kbq/internal/testreq"
 )
 

@@ -25,7 +25,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kbqdev/kbq/internal/answer"
+	"github.com/kbqdev/kbq/internal/door/answer"
 	"github.com/kbqdev/kbq/query"
 )
 

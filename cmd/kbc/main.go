@@ -6,7 +6,7 @@ import (
 	"os"
 
 	"github.com/kbqdev/kbq/internal/cli"
-	"github.com/kbqdev/kbq/internal/kbccli"
+	"github.com/kbqdev/kbq/internal/door/kbccli"
 )
 
 func main() {

@@ -7,8 +7,8 @@ import (
 	"os"
 
 	"github.com/kbqdev/kbq/internal/cli"
-	"github.com/kbqdev/kbq/internal/kbqcli"
-	"github.com/kbqdev/kbq/internal/kbqserve"
+	"github.com/kbqdev/kbq/internal/door/kbqcli"
+	"github.com/kbqdev/kbq/internal/door/kbqserve"
 )
 
 func main() {

@@ -1,0 +1,146 @@
+package pgread
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/kbqdev/kbq/internal/postgres/pgsession"
+	"github.com/kbqdev/kbq/internal/safefs"
+)
+
+// pieceSize is the most of a file one query reads. A file of several
+// pieces is read by several sessions at once, and kbc stores files
+// uncompressed, so a piece is read without decompressing what precedes it.
+var pieceSize int64 = 4 << 20
+
+// fetchHelpers is how many sessions, besides the caller's, read files
+// when there is more than a piece to read.
+const fetchHelpers = 3
+
+// fetchFiles writes files into blobs, each under its hash, checking its
+// content. More than a piece's worth is read by helper sessions too, all
+// in the caller's snapshot; sessions says how many sessions read.
+func fetchFiles(ctx context.Context, tx pgx.Tx, blobs string, files []file) (sessions int, err error) {
+	if len(files) == 0 {
+		return 0, nil
+	}
+	type piece struct {
+		file   int
+		off, n int64
+	}
+	var pieces []piece
+	var total int64
+	left := make([]atomic.Int64, len(files))
+	for i, f := range files {
+		total += f.size
+		for off := int64(0); off < f.size; off += pieceSize {
+			pieces = append(pieces, piece{i, off, min(pieceSize, f.size-off)})
+			left[i].Add(1)
+		}
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	for _, f := range files {
+		if f.size == 0 { // no piece to wait for
+			g.Go(func() error { return store(blobs, f, nil) })
+		}
+	}
+	// A file's buffer is made when its first piece is read and dropped
+	// once it is stored; pieces are read in file order, so only a few
+	// files are held at a time.
+	bufs := make([][]byte, len(files))
+	made := make([]sync.Once, len(files))
+	work := make(chan piece, len(pieces))
+	for _, p := range pieces {
+		work <- p
+	}
+	close(work)
+	readers := []interface {
+		QueryRow(context.Context, string, ...any) pgx.Row
+	}{tx}
+	if total > pieceSize {
+		helpers, done := snapshotReaders(ctx, tx)
+		defer done()
+		for _, h := range helpers {
+			readers = append(readers, h)
+		}
+	}
+	for _, r := range readers {
+		g.Go(func() error {
+			for p := range work {
+				f := files[p.file]
+				made[p.file].Do(func() { bufs[p.file] = make([]byte, f.size) })
+				// The piece goes from the connection's buffer to the
+				// file's, with no copy in between.
+				dst := pieceOf(bufs[p.file][p.off : p.off+p.n])
+				err := r.QueryRow(ctx, `SELECT substring(data FROM $2 FOR $3) FROM kbq_file WHERE hash = $1`, f.hash, p.off+1, p.n).Scan(&dst)
+				if err != nil {
+					return fmt.Errorf("read file %.12s: %w", f.hash, err)
+				}
+				if left[p.file].Add(-1) == 0 {
+					if err := store(blobs, f, bufs[p.file]); err != nil {
+						return err
+					}
+					bufs[p.file] = nil
+				}
+			}
+			return nil
+		})
+	}
+	return len(readers), g.Wait()
+}
+
+// pieceOf is where a piece of a file is read into; it takes exactly its
+// length.
+type pieceOf []byte
+
+func (p *pieceOf) ScanBytes(v []byte) error {
+	if len(v) != len(*p) {
+		return fmt.Errorf("%d bytes where %d were asked for: the database is damaged (shorter than its size)", len(v), len(*p))
+	}
+	copy(*p, v)
+	return nil
+}
+
+// store writes data, file's content, under its hash in blobs once it
+// matches the hash.
+func store(blobs string, f file, data []byte) error {
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != f.hash {
+		return fmt.Errorf("file %.12s does not match its hash: the database is damaged", f.hash)
+	}
+	return safefs.Replace(filepath.Join(blobs, f.hash), data, 0o444)
+}
+
+// snapshotID is the form of what pg_export_snapshot returns.
+var snapshotID = regexp.MustCompile(`^[0-9A-Fa-f-]+$`)
+
+// snapshotReaders opens up to fetchHelpers sessions, as many as the
+// server grants, each in a read-only transaction that sees tx's snapshot;
+// none where the server takes one session. done closes them.
+func snapshotReaders(ctx context.Context, tx pgx.Tx) (readers []*pgx.Conn, done func()) {
+	cfg := tx.Conn().Config()
+	if cfg.DefaultQueryExecMode == pgx.QueryExecModeSimpleProtocol {
+		return nil, func() {}
+	}
+	var id string
+	if err := tx.QueryRow(ctx, `SELECT pg_export_snapshot()`).Scan(&id); err != nil || !snapshotID.MatchString(id) {
+		return nil, func() {}
+	}
+	readers = pgsession.Open(ctx, cfg, fetchHelpers, func(ctx context.Context, c *pgx.Conn) error {
+		if _, err := c.Exec(ctx, `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`); err != nil {
+			return err
+		}
+		// The id is the server's, checked above; SET takes no parameters.
+		_, err := c.Exec(ctx, `SET TRANSACTION SNAPSHOT '`+id+`'`)
+		return err
+	})
+	return readers, func() { pgsession.Close(readers) }
+}

@@ -1,0 +1,132 @@
+package pgread
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/kbqdev/kbq/internal/postgres/pgstore"
+	"github.com/kbqdev/kbq/internal/postgres/pgtest"
+	"github.com/kbqdev/kbq/internal/testkb"
+)
+
+// published publishes a few dozen notes as repository r and returns the
+// artifact's directory.
+func published(t *testing.T, url string) string {
+	t.Helper()
+	files := testkb.Files{}
+	for i := range 40 {
+		files[fmt.Sprintf(".kb/notes/n%02d.md", i)] = fmt.Sprintf("# Note %d\n\nRotate key %d of the signing service every %d days.\n", i, i, 30+i)
+	}
+	dir := testkb.Build(t, files)
+	src, closeSource, err := pgstore.OpenSource(dir, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeSource()
+	src.Commit = "a"
+	if _, err := pgstore.Publish(context.Background(), pgtest.Connect(t, url), src, pgstore.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// small makes files span many pieces for the test.
+func small(t *testing.T) {
+	old := pieceSize
+	pieceSize = 1000
+	t.Cleanup(func() { pieceSize = old })
+}
+
+// Files of several pieces are read by several sessions of one snapshot,
+// a read-only role's included, and put together byte for byte.
+func TestFetchReadsPiecesSideBySide(t *testing.T) {
+	small(t)
+	ctx := context.Background()
+	url := pgtest.DB(t)
+	dir := published(t, url)
+	pgtest.Exec(t, url, pgstore.ReadOnlyGrants("kbq_reader")...)
+	conn := pgtest.Connect(t, strings.Replace(url, "kbq@", "kbq_reader@", 1))
+
+	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	var files []file
+	var total int64
+	rows, _ := tx.Query(ctx, `SELECT hash, hash, size FROM kbq_file`)
+	for rows.Next() {
+		var f file
+		if err := rows.Scan(&f.name, &f.hash, &f.size); err != nil {
+			t.Fatal(err)
+		}
+		files, total = append(files, f), total+f.size
+	}
+	if total < 20*pieceSize {
+		t.Fatalf("the artifact's %d bytes are too few pieces for the test", total)
+	}
+	blobs := t.TempDir()
+	readers, err := fetchFiles(ctx, tx, blobs, files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if readers != 1+fetchHelpers {
+		t.Errorf("%d sessions read, want %d", readers, 1+fetchHelpers)
+	}
+	tx.Rollback(ctx)
+
+	f, err := Fetch(ctx, conn, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repos := f.Repos
+	compared := 0
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.Contains(p, string(filepath.Separator)+"published") {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		got, err := os.ReadFile(filepath.Join(repos[0].Dir, rel))
+		if os.IsNotExist(err) {
+			return nil // a file kbq does not read, not published
+		}
+		want, _ := os.ReadFile(p)
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: fetched %d bytes that differ from the artifact's %d", rel, len(got), len(want))
+		}
+		compared++
+		return nil
+	})
+	if compared < 3 {
+		t.Errorf("only %d files compared", compared)
+	}
+}
+
+// A file damaged in the database is refused, whichever piece is damaged.
+func TestFetchRefusesDamage(t *testing.T) {
+	small(t)
+	ctx := context.Background()
+	for name, damage := range map[string]string{
+		"does not match its hash": `UPDATE kbq_file SET data = overlay(data PLACING '\xff'::bytea FROM size::int - 10) WHERE size = (SELECT max(size) FROM kbq_file)`,
+		"shorter than its size":   `UPDATE kbq_file SET data = substring(data FROM 1 FOR size::int - 1500) WHERE size = (SELECT max(size) FROM kbq_file)`,
+		// A hash that is a path, and a size that would exhaust memory.
+		`has the hash "../../../../etc/passwd"`: `INSERT INTO kbq_file (hash, size, data) VALUES ('../../../../etc/passwd', 1, '\x00');
+			UPDATE kbq_repo_file SET hash = '../../../../etc/passwd' WHERE name = 'manifest.json'`,
+		"and the size 1000000000000": `UPDATE kbq_file SET size = 1000000000000 WHERE size = (SELECT max(size) FROM kbq_file)`,
+	} {
+		url := pgtest.DB(t)
+		published(t, url)
+		pgtest.Exec(t, url, damage)
+		_, err := Fetch(ctx, pgtest.Connect(t, url), t.TempDir(), nil)
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: fetch said %v", name, err)
+		}
+	}
+}
