@@ -61,6 +61,9 @@ func NewUnion(parts []Part) (*Union, error) {
 // Parts returns the artifacts of the union.
 func (u *Union) Parts() []Part { return u.parts }
 
+// Parts returns the artifact as a union of one, named "".
+func (ix *Index) Parts() []Part { return []Part{{Index: ix}} }
+
 // A ModelVector is a query embedded by one model.
 type ModelVector struct {
 	Model  artifact.Embeddings

@@ -31,6 +31,9 @@ type Backend interface {
 	Location() string
 	// Stats reports counts, size, version and age.
 	Stats(now time.Time) (*query.Stats, error)
+	// Parts are the artifacts it reads, by name: one artifact is a union
+	// of one, named "".
+	Parts() []query.Part
 }
 
 // The artifact is a Backend.

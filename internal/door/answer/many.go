@@ -80,6 +80,11 @@ func (m *Many) Close() error {
 	return errors.Join(errs...)
 }
 
+// Backend serves the artifacts as one, as the servers read them.
+func (m *Many) Backend() *UnionBackend {
+	return &UnionBackend{union: m.Union, parts: m.Union.Parts()}
+}
+
 // Part returns the artifact named name.
 func (m *Many) Part(name string) *Opened {
 	for i, n := range m.Names {

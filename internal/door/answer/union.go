@@ -192,12 +192,7 @@ func (b *UnionBackend) index(name string) *query.Index {
 // RecordSearch records the documents a search of b handed out, in the
 // usage log of the artifact each came from.
 func (u *Usage) RecordSearch(b Backend, via, q string, results []query.Result) {
-	ub, ok := b.(*UnionBackend)
-	if !ok {
-		u.Record(b.Location(), SearchEvents(b, via, q, results))
-		return
-	}
-	for _, p := range ub.parts {
+	for _, p := range b.Parts() {
 		var mine []query.Result
 		for _, r := range results {
 			if r.Repo == p.Name {
@@ -213,15 +208,14 @@ func (u *Usage) RecordSearch(b Backend, via, q string, results []query.Result) {
 // RecordGet records a document b handed out, in the usage log of the
 // artifact it came from.
 func (u *Usage) RecordGet(b Backend, via string, d *documents.Document) {
-	ub, ok := b.(*UnionBackend)
-	if !ok {
-		u.Record(b.Location(), GetEvents(via, d))
-		return
-	}
-	for _, p := range ub.parts {
-		if rest, ok := strings.CutPrefix(d.Path, p.Name+":"); ok {
+	for _, p := range b.Parts() {
+		path, ok := d.Path, p.Name == ""
+		if !ok {
+			path, ok = strings.CutPrefix(d.Path, p.Name+":")
+		}
+		if ok {
 			e := GetEvents(via, d)
-			e[0].Path = rest
+			e[0].Path = path
 			u.Record(p.Index.Location(), e)
 			return
 		}

@@ -75,7 +75,7 @@ func runGet(ctx context.Context, o *getOptions) error {
 		if err != nil {
 			return err
 		}
-		defer answer.NewUsage(s).Record(part.Dir, answer.GetEvents(usage.ViaCLI, doc))
+		defer answer.NewUsage(s).RecordGet(part.Index, usage.ViaCLI, doc)
 		return writeDocument(s, doc, o.asJSON)
 	}
 	ix, err := answer.Open(s, o.src.One())
@@ -95,7 +95,7 @@ func runGet(ctx context.Context, o *getOptions) error {
 	if err != nil {
 		return err
 	}
-	defer answer.NewUsage(s).Record(ix.Dir, answer.GetEvents(usage.ViaCLI, doc))
+	defer answer.NewUsage(s).RecordGet(ix.Index, usage.ViaCLI, doc)
 	return writeDocument(s, doc, o.asJSON)
 }
 

@@ -156,7 +156,7 @@ func runSearch(c *cli.Context, s *cli.Streams, o *searchOptions) error {
 		return answer.HereRelative(ix.RepoRoot, paths)
 	}
 	record := func() {
-		answer.NewUsage(s).Record(ix.Dir, answer.SearchEvents(ix.Index, usage.ViaCLI, q, resp.Results))
+		answer.NewUsage(s).RecordSearch(ix.Index, usage.ViaCLI, q, resp.Results)
 	}
 	return writeSearch(s, o, resp, format, paths, record)
 }
@@ -237,17 +237,7 @@ func searchMany(c *cli.Context, s *cli.Streams, o *searchOptions, req query.Requ
 		return out
 	}
 	record := func() {
-		for i, part := range m.Parts {
-			var mine []query.Result
-			for _, r := range resp.Results {
-				if r.Repo == m.Names[i] {
-					mine = append(mine, r)
-				}
-			}
-			if len(mine) > 0 {
-				answer.NewUsage(s).Record(part.Dir, answer.SearchEvents(part.Index, usage.ViaCLI, resp.Query, mine))
-			}
-		}
+		answer.NewUsage(s).RecordSearch(m.Backend(), usage.ViaCLI, resp.Query, resp.Results)
 	}
 	return writeSearch(s, o, resp, format, paths, record)
 }
