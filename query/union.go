@@ -203,10 +203,11 @@ func (u *Union) Search(ctx context.Context, req Request) (*Response, error) {
 }
 
 func (u *Union) search(ctx context.Context, req Request) (*Response, error) {
-	if err := checkFilters(syntax.Parse(req.Query).Clauses); err != nil {
+	parsed := syntax.Parse(req.Query)
+	if err := checkFilters(parsed.Clauses); err != nil {
 		return nil, err
 	}
-	parts, err := u.selected(syntax.Parse(req.Query))
+	parts, err := u.selected(parsed)
 	if err != nil {
 		return nil, err
 	}

@@ -61,7 +61,8 @@ func (b *breakers) file(dir, url string) string {
 	return filepath.Join(dir, hex.EncodeToString(sum[:8])+".json")
 }
 
-// open returns why url is not to be asked now, nil when it may be.
+// open returns why url is not to be asked now, nil when it may be. The
+// record on disk is read once per endpoint and process.
 func (b *breakers) open(dir, url string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -70,6 +71,7 @@ func (b *breakers) open(dir, url string) error {
 		if data, err := os.ReadFile(b.file(dir, url)); err == nil {
 			json.Unmarshal(data, &st)
 		}
+		b.state[url] = st
 	}
 	now := b.now()
 	if now.Before(st.Until) {
@@ -79,25 +81,20 @@ func (b *breakers) open(dir, url string) error {
 	return nil
 }
 
-// done records the outcome of asking url.
+// done records the outcome of asking url, which open was asked first.
 func (b *breakers) done(dir, url string, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	st := b.state[url]
 	file := b.file(dir, url)
 	if err == nil {
-		if st.Failures > 0 || file != "" {
-			delete(b.state, url)
+		if st.Failures > 0 { // closed: the record goes
+			b.state[url] = breakerState{}
 			if file != "" {
 				os.Remove(file)
 			}
 		}
 		return
-	}
-	if st.Failures == 0 && file != "" {
-		if data, rerr := os.ReadFile(file); rerr == nil {
-			json.Unmarshal(data, &st)
-		}
 	}
 	st.Failures++
 	rest := min(breakerRest<<min(st.Failures-1, 10), breakerMaxRest)

@@ -3,6 +3,7 @@ package answer
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/kbqdev/kbq/artifact"
@@ -22,14 +23,26 @@ const queryTimeout = 20 * time.Second
 // been hybrid is lexical is a note of its response (query.Request.Notes),
 // which every door shows.
 func QueryEmbedder(s *cli.Streams) Embedder {
-	return Embedder{Getenv: s.Getenv, Net: online{s}, Warn: func(error) {}}
+	return Embedder{Getenv: s.Getenv, Net: &online{s: s}, Warn: func(error) {}}
 }
 
 // online is the Network of a process that may use it: endpoints are called
-// and models downloaded with progress on s.Err.
-type online struct{ s *cli.Streams }
+// and models downloaded with progress on s.Err. The user's trust
+// configuration is read once, at the first query that needs it.
+type online struct {
+	s         *cli.Streams
+	trustOnce sync.Once
+	trust     *trust.Config
+}
 
-func (n online) EmbedQuery(ctx context.Context, id artifact.Embeddings, text string) (v []float32, err error) {
+func (n *online) trusted() *trust.Config {
+	n.trustOnce.Do(func() {
+		n.trust = trust.Must(n.s.Getenv, func(err error) { fmt.Fprintf(n.s.Err, "kbq: %v\n", err) })
+	})
+	return n.trust
+}
+
+func (n *online) EmbedQuery(ctx context.Context, id artifact.Embeddings, text string) (v []float32, err error) {
 	dir := breakerDir(n.s.Getenv)
 	if err := endpointBreakers.open(dir, id.URL); err != nil {
 		return nil, err
@@ -44,7 +57,7 @@ func (n online) EmbedQuery(ctx context.Context, id artifact.Embeddings, text str
 	defer cancel()
 	// The artifact names the endpoint, never the key: that goes only to
 	// an endpoint the user named (package trust).
-	g := trust.Must(n.s.Getenv, func(err error) { fmt.Fprintf(n.s.Err, "kbq: %v\n", err) }).Key(trust.Embeddings, id.URL, false)
+	g := n.trusted().Key(trust.Embeddings, id.URL, false)
 	c := &remote.Client{URL: id.URL, Model: id.Model, Dims: id.Dims, Key: g.Key, KeyEnv: g.Env, Advice: g.Advice, Timeout: queryTimeout / 2, Retries: 2}
 	vecs, err := c.Embed(ctx, []string{text})
 	if err != nil {
@@ -53,7 +66,7 @@ func (n online) EmbedQuery(ctx context.Context, id artifact.Embeddings, text str
 	return vecs[0], nil
 }
 
-func (n online) FetchModel(ctx context.Context, models, name string) error {
+func (n *online) FetchModel(ctx context.Context, models, name string) error {
 	d, ok := embedding.Known(name)
 	if !ok {
 		return fmt.Errorf("kbq does not know where to download the model %s", name)

@@ -13,6 +13,10 @@ import (
 // may still open lazily, is kept for that long too.
 var EvictAfter = 10 * time.Minute
 
+// EvictEvery is how often the cache is looked through for what to evict:
+// a server fetches every few seconds.
+var EvictEvery = time.Minute
+
 // evict removes what the cache keeps for nothing, once a fetch has placed
 // the directories inUse: artifact directories no fetch used in
 // EvictAfter, and then the fetched files no directory links any more
@@ -21,6 +25,17 @@ var EvictAfter = 10 * time.Minute
 func evict(cache string, inUse []string, now time.Time) {
 	for _, dir := range inUse {
 		os.Chtimes(dir, now, now) // in use: kept
+	}
+	// The rest lists every fetched file: a server fetching every few
+	// seconds does it at most once a minute (the stamp's time says when
+	// it last ran, in any process).
+	stamp := filepath.Join(cache, "evicted")
+	if fi, err := os.Stat(stamp); err == nil && now.Sub(fi.ModTime()) < EvictEvery && now.Sub(fi.ModTime()) >= 0 {
+		return
+	}
+	if f, err := os.Create(stamp); err == nil {
+		f.Close()
+		os.Chtimes(stamp, now, now)
 	}
 	repos := filepath.Join(cache, "repos")
 	entries, _ := os.ReadDir(repos)

@@ -278,6 +278,16 @@ func TestCacheIsEvicted(t *testing.T) {
 	old := pgread.EvictAfter
 	pgread.EvictAfter = -time.Hour
 	defer func() { pgread.EvictAfter = old }()
+	// Within a minute of the last look, a fetch does not look again.
+	if _, err := pgread.Fetch(ctx, conn, cache, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := count("repos"); n != 3 {
+		t.Errorf("%d artifact directories a moment after the last look, want the 3 left as they were", n)
+	}
+	every := pgread.EvictEvery
+	pgread.EvictEvery = 0
+	defer func() { pgread.EvictEvery = every }()
 	got, err := pgread.Fetch(ctx, conn, cache, nil)
 	if err != nil {
 		t.Fatal(err)
