@@ -4,39 +4,14 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
-	"strings"
 	"testing"
 
-	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/internal/querytest"
 	"github.com/kbqdev/kbq/internal/testkb"
 	"github.com/kbqdev/kbq/query"
 	"github.com/kbqdev/kbq/query/documents"
 )
-
-// letters embeds a text as counts of its letters, in 40 dimensions: not a
-// multiple of 64, so the vectors' bit rows end inside a word.
-type letters struct{}
-
-func (letters) Embed(_ context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		v := make([]float32, 40)
-		v[0] = 0.01
-		for _, r := range strings.ToLower(t) {
-			if r >= 'a' && r <= 'z' {
-				v[1+int(r-'a')]++
-			}
-		}
-		out[i] = v
-	}
-	return out, nil
-}
-
-func (letters) Identity() artifact.Embeddings {
-	return artifact.Embeddings{Provider: "test", Model: "letters", Hash: "0", Dims: 40}
-}
 
 // TestEveryFlippedByteIsAnErrorNotAPanic flips every byte of every file of
 // a small artifact with vectors, one at a time, and reads the artifact as
@@ -51,11 +26,11 @@ func TestEveryFlippedByteIsAnErrorNotAPanic(t *testing.T) {
 		"services/api/AGENTS.md":    "The API's tests run with go test.\n",
 	}
 	dir := t.TempDir()
-	opts := compiler.BuildOptions{Out: dir, BuiltAt: testkb.BuiltAt, Options: compiler.Options{Embedder: letters{}}}
+	opts := compiler.BuildOptions{Out: dir, BuiltAt: testkb.BuiltAt, Options: compiler.Options{Embedder: querytest.Letters{}}}
 	if _, err := compiler.Build(context.Background(), files, opts); err != nil {
 		t.Fatal(err)
 	}
-	vec, _ := letters{}.Embed(context.Background(), []string{"roll back a deploy"})
+	vec := [][]float32{querytest.LetterVector("roll back a deploy")}
 	stride := 1
 	if testing.Short() {
 		stride = 7

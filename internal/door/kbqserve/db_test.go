@@ -12,13 +12,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/door/answer"
 	"github.com/kbqdev/kbq/internal/mcptest"
 	"github.com/kbqdev/kbq/internal/postgres/pgstore"
 	"github.com/kbqdev/kbq/internal/postgres/pgtest"
+	"github.com/kbqdev/kbq/internal/querytest"
 	"github.com/kbqdev/kbq/internal/testkb"
 )
 
@@ -116,34 +116,6 @@ func TestServersWaitForTheDatabase(t *testing.T) {
 	}
 }
 
-// letterVectors embeds a text as counts of its letters in 40 dimensions
-// (not a multiple of 64); its identity names the endpoint at url, which
-// serves the same vectors for queries.
-type letterVectors struct{ url string }
-
-func letterVector(text string) []float32 {
-	v := make([]float32, 40)
-	v[0] = 0.01
-	for _, r := range strings.ToLower(text) {
-		if r >= 'a' && r <= 'z' {
-			v[1+int(r-'a')]++
-		}
-	}
-	return v
-}
-
-func (l letterVectors) Embed(_ context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		out[i] = letterVector(t)
-	}
-	return out, nil
-}
-
-func (l letterVectors) Identity() artifact.Embeddings {
-	return artifact.Embeddings{Provider: "openai", Model: "letters", URL: l.url, Dims: 40}
-}
-
 // A writer stores a damaged file with its correct hash: every byte of
 // the vectors file flipped, one at a time, and every 29th byte of the
 // others, each served by a kbq serve --db that refreshes onto it. The
@@ -160,14 +132,14 @@ func TestServingDamagedFilesFromTheDatabase(t *testing.T) {
 			Data []item `json:"data"`
 		}
 		for i, text := range req.Input {
-			resp.Data = append(resp.Data, item{i, letterVector(text)})
+			resp.Data = append(resp.Data, item{i, querytest.LetterVector(text)})
 		}
 		json.NewEncoder(w).Encode(resp)
 	}))
 	defer endpoint.Close()
 	url := pgtest.DB(t)
 	dir := t.TempDir()
-	opts := compiler.BuildOptions{Out: dir, BuiltAt: testkb.BuiltAt, Options: compiler.Options{Embedder: letterVectors{endpoint.URL + "/v1"}}}
+	opts := compiler.BuildOptions{Out: dir, BuiltAt: testkb.BuiltAt, Options: compiler.Options{Embedder: querytest.Letters{URL: endpoint.URL + "/v1"}}}
 	if _, err := compiler.Build(context.Background(), files, opts); err != nil {
 		t.Fatal(err)
 	}

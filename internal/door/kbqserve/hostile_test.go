@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/door/answer"
@@ -162,22 +161,6 @@ func TestMCPSessionsAndBatchesAreBounded(t *testing.T) {
 	}
 }
 
-// endpointIdentity embeds nothing itself: its identity names an endpoint,
-// which a reader asks for the query's vector.
-type endpointIdentity struct{ url string }
-
-func (e endpointIdentity) Embed(_ context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	for i := range out {
-		out[i] = []float32{1, 0, 0, 0, 0, 0, 0, 0}
-	}
-	return out, nil
-}
-
-func (e endpointIdentity) Identity() artifact.Embeddings {
-	return artifact.Embeddings{Provider: "openai", Model: "m", URL: e.url, Dims: 8}
-}
-
 // When the query cannot be embedded, the answer says so in its notes, in
 // HTTP and MCP alike, and a failing endpoint is not asked again for a
 // while: the next search is lexical at once.
@@ -189,7 +172,7 @@ func TestSkippedChannelIsNotedAndTheEndpointRests(t *testing.T) {
 	}))
 	defer down.Close()
 	dir := t.TempDir()
-	opts := compiler.BuildOptions{Out: dir, BuiltAt: testkb.BuiltAt, Options: compiler.Options{Embedder: endpointIdentity{down.URL + "/v1"}}}
+	opts := compiler.BuildOptions{Out: dir, BuiltAt: testkb.BuiltAt, Options: compiler.Options{Embedder: querytest.Letters{URL: down.URL + "/v1"}}}
 	if _, err := compiler.Build(context.Background(), files, opts); err != nil {
 		t.Fatal(err)
 	}
