@@ -54,7 +54,15 @@ func Get(ctx context.Context, src Source, ref, dir string) (*Document, error) {
 	if err != nil {
 		return nil, err
 	}
-	meta, err := resolve(docs, ref, dir)
+	var repos []string
+	if r, ok := src.(interface{ Parts() []query.Part }); ok {
+		for _, p := range r.Parts() {
+			if p.Name != "" {
+				repos = append(repos, p.Name)
+			}
+		}
+	}
+	meta, err := resolve(docs, repos, ref, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -74,23 +82,54 @@ func Get(ctx context.Context, src Source, ref, dir string) (*Document, error) {
 }
 
 // resolve finds the document ref names. Over several repositories read as
-// one (whose paths are REPO:PATH), REPO:REF names REF in repository REPO:
-// a path, a topic key or memory:ID, as in one repository.
-func resolve(docs []artifact.Document, ref, dir string) (artifact.Document, error) {
+// one (repos, whose documents' paths are REPO:PATH), REPO:REF names REF in
+// repository REPO: a path, a topic key or memory:ID, as in one
+// repository; a REF of no repository is looked for in each, and must be
+// in one. This is every door's resolver: kbq get, /get and knowledge_get.
+func resolve(docs []artifact.Document, repos []string, ref, dir string) (artifact.Document, error) {
 	ref = strings.TrimSpace(ref)
-	if repo, rest, ok := strings.Cut(ref, ":"); ok && repo != "memory" && repo != "" {
-		prefix := repo + ":"
-		var in []artifact.Document
+	if len(repos) == 0 {
+		return resolveIn(docs, ref, dir, "")
+	}
+	in := func(repo string) []artifact.Document {
+		var out []artifact.Document
 		for _, d := range docs {
-			if strings.HasPrefix(d.Path, prefix) {
-				in = append(in, d)
+			if strings.HasPrefix(d.Path, repo+":") {
+				out = append(out, d)
 			}
 		}
-		if len(in) > 0 {
-			return resolveIn(in, rest, dir, prefix)
+		return out
+	}
+	for _, repo := range repos {
+		if rest, ok := strings.CutPrefix(ref, repo+":"); ok {
+			d, err := resolveIn(in(repo), rest, dir, repo+":")
+			if err != nil {
+				return d, fmt.Errorf("%s: %w", repo, err)
+			}
+			return d, nil
 		}
 	}
-	return resolveIn(docs, ref, dir, "")
+	var found []artifact.Document
+	var lastErr error
+	for _, repo := range repos {
+		d, err := resolveIn(in(repo), ref, dir, repo+":")
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		found = append(found, d)
+	}
+	switch len(found) {
+	case 0:
+		return artifact.Document{}, lastErr
+	case 1:
+		return found[0], nil
+	}
+	paths := make([]string, len(found))
+	for i, d := range found {
+		paths[i] = d.Path
+	}
+	return artifact.Document{}, fmt.Errorf("%w: %s is in several repositories; name one: %s", ErrNotFound, ref, strings.Join(paths, ", "))
 }
 
 // resolveIn resolves ref among docs, whose paths all start with prefix.

@@ -99,40 +99,21 @@ func runGet(ctx context.Context, o *getOptions) error {
 	return writeDocument(s, doc, o.asJSON)
 }
 
-// getMany finds ref in several repositories: REPO:REF in that one, else
-// in the one repository that has it.
+// getMany finds ref in several repositories, as every door does
+// (documents.Get over them as one): REPO:REF in that one, else in the one
+// repository that has it.
 func getMany(ctx context.Context, m *answer.Many, ref string) (*answer.Opened, *documents.Document, error) {
+	doc, err := documents.Get(ctx, m.Backend(), ref, "")
+	if err != nil {
+		return nil, nil, err
+	}
 	for i, name := range m.Names {
-		if rest, ok := strings.CutPrefix(ref, name+":"); ok {
-			doc, err := documents.Get(ctx, m.Parts[i], rest, "")
-			if err != nil {
-				return nil, nil, fmt.Errorf("%s: %w", name, err)
-			}
-			doc.Repo = name
+		if rest, ok := strings.CutPrefix(doc.Path, name+":"); ok {
+			doc.Repo, doc.Path = name, rest
 			return m.Parts[i], doc, nil
 		}
 	}
-	var found []string
-	var part *answer.Opened
-	var doc *documents.Document
-	var lastErr error
-	for i, name := range m.Names {
-		d, err := documents.Get(ctx, m.Parts[i], ref, "")
-		if err != nil {
-			lastErr = err
-			continue
-		}
-		found = append(found, name+":"+d.Path)
-		part, doc = m.Parts[i], d
-		doc.Repo = name
-	}
-	switch len(found) {
-	case 0:
-		return nil, nil, lastErr
-	case 1:
-		return part, doc, nil
-	}
-	return nil, nil, fmt.Errorf("%w: %s is in several repositories; name one: %s", documents.ErrNotFound, ref, strings.Join(found, ", "))
+	return nil, nil, fmt.Errorf("%s names no repository read", doc.Path)
 }
 
 // writeDocument prints doc as written, or as JSON, with notes on stderr.

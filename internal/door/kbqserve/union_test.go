@@ -25,8 +25,10 @@ func TestServersReadSeveralArtifacts(t *testing.T) {
 	tl := &served{usage: answer.NewUsage(streams)}
 	dirs := map[string]string{}
 	for name, fs := range map[string]testkb.Files{
-		"api": {".kb/keys.md": "# Keys\n\nRotate the api signing key every 90 days.\n", ".kb/deploy.md": "# Deploy\n\nDeploy the api with make deploy.\n"},
-		"web": {".kb/keys.md": "# Keys\n\nRotate the web signing key from the console.\n"},
+		"api": {".kb/keys.md": "# Keys\n\nRotate the api signing key every 90 days.\n", ".kb/deploy.md": "# Deploy\n\nDeploy the api with make deploy.\n",
+			".kb/memories/001-a.md": "---\nid: 1\ncreated: 2024-05-01T10:00:00Z\n---\nThe api's first memory.\n"},
+		"web": {".kb/keys.md": "# Keys\n\nRotate the web signing key from the console.\n",
+			".kb/memories/001-w.md": "---\nid: 1\ncreated: 2024-05-01T10:00:00Z\n---\nThe web's first memory.\n"},
 	} {
 		dirs[name] = testkb.Build(t, fs)
 		live, err := query.OpenLive(dirs[name], query.DefaultRanking())
@@ -70,12 +72,22 @@ func TestServersReadSeveralArtifacts(t *testing.T) {
 	if res.IsError || !strings.Contains(mcptest.Text(res), "every 90 days") {
 		t.Errorf("get api:keys: %s", mcptest.Text(res))
 	}
+	// memory:1 is in both: name one; REPO:memory:1 is that one's.
+	res, _ = mcptest.Call(t, cs, "knowledge_get", map[string]any{"ref": "memory:1"})
+	if text := mcptest.Text(res); !res.IsError || !strings.Contains(text, "in several repositories; name one: ") ||
+		!strings.Contains(text, "api:.kb/memories/001-a.md") || !strings.Contains(text, "web:.kb/memories/001-w.md") {
+		t.Errorf("get memory:1, in both: %s", mcptest.Text(res))
+	}
+	res, _ = mcptest.Call(t, cs, "knowledge_get", map[string]any{"ref": "web:memory:1"})
+	if res.IsError || !strings.Contains(mcptest.Text(res), "The web's first memory") {
+		t.Errorf("get web:memory:1: %s", mcptest.Text(res))
+	}
 	res, _ = mcptest.Call(t, cs, "knowledge_get", map[string]any{"ref": "deploy"})
 	if res.IsError || !strings.Contains(mcptest.Text(res), "make deploy") {
 		t.Errorf("get deploy, in one: %s", mcptest.Text(res))
 	}
 	res, out = mcptest.Call(t, cs, "knowledge_list", map[string]any{})
-	if docs, _ := out["documents"].([]any); res.IsError || len(docs) != 3 {
+	if docs, _ := out["documents"].([]any); res.IsError || len(docs) != 5 {
 		t.Errorf("list: %v", out)
 	}
 	h := newHandler(tl, &serveOptions{}, false)
@@ -84,15 +96,15 @@ func TestServersReadSeveralArtifacts(t *testing.T) {
 		"/get?path=web:.kb/keys.md": "from the console",
 		"/get?ref=web:keys":         "from the console",
 		"/get?topic=api:deploy":     "make deploy",
-		"/stats":                    `"documents":3`,
-		"/healthz":                  `"documents":3,"repos":[{"name":"`,
+		"/stats":                    `"documents":5`,
+		"/healthz":                  `"documents":5,"repos":[{"name":"`,
 	} {
 		if code, body := get(t, h, target, nil); code != 200 || !strings.Contains(body, want) {
 			t.Errorf("%s: %d %s", target, code, body)
 		}
 	}
 
-	if _, body := get(t, h, "/healthz", nil); !strings.Contains(body, `"name":"api","documents":2`) || !strings.Contains(body, `"name":"web","documents":1`) {
+	if _, body := get(t, h, "/healthz", nil); !strings.Contains(body, `"name":"api","documents":3`) || !strings.Contains(body, `"name":"web","documents":2`) {
 		t.Errorf("/healthz names one repository, not each: %s", body)
 	}
 
