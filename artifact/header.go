@@ -3,22 +3,26 @@ package artifact
 import (
 	"bytes"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Every kbq process reads the manifest's header, and the reflective JSON
 // decoders take most of a millisecond to do it in a fresh process (building
 // their codecs touches type metadata and code that nothing else needs):
 // as much as the rest of opening an artifact. So the header, like the
-// document lines, has a reader of its own for the JSON Encode writes. It
-// declines anything else (an unknown key, an escaped string, a number
-// where a string belongs), and the general decoder reads that instead.
+// document table, has a reader of its own, and only it: any JSON object
+// whose known keys hold values of their types reads, a key it does not
+// know (another version's) is skipped, and anything else is corrupt.
+// TestDecodeHeader holds it to encoding/json on every field Encode
+// writes, and FuzzDecodeHeader on whatever it accepts.
 
-// decodeHeader reads the manifest object in data, which must hold no
-// documents, into m. It returns false, leaving m partly set, when data is
-// not laid out as Encode writes it.
-func decodeHeader(data []byte, m *Manifest) bool {
+// decodeHeader reads the manifest object in data, which holds no
+// documents, into m. It returns the offset at which data stops being a
+// header, leaving m partly set, or -1.
+func decodeHeader(data []byte, m *Manifest) int {
 	s := jsonScanner{data: data}
-	ok := s.object(func(key string) bool {
+	ok := s.fields(func(key string) bool {
 		var ok bool
 		switch key {
 		case "checksum":
@@ -48,23 +52,32 @@ func decodeHeader(data []byte, m *Manifest) bool {
 		case "counts":
 			ok = s.counts(&m.Counts)
 		case "fields":
-			m.Fields, ok = s.fieldStats()
+			m.Fields, ok = s.fieldStats(m.Fields)
 		case "config":
 			ok = s.config(&m.Config)
 		case "retired":
-			m.Retired, ok = s.strMap()
+			m.Retired, ok = s.strMap(m.Retired)
 		case "statuses":
-			m.Statuses, ok = s.strMap()
+			m.Statuses, ok = s.strMap(m.Statuses)
 		case "embeddings":
-			if !s.null() {
-				m.Embeddings = new(Embeddings)
+			if s.null() {
+				m.Embeddings, ok = nil, true
+			} else {
+				if m.Embeddings == nil {
+					m.Embeddings = new(Embeddings)
+				}
 				ok = s.embeddings(m.Embeddings)
 			}
+		default:
+			ok = s.skip(0)
 		}
 		return ok
 	})
 	s.space()
-	return ok && s.i == len(data)
+	if !ok || s.i != len(data) {
+		return s.i
+	}
+	return -1
 }
 
 // tok consumes c if it comes next, after any white space.
@@ -114,6 +127,46 @@ func (s *jsonScanner) object(value func(key string) bool) bool {
 	}
 }
 
+// fields reads an object of a struct's fields, whose keys match without
+// regard to case (foldKey), as encoding/json matches them.
+func (s *jsonScanner) fields(value func(key string) bool) bool {
+	return s.object(func(key string) bool { return value(foldKey(key)) })
+}
+
+// foldKey matches keys as encoding/json does, without regard to case
+// (Unicode's simple folding): a key written otherwise than in lower case
+// is lowered when that makes it ASCII, else left to match nothing.
+func foldKey(key string) string {
+	plain := true
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; c >= utf8.RuneSelf || 'A' <= c && c <= 'Z' {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return key
+	}
+	folded := make([]byte, 0, len(key))
+	for _, r := range key {
+		// The least rune of r's orbit under simple folding: 'S' for 's'
+		// and 'ſ', 'K' for the Kelvin sign.
+		for {
+			next := unicode.SimpleFold(r)
+			if next <= r {
+				r = next
+				break
+			}
+			r = next
+		}
+		if r >= utf8.RuneSelf {
+			return key
+		}
+		folded = append(folded, byte(unicode.ToLower(r)))
+	}
+	return string(folded)
+}
+
 // boolean reads true or false.
 func (s *jsonScanner) boolean() (v, ok bool) {
 	if s.word("true") {
@@ -141,12 +194,15 @@ func (s *jsonScanner) list() ([]string, bool) {
 	return s.strs()
 }
 
-// counter reads an object of integers, or null as nil.
-func (s *jsonScanner) counter() (map[string]int, bool) {
+// counter reads an object of integers into out (a key given twice adds
+// to the map, as encoding/json does), or null as nil.
+func (s *jsonScanner) counter(out map[string]int) (map[string]int, bool) {
 	if s.null() {
 		return nil, true
 	}
-	out := map[string]int{}
+	if out == nil {
+		out = map[string]int{}
+	}
 	ok := s.object(func(key string) bool {
 		n, ok := s.int()
 		out[key] = n
@@ -155,11 +211,13 @@ func (s *jsonScanner) counter() (map[string]int, bool) {
 	return out, ok
 }
 
-func (s *jsonScanner) strMap() (map[string]string, bool) {
+func (s *jsonScanner) strMap(out map[string]string) (map[string]string, bool) {
 	if s.null() {
 		return nil, true
 	}
-	out := map[string]string{}
+	if out == nil {
+		out = map[string]string{}
+	}
 	ok := s.object(func(key string) bool {
 		v, ok := s.str()
 		out[key] = v
@@ -168,20 +226,24 @@ func (s *jsonScanner) strMap() (map[string]string, bool) {
 	return out, ok
 }
 
-func (s *jsonScanner) fieldStats() (map[string]FieldStats, bool) {
+func (s *jsonScanner) fieldStats(out map[string]FieldStats) (map[string]FieldStats, bool) {
 	if s.null() {
 		return nil, true
 	}
-	out := map[string]FieldStats{}
+	if out == nil {
+		out = map[string]FieldStats{}
+	}
 	ok := s.object(func(field string) bool {
-		var f FieldStats
-		ok := s.object(func(key string) bool {
+		f := out[field]
+		ok := s.fields(func(key string) bool {
 			var ok bool
 			switch key {
 			case "docs":
 				f.Docs, ok = s.uint(64)
 			case "tokens":
 				f.Tokens, ok = s.uint(64)
+			default:
+				ok = s.skip(0)
 			}
 			return ok
 		})
@@ -192,7 +254,7 @@ func (s *jsonScanner) fieldStats() (map[string]FieldStats, bool) {
 }
 
 func (s *jsonScanner) source(src *Source) bool {
-	return s.object(func(key string) bool {
+	return s.fields(func(key string) bool {
 		var ok bool
 		switch key {
 		case "mode":
@@ -207,26 +269,30 @@ func (s *jsonScanner) source(src *Source) bool {
 			src.Dirty, ok = s.boolean()
 		case "shallow":
 			src.Shallow, ok = s.boolean()
+		default:
+			ok = s.skip(0)
 		}
 		return ok
 	})
 }
 
 func (s *jsonScanner) global(g *Global) bool {
-	return s.object(func(key string) bool {
+	return s.fields(func(key string) bool {
 		var ok bool
 		switch key {
 		case "included":
 			g.Included, ok = s.boolean()
 		case "hash":
 			g.Hash, ok = s.str()
+		default:
+			ok = s.skip(0)
 		}
 		return ok
 	})
 }
 
 func (s *jsonScanner) analysis(a *Analysis) bool {
-	return s.object(func(key string) bool {
+	return s.fields(func(key string) bool {
 		var ok bool
 		switch key {
 		case "stemmer":
@@ -235,13 +301,15 @@ func (s *jsonScanner) analysis(a *Analysis) bool {
 			a.Stopwords, ok = s.str()
 		case "fold":
 			a.Fold, ok = s.str()
+		default:
+			ok = s.skip(0)
 		}
 		return ok
 	})
 }
 
 func (s *jsonScanner) counts(c *Counts) bool {
-	return s.object(func(key string) bool {
+	return s.fields(func(key string) bool {
 		var ok bool
 		switch key {
 		case "documents":
@@ -249,24 +317,26 @@ func (s *jsonScanner) counts(c *Counts) bool {
 		case "chunks":
 			c.Chunks, ok = s.int()
 		case "by_kind":
-			c.ByKind, ok = s.counter()
+			c.ByKind, ok = s.counter(c.ByKind)
 		case "by_scope":
-			c.ByScope, ok = s.counter()
+			c.ByScope, ok = s.counter(c.ByScope)
 		case "shadowing":
 			c.Shadowing, ok = s.list()
+		default:
+			ok = s.skip(0)
 		}
 		return ok
 	})
 }
 
 func (s *jsonScanner) config(c *Config) bool {
-	return s.object(func(key string) bool {
+	return s.fields(func(key string) bool {
 		var ok bool
 		switch key {
 		case "hash":
 			c.Hash, ok = s.str()
 		case "budgets":
-			ok = s.object(func(key string) bool {
+			ok = s.fields(func(key string) bool {
 				var ok bool
 				switch key {
 				case "global":
@@ -277,16 +347,20 @@ func (s *jsonScanner) config(c *Config) bool {
 					c.Budgets.Directory, ok = s.int()
 				case "total":
 					c.Budgets.Total, ok = s.int()
+				default:
+					ok = s.skip(0)
 				}
 				return ok
 			})
+		default:
+			ok = s.skip(0)
 		}
 		return ok
 	})
 }
 
 func (s *jsonScanner) embeddings(e *Embeddings) bool {
-	return s.object(func(key string) bool {
+	return s.fields(func(key string) bool {
 		var ok bool
 		switch key {
 		case "provider":
@@ -303,6 +377,8 @@ func (s *jsonScanner) embeddings(e *Embeddings) bool {
 			e.Dims, ok = s.int()
 		case "quantization":
 			e.Quantization, ok = s.str()
+		default:
+			ok = s.skip(0)
 		}
 		return ok
 	})

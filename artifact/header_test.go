@@ -2,6 +2,7 @@ package artifact
 
 import (
 	"bytes"
+	"errors"
 	"reflect"
 	"slices"
 	"strings"
@@ -56,8 +57,8 @@ func TestDecodeHeader(t *testing.T) {
 	for i, m := range headers() {
 		data := head(t, &m)
 		var got, want Manifest
-		if !decodeHeader(data, &got) {
-			t.Fatalf("header %d: the header reader declined what Encode wrote:\n%s", i, data)
+		if at := decodeHeader(data, &got); at >= 0 {
+			t.Fatalf("header %d: the header reader refused what Encode wrote, at byte %d:\n%s", i, at, data)
 		}
 		if err := json.Unmarshal(data, &want); err != nil {
 			t.Fatal(err)
@@ -76,33 +77,61 @@ func TestDecodeHeader(t *testing.T) {
 	}
 }
 
-// What the header reader declines still reads, through the general decoder.
-func TestDecodeHeaderDeclines(t *testing.T) {
+// The header reader reads any JSON of the header's types, as encoding/json
+// does: escapes, white space and keys of other versions, skipped.
+func TestDecodeHeaderReadsJSON(t *testing.T) {
 	for name, text := range map[string]string{
-		"unknown key":     `{"format": "kbq-index", "extra": 1}`,
-		"escaped string":  `{"format": "kbq-\u0069ndex"}`,
-		"control char":    "{\"format\": \"kbq\tindex\"}",
-		"bad utf-8":       "{\"format\": \"kbq\xffindex\"}",
-		"float":           `{"format_version": 3.0}`,
-		"string for int":  `{"format_version": "3"}`,
-		"int for string":  `{"format": 3}`,
-		"null string":     `{"format": null}`,
-		"document list":   `{"documents": []}`,
-		"trailing":        `{"format": "kbq-index"} x`,
-		"unknown nested":  `{"source": {"mode": "rev", "branch": "main"}}`,
-		"bad time":        `{"built_at": "yesterday"}`,
-		"unterminated":    `{"format": "kbq-index"`,
-		"nested trailing": `{"counts": {"by_kind": {"topic": 1,}}}`,
+		"escaped string":      `{"format": "kbq-\u0069ndex\n\"\\\/\t\u00e9\ud83d\ude00"}`,
+		"lone surrogate":      `{"format": "a\ud800b"}`,
+		"unknown key":         `{"format": "kbq-index", "extra": [1, -2.5e+3, {"a": [true, false, null]}, "x"]}`,
+		"unknown nested":      `{"source": {"mode": "rev", "branch": "main"}, "counts": {"future": {}}}`,
+		"white space":         "{ \"counts\" : { \"by_kind\" : { \"topic\" : 1 } } }\n",
+		"null embeddings":     `{"embeddings": null, "fields": null, "retired": null}`,
+		"keys in any case":    "{\"FORMAT\": \"a\", \"Source\": {\"CommIt\": \"c\"}, \"\u017fource\": {\"tree\": \"t\"}, \"\u212aey\": 1}",
+		"map keys as written": `{"retired": {".kb/Old.md": "", ".kb/old.md": "x"}, "counts": {"by_scope": {"Docs": 1}}, "fields": {"Title": {"Docs": 2}}}`,
+		"keys twice":          `{"counts": {"by_kind": {"a": 1}, "by_kind": {"b": 2}}, "embeddings": {"model": "m"}, "embeddings": {"dims": 3}}`,
 	} {
-		var m Manifest
-		if decodeHeader([]byte(text), &m) {
-			t.Errorf("%s: the header reader accepted %s", name, text)
+		var got, want Manifest
+		if at := decodeHeader([]byte(text), &got); at >= 0 {
+			t.Errorf("%s: refused at byte %d: %s", name, at, text)
+			continue
+		}
+		if err := json.Unmarshal([]byte(text), &want); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\n got %+v\nwant %+v", name, got, want)
 		}
 	}
-	m, err := decode(seal(`"format": "kbq-\u0069ndex", "format_version": 5, "future": {"a": [1]},
-  "analysis": {"stemmer": "porter", "stopwords": "lucene"}`))
-	if err != nil || m.Format != Format || m.Analysis.Stopwords != "lucene" {
-		t.Errorf("fallback: %+v, %v", m, err)
+}
+
+// What is not a header is refused, where it stops being one.
+func TestDecodeHeaderRefuses(t *testing.T) {
+	for name, c := range map[string]struct {
+		text string
+		at   int
+	}{
+		"control char":    {"{\"format\": \"kbq\tindex\"}", 12},
+		"bad utf-8":       {"{\"format\": \"kbq\xffindex\"}", 12},
+		"bad escape":      {`{"format": "kbq\xindex"}`, 12},
+		"short escape":    {`{"format": "kbq\u00"}`, 12},
+		"float":           {`{"format_version": 3.0}`, 20},
+		"string for int":  {`{"format_version": "3"}`, 19},
+		"int for string":  {`{"format": 3}`, 11},
+		"trailing":        {`{"format": "kbq-index"} x`, 24},
+		"unknown bad":     {`{"future": [1,]}`, 14},
+		"bad time":        {`{"built_at": "yesterday"}`, 24},
+		"unterminated":    {`{"format": "kbq-index"`, 22},
+		"nested trailing": {`{"counts": {"by_kind": {"topic": 1,}}}`, 35},
+		"deep":            {`{"x": ` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`, 71},
+	} {
+		var m Manifest
+		if at := decodeHeader([]byte(c.text), &m); at != c.at {
+			t.Errorf("%s: refused at %d, want %d: %s", name, at, c.at, c.text)
+		}
+	}
+	if _, err := decode(seal(`"format": 3`)); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "at byte") {
+		t.Errorf("a manifest of the wrong types: %v", err)
 	}
 }
 
@@ -128,7 +157,7 @@ func FuzzDecodeHeader(f *testing.F) {
 	f.Add([]byte(`{"counts": {"shadowing": [ "a" , "b" ]}, "embeddings": null, "fields": null}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var got Manifest
-		if !decodeHeader(data, &got) {
+		if decodeHeader(data, &got) >= 0 {
 			return
 		}
 		var want Manifest
@@ -159,4 +188,27 @@ func TestManifestDamageIsDetected(t *testing.T) {
 			t.Fatalf("byte %d (%q → %q) changed, and the manifest still reads", i, data[i], damaged[i])
 		}
 	}
+}
+
+// BenchmarkDecodeHeader reads a full header with the header reader, and
+// with encoding/json for comparison.
+func BenchmarkDecodeHeader(b *testing.B) {
+	m := headers()[0]
+	data := head(b, &m)
+	b.Run("reader", func(b *testing.B) {
+		for b.Loop() {
+			var got Manifest
+			if decodeHeader(data, &got) >= 0 {
+				b.Fatal("refused")
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		for b.Loop() {
+			var got Manifest
+			if err := json.Unmarshal(data, &got); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -299,11 +299,8 @@ func Decode(r io.Reader) (*Manifest, error) {
 // change afterwards.
 func decode(data []byte) (*Manifest, error) {
 	m := new(Manifest)
-	if !decodeHeader(data, m) {
-		*m = Manifest{}
-		if err := json.Unmarshal(data, m); err != nil {
-			return nil, fmt.Errorf("%w: %s", ErrCorrupt, brief(err))
-		}
+	if at := decodeHeader(data, m); at >= 0 {
+		return nil, fmt.Errorf("%w: the manifest is not a kbq manifest's JSON at byte %d", ErrCorrupt, at)
 	}
 	if err := m.checkFormat(); err != nil {
 		return nil, err

@@ -1,7 +1,10 @@
 package cmd_test
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -39,6 +42,8 @@ var layerRules = []struct {
 	// the floor under them; neither imports the other.
 	{mod + "internal/door/kbqserve", "the front doors stand apart", []string{mod + "internal/door/kbqcli"}},
 	{mod + "internal/door/kbqcli", "the front doors stand apart", []string{mod + "internal/door/kbqserve"}},
+	// The read path is under both, and below the network they reach.
+	{mod + "internal/door/reader", "the read path is under the doors", []string{mod + "internal/door/kbqcli", mod + "internal/door/kbqserve", mod + "internal/door/online"}},
 }
 
 // deps lists the packages pattern imports, itself included.
@@ -81,6 +86,30 @@ func TestLayerRules(t *testing.T) {
 				if d == b || strings.HasSuffix(b, "/") && strings.HasPrefix(d, b) || strings.HasPrefix(d, b+"/") {
 					t.Errorf("%s depends on %s: %s", r.pkg, d, r.why)
 				}
+			}
+		}
+	}
+}
+
+// TestReaderPrintsNothing keeps printing in the doors: the read path
+// returns what a user should know, and each door says it its own way.
+func TestReaderPrintsNothing(t *testing.T) {
+	files, err := filepath.Glob("../internal/door/reader/*.go")
+	if err != nil || len(files) < 3 {
+		t.Fatalf("the reader's files: %v, %v", files, err)
+	}
+	printing := regexp.MustCompile(`\bfmt\.(Fprint|Print)|\bos\.(Stdout|Stderr)\b|\bcli\.Streams\b|\bprintln\(`)
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(src), "\n") {
+			if printing.MatchString(line) {
+				t.Errorf("%s:%d prints: %s", f, i+1, strings.TrimSpace(line))
 			}
 		}
 	}

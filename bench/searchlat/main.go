@@ -25,7 +25,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kbqdev/kbq/internal/door/answer"
+	"github.com/kbqdev/kbq/internal/door/reader"
 	"github.com/kbqdev/kbq/query"
 )
 
@@ -69,7 +69,7 @@ func run(dir string, queries []string, runs int, mode, cpuprofile string) error 
 		defer pprof.StopCPUProfile()
 	}
 	ctx := context.Background()
-	embedder := answer.Embedder{Getenv: os.Getenv}
+	embedder := reader.Embedder{Getenv: os.Getenv}
 	var all []time.Duration
 	for _, spec := range queries {
 		q := expand(spec)

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/kbqdev/kbq/internal/cli"
-	"github.com/kbqdev/kbq/internal/door/answer"
+	"github.com/kbqdev/kbq/internal/door/reader"
 	"github.com/kbqdev/kbq/internal/door/render"
 	"github.com/kbqdev/kbq/internal/safefs"
 	"github.com/kbqdev/kbq/internal/units"
@@ -21,7 +21,7 @@ import (
 
 type contextOptions struct {
 	io           *cli.Streams
-	src          answer.Sources
+	src          reader.Sources
 	dir          string
 	wrap, asJSON bool
 	hot          int
@@ -30,7 +30,7 @@ type contextOptions struct {
 }
 
 func newContextCommand(s *cli.Streams) *cli.Command {
-	o := &contextOptions{io: s, hot: answer.HotDefault}
+	o := &contextOptions{io: s, hot: reader.HotDefault}
 	return &cli.Command{
 		Name:      "context",
 		Usage:     "print the always-loaded context for a directory",
@@ -65,11 +65,11 @@ line each (topic, tags, title), so that an agent knows what to search for;
 before anything was used, those of highest importance. It counts in the
 budgets.
 
-` + answer.ExitCodesHelp,
+` + reader.ExitCodesHelp,
 		Flags: append(o.src.Flags(),
 			&cli.StringFlag{Name: "dir", Complete: cli.Dirs, Usage: "assemble the context for `DIR` (default: the current directory)", Destination: &o.dir},
 			&cli.BoolFlag{Name: "wrap", Usage: "wrap in <system-reminder> tags", Destination: &o.wrap},
-			&cli.IntFlag{Name: "hot", Value: answer.HotDefault, Usage: "list `N` documents in the closing knowledge index (0: none)", Destination: &o.hot},
+			&cli.IntFlag{Name: "hot", Value: reader.HotDefault, Usage: "list `N` documents in the closing knowledge index (0: none)", Destination: &o.hot},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON: dir, text, sources, index, warnings, truncated", Destination: &o.asJSON},
 			&cli.StringFlag{Name: "for", Complete: cli.Values("claude", "codex", "gemini"), Usage: "size the context for `AGENT`: claude, codex or gemini", Destination: &o.agent},
 			&cli.StringFlag{Name: "o", Aliases: []string{"output"}, Usage: "write the context to `FILE`, marked as kbq's", Destination: &o.out},
@@ -86,50 +86,45 @@ budgets.
 
 func runContext(ctx context.Context, o *contextOptions) error {
 	s, hot := o.io, o.hot
-	var ix *answer.Opened
-	var d string
-	var err error
-	if o.src.Several() {
+	ix, err := open(s, &o.src)
+	if err != nil {
+		return err
+	}
+	defer closeOpened(s, ix)
+	req := reader.ContextRequest{ContextOptions: documents.ContextOptions{Wrap: o.wrap, IndexSize: hot}}
+	if ix.Named() {
 		// The context of one repository, from wherever it is kept.
-		m, err := answer.OpenMany(s, &o.src)
-		if err != nil {
-			return err
+		if parts := ix.Parts(); len(parts) != 1 {
+			names := make([]string, len(parts))
+			for i, p := range parts {
+				names[i] = p.Name
+			}
+			return cli.Usagef("kbq context assembles one repository's context; name one with --repo (there are %s)", strings.Join(names, ", "))
 		}
-		defer m.Close()
-		if len(m.Parts) != 1 {
-			return cli.Usagef("kbq context assembles one repository's context; name one with --repo (there are %s)", strings.Join(m.Names, ", "))
+		if req.Dir = filepath.ToSlash(filepath.Clean(o.dir)); req.Dir == "." {
+			req.Dir = ""
 		}
-		ix, d = m.Parts[0], filepath.ToSlash(filepath.Clean(o.dir))
-		if d == "." {
-			d = ""
-		}
-	} else {
-		if ix, err = answer.Open(s, o.src.One()); err != nil {
-			return err
-		}
-		defer ix.Close()
-		if d, err = answer.RepoDir(ix.RepoRoot, o.dir); err != nil {
-			return err
-		}
+	} else if req.Dir, err = reader.RepoDir(ix.RepoRoot, o.dir); err != nil {
+		return err
 	}
 	if hot < 0 {
 		return cli.Usagef("--hot must be 0 or more")
 	}
-	opts := documents.ContextOptions{Wrap: o.wrap, IndexSize: hot}
 	if o.agent != "" {
 		agent, ok := documents.Agents[o.agent]
 		if !ok {
 			return cli.Usagef("--for %q: want claude, codex or gemini", o.agent)
 		}
-		opts.MaxBytes, opts.MaxLines = agent.MaxBytes, agent.MaxLines
+		req.MaxBytes, req.MaxLines = agent.MaxBytes, agent.MaxLines
 	}
 	if hot > 0 {
-		opts.Uses = answer.NewUsage(s).Recent(ix.Dir)
+		req.Usage = newUsage(s)
 	}
-	res, err := documents.Context(ctx, ix, d, opts)
+	res, err := ix.Context(ctx, req)
 	if err != nil {
 		return err
 	}
+	d := req.Dir
 	if o.asJSON {
 		return render.JSON(s.Out, render.NewContextJSON(d, res))
 	}

@@ -16,7 +16,8 @@ import (
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/cli"
-	"github.com/kbqdev/kbq/internal/door/answer"
+	"github.com/kbqdev/kbq/internal/door/online"
+	"github.com/kbqdev/kbq/internal/door/reader"
 	"github.com/kbqdev/kbq/internal/door/render"
 	"github.com/kbqdev/kbq/query"
 	"github.com/kbqdev/kbq/query/evals"
@@ -62,10 +63,10 @@ names (--doc-id stem).
 --k1, --b and --boost FIELD=X override the ranking parameters, to tune
 them by measurement.
 
-` + answer.ExitCodesHelp + `
+` + reader.ExitCodesHelp + `
    (1 also when nDCG@10 is below --min-ndcg)`,
 		Flags: []cli.Flag{
-			answer.IndexFlag(&o.index),
+			reader.IndexFlag(&o.index),
 			&cli.BoolFlag{Name: "beir", Usage: "read a BEIR benchmark: QUERIES.jsonl QRELS.tsv", Destination: &o.beir},
 			&cli.StringFlag{Name: "doc-id", Usage: "match judgments by `KIND`: stem (file name), topic or path (default: stem with --beir, topic or path otherwise)", Destination: &o.docID},
 			&cli.FloatFlag{Name: "min-ndcg", Usage: "exit 1 when nDCG@10 is below `X`", Destination: &o.minNDCG},
@@ -117,7 +118,7 @@ func runEval(c *cli.Context, s *cli.Streams, o *evalOptions) error {
 	}
 	ix, err := query.OpenWith(dir, ranking)
 	if err != nil {
-		return answer.ExplainOpenError(dir, err)
+		return reader.ExplainOpenError(dir, err)
 	}
 	defer ix.Close()
 	judgments, name, err := readJudgments(c, o, root)
@@ -137,7 +138,7 @@ func runEval(c *cli.Context, s *cli.Streams, o *evalOptions) error {
 	}
 	// An evaluation measures the mode it names: a semantic channel that
 	// cannot run is an error, not a quiet fall back to lexical.
-	embedder := answer.QueryEmbedder(s)
+	embedder := online.QueryEmbedder(s)
 	embedder.Warn = nil
 	vectorize := func(ctx context.Context, req *query.Request) error {
 		return embedder.Vectorize(ctx, ix, req)

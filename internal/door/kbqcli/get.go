@@ -10,7 +10,7 @@ import (
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/cli"
-	"github.com/kbqdev/kbq/internal/door/answer"
+	"github.com/kbqdev/kbq/internal/door/reader"
 	"github.com/kbqdev/kbq/internal/door/render"
 	"github.com/kbqdev/kbq/internal/usage"
 	"github.com/kbqdev/kbq/internal/visible"
@@ -20,7 +20,7 @@ import (
 
 type getOptions struct {
 	io     *cli.Streams
-	src    answer.Sources
+	src    reader.Sources
 	dir    string
 	asJSON bool
 	ref    string // TOPIC, PATH or memory:ID
@@ -39,7 +39,7 @@ relative to the current directory as git's are, or absolute
 the one in force from --dir (default: the current directory) wins, the
 deepest first.
 
-` + answer.ExitCodesHelp,
+` + reader.ExitCodesHelp,
 		Flags: append(o.src.Flags(),
 			&cli.StringFlag{Name: "dir", Complete: cli.Dirs, Usage: "resolve topics from `DIR` (default: the current directory)", Destination: &o.dir},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON with the document's metadata and content", Destination: &o.asJSON},
@@ -62,28 +62,12 @@ deepest first.
 
 func runGet(ctx context.Context, o *getOptions) error {
 	s := o.io
-	if o.src.Several() {
-		m, err := answer.OpenMany(s, &o.src)
-		if err != nil {
-			return err
-		}
-		defer m.Close()
-		if o.dir != "" {
-			return cli.Usagef("--dir names a directory of one repository; with several, name the document REPO:PATH")
-		}
-		part, doc, err := getMany(ctx, m, o.ref)
-		if err != nil {
-			return err
-		}
-		defer answer.NewUsage(s).RecordGet(part.Index, usage.ViaCLI, doc)
-		return writeDocument(s, doc, o.asJSON)
-	}
-	ix, err := answer.Open(s, o.src.One())
+	ix, err := open(s, &o.src)
 	if err != nil {
 		return err
 	}
-	defer ix.Close()
-	d, err := answer.RepoDir(ix.RepoRoot, o.dir)
+	defer closeOpened(s, ix)
+	d, err := repoDir(ix, o.dir, "with several, name the document REPO:PATH")
 	if err != nil {
 		return err
 	}
@@ -91,29 +75,12 @@ func runGet(ctx context.Context, o *getOptions) error {
 	if err != nil {
 		return err
 	}
-	doc, err := documents.Get(ctx, ix, ref, d)
+	doc, err := ix.Get(ctx, reader.GetRequest{Ref: ref, Dir: d})
 	if err != nil {
 		return err
 	}
-	defer answer.NewUsage(s).RecordGet(ix.Index, usage.ViaCLI, doc)
+	defer newUsage(s).RecordGet(ix, usage.ViaCLI, doc)
 	return writeDocument(s, doc, o.asJSON)
-}
-
-// getMany finds ref in several repositories, as every door does
-// (documents.Get over them as one): REPO:REF in that one, else in the one
-// repository that has it.
-func getMany(ctx context.Context, m *answer.Many, ref string) (*answer.Opened, *documents.Document, error) {
-	doc, err := documents.Get(ctx, m.Backend(), ref, "")
-	if err != nil {
-		return nil, nil, err
-	}
-	for i, name := range m.Names {
-		if rest, ok := strings.CutPrefix(doc.Path, name+":"); ok {
-			doc.Repo, doc.Path = name, rest
-			return m.Parts[i], doc, nil
-		}
-	}
-	return nil, nil, fmt.Errorf("%s names no repository read", doc.Path)
 }
 
 // writeDocument prints doc as written, or as JSON, with notes on stderr.
@@ -200,21 +167,21 @@ func artifactScopes(s *cli.Streams) func(string) []string {
 // or starting with ./ or ../, or absolute) into the repository path it
 // names, relative to the current directory as git's paths are. Topic keys
 // and memory:ID pass unchanged.
-func documentRef(ix *answer.Opened, ref string) (string, error) {
+func documentRef(ix *reader.Opened, ref string) (string, error) {
 	looksLikePath := filepath.IsAbs(ref) || strings.HasPrefix(ref, "./") || strings.HasPrefix(ref, "../") ||
 		strings.EqualFold(filepath.Ext(ref), ".md")
-	if !looksLikePath || strings.HasPrefix(ref, "memory:") || ix.RepoRoot == "" {
+	if !looksLikePath || strings.HasPrefix(ref, "memory:") || ix.RepoRoot == "" || ix.Named() {
 		return ref, nil
 	}
 	abs, err := filepath.Abs(ref)
 	if err != nil {
 		return "", err
 	}
-	rel, ok := answer.InRepo(ix.RepoRoot, abs)
+	rel, ok := reader.InRepo(ix.RepoRoot, abs)
 	if !ok {
 		return "", cli.Usagef("%s is outside the repository at %s", ref, ix.RepoRoot)
 	}
-	docs, err := ix.Documents()
+	docs, err := ix.Parts()[0].Index.Documents()
 	if err != nil {
 		return "", err
 	}

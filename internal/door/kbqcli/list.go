@@ -1,12 +1,11 @@
 package kbqcli
 
 import (
+	"context"
 	"fmt"
-	"path/filepath"
-	"strings"
 
 	"github.com/kbqdev/kbq/internal/cli"
-	"github.com/kbqdev/kbq/internal/door/answer"
+	"github.com/kbqdev/kbq/internal/door/reader"
 	"github.com/kbqdev/kbq/internal/door/render"
 	"github.com/kbqdev/kbq/knowledge"
 	"github.com/kbqdev/kbq/query/documents"
@@ -14,7 +13,7 @@ import (
 
 type listOptions struct {
 	io                  *cli.Streams
-	src                 answer.Sources
+	src                 reader.Sources
 	out                 formatFlags
 	kinds, tags, scopes []string
 	sort                string
@@ -32,7 +31,7 @@ source and when each last changed in git (the date of the commit, or
 order; --sort updated puts the most recently changed first. JSON formats
 add the commit and its author.
 
-` + answer.ExitCodesHelp,
+` + reader.ExitCodesHelp,
 		Flags: append(append(o.src.Flags(),
 			&cli.StringSliceFlag{Name: "kind", Complete: cli.Values(knowledge.IndexedKinds()...), Usage: "only documents of `KIND`: " + knowledge.KindList("or") + " (repeatable)"},
 			&cli.StringSliceFlag{Name: "tag", Complete: artifactTags(s), Usage: "only documents tagged `TAG` (repeatable)"},
@@ -59,55 +58,21 @@ func runList(o *listOptions) error {
 		return cli.Usagef("--sort %q: want path or updated", o.sort)
 	}
 	req := documents.ListRequest{Kinds: o.kinds, Tags: o.tags, Scopes: o.scopes, Sort: o.sort}
-	var docs []documents.Listed
-	var paths func() []string
-	if o.src.Several() {
-		m, err := answer.OpenMany(s, &o.src)
-		if err != nil {
-			return err
+	ix, err := open(s, &o.src)
+	if err != nil {
+		return err
+	}
+	defer closeOpened(s, ix)
+	docs, err := ix.List(context.Background(), req)
+	if err != nil {
+		return err
+	}
+	paths := func() []string {
+		repos, paths := make([]string, len(docs)), make([]string, len(docs))
+		for i, d := range docs {
+			repos[i], paths[i] = d.Repo, d.Path
 		}
-		defer m.Close()
-		roots := map[string]string{}
-		for i, part := range m.Parts {
-			got, err := documents.List(part, req)
-			if err != nil {
-				return fmt.Errorf("%s: %w", m.Names[i], err)
-			}
-			for j := range got {
-				got[j].Repo = m.Names[i]
-			}
-			docs = append(docs, got...)
-			roots[m.Names[i]] = part.RepoRoot
-		}
-		if err := documents.Sort(docs, o.sort); err != nil {
-			return err
-		}
-		paths = func() []string {
-			out := make([]string, len(docs))
-			for i, d := range docs {
-				out[i] = d.Repo + ":" + d.Path
-				if root := roots[d.Repo]; root != "" && !strings.HasPrefix(d.Path, knowledge.GlobalPathPrefix) {
-					out[i] = answer.HereOrAbsolute(filepath.Join(root, filepath.FromSlash(d.Path)))
-				}
-			}
-			return out
-		}
-	} else {
-		ix, err := answer.Open(s, o.src.One())
-		if err != nil {
-			return err
-		}
-		defer ix.Close()
-		if docs, err = documents.List(ix, req); err != nil {
-			return err
-		}
-		paths = func() []string {
-			out := make([]string, len(docs))
-			for i, d := range docs {
-				out[i] = d.Path
-			}
-			return answer.HereRelative(ix.RepoRoot, out)
-		}
+		return shownPaths(ix, repos, paths)
 	}
 	switch format {
 	case "json":

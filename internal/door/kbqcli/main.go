@@ -12,7 +12,7 @@ import (
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/cli"
-	"github.com/kbqdev/kbq/internal/door/answer"
+	"github.com/kbqdev/kbq/internal/door/reader"
 	"github.com/kbqdev/kbq/internal/version"
 	"github.com/kbqdev/kbq/query"
 	"github.com/kbqdev/kbq/query/documents"
@@ -48,7 +48,7 @@ root of the git repository holding the current directory.
    kbq get deploy/rollback
    kbq context --dir services/api --wrap
 
-` + answer.ExitCodesHelp
+` + reader.ExitCodesHelp
 	var dir, index string
 	app.Flags = []cli.Flag{
 		&cli.StringFlag{Name: "C", Complete: cli.Dirs, Usage: "run as if kbq was started in `DIR`", Destination: &dir},

@@ -10,7 +10,7 @@ import (
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/cli"
-	"github.com/kbqdev/kbq/internal/door/answer"
+	"github.com/kbqdev/kbq/internal/door/reader"
 	"github.com/kbqdev/kbq/internal/door/render"
 	"github.com/kbqdev/kbq/internal/gitdir"
 	"github.com/kbqdev/kbq/internal/reponame"
@@ -90,7 +90,7 @@ func reposAdd(s *cli.Streams, path, name string) error {
 	}
 	named := name != ""
 	if !named {
-		name = answer.RepoNameOf(d.Worktree)
+		name = reader.RepoNameOf(d.Worktree)
 	}
 	if err := reponame.Check(name); err != nil {
 		if named {

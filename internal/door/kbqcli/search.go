@@ -3,13 +3,13 @@ package kbqcli
 import (
 	"fmt"
 	"math"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/kbqdev/kbq/internal/cli"
-	"github.com/kbqdev/kbq/internal/door/answer"
+	"github.com/kbqdev/kbq/internal/door/online"
+	"github.com/kbqdev/kbq/internal/door/reader"
 	"github.com/kbqdev/kbq/internal/door/render"
 	"github.com/kbqdev/kbq/internal/usage"
 	"github.com/kbqdev/kbq/knowledge"
@@ -17,7 +17,7 @@ import (
 )
 
 type searchOptions struct {
-	src       answer.Sources
+	src       reader.Sources
 	n         int
 	maxTokens int
 	dir       string
@@ -82,7 +82,7 @@ EXAMPLES:
    kbq search '"feature flag" -legacy' --kind memory
    kbq search retries --json -n 3
 
-` + answer.ExitCodesHelp,
+` + reader.ExitCodesHelp,
 		Flags: append(append(o.src.Flags(),
 			&cli.IntFlag{Name: "n", Aliases: []string{"limit"}, Usage: "show `N` results", Value: query.DefaultN, Destination: &o.n},
 			&cli.IntFlag{Name: "max-tokens", Usage: "fit results into about `T` tokens", Value: query.DefaultMaxTokens, Destination: &o.maxTokens},
@@ -130,18 +130,15 @@ func runSearch(c *cli.Context, s *cli.Streams, o *searchOptions) error {
 		Kinds: c.StringSlice("kind"), Tags: c.StringSlice("tag"), Scopes: c.StringSlice("scope"), Mode: o.mode,
 		Recency: recency,
 	}
-	if o.src.Several() {
-		return searchMany(c, s, o, req, format)
-	}
-	ix, err := answer.Open(s, o.src.One())
+	ix, err := open(s, &o.src)
 	if err != nil {
 		return err
 	}
-	defer ix.Close()
-	if req.Dir, err = answer.RepoDir(ix.RepoRoot, o.dir); err != nil {
+	defer closeOpened(s, ix)
+	if req.Dir, err = repoDir(ix, o.dir, "with several, search from their roots, or narrow with --scope"); err != nil {
 		return err
 	}
-	if err := answer.QueryEmbedder(s).Vectorize(c.Context, ix.Index, &req); err != nil {
+	if err := online.QueryEmbedder(s).Vectorize(c.Context, ix, &req); err != nil {
 		return err
 	}
 	resp, err := ix.Search(c.Context, req)
@@ -149,14 +146,14 @@ func runSearch(c *cli.Context, s *cli.Streams, o *searchOptions) error {
 		return err
 	}
 	paths := func(results []query.Result) []string {
-		paths := make([]string, len(results))
+		repos, paths := make([]string, len(results)), make([]string, len(results))
 		for i, r := range results {
-			paths[i] = r.Path
+			repos[i], paths[i] = r.Repo, r.Path
 		}
-		return answer.HereRelative(ix.RepoRoot, paths)
+		return shownPaths(ix, repos, paths)
 	}
 	record := func() {
-		answer.NewUsage(s).RecordSearch(ix.Index, usage.ViaCLI, q, resp.Results)
+		newUsage(s).RecordSearch(ix, usage.ViaCLI, q, resp.Results)
 	}
 	return writeSearch(s, o, resp, format, paths, record)
 }
@@ -207,37 +204,4 @@ func writeSearch(s *cli.Streams, o *searchOptions, resp *query.Response, format 
 		return cli.ErrFailure
 	}
 	return nil
-}
-
-// searchMany runs req over several artifacts as one (query.Union).
-func searchMany(c *cli.Context, s *cli.Streams, o *searchOptions, req query.Request, format string) error {
-	m, err := answer.OpenMany(s, &o.src)
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	if o.dir != "" {
-		return cli.Usagef("--dir names a directory of one repository; with several, search from their roots, or narrow with --scope")
-	}
-	if err := answer.QueryEmbedder(s).Vectorize(c.Context, m.Union, &req); err != nil {
-		return err
-	}
-	resp, err := m.Union.Search(c.Context, req)
-	if err != nil {
-		return err
-	}
-	paths := func(results []query.Result) []string {
-		out := make([]string, len(results))
-		for i, r := range results {
-			out[i] = r.Repo + ":" + r.Path
-			if part := m.Part(r.Repo); part != nil && part.RepoRoot != "" && !strings.HasPrefix(r.Path, knowledge.GlobalPathPrefix) {
-				out[i] = answer.HereOrAbsolute(filepath.Join(part.RepoRoot, filepath.FromSlash(r.Path)))
-			}
-		}
-		return out
-	}
-	record := func() {
-		answer.NewUsage(s).RecordSearch(m.Backend(), usage.ViaCLI, resp.Query, resp.Results)
-	}
-	return writeSearch(s, o, resp, format, paths, record)
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/kbqdev/kbq/internal/cli"
-	"github.com/kbqdev/kbq/internal/door/answer"
+	"github.com/kbqdev/kbq/internal/door/reader"
 	"github.com/kbqdev/kbq/internal/door/render"
 	"github.com/kbqdev/kbq/internal/units"
 	"github.com/kbqdev/kbq/internal/visible"
@@ -42,9 +42,9 @@ the most and least used documents and those never used. KBQ_USAGE=off
 stops recording (it is off by default when CI=true); KBQ_USAGE_QUERIES=1
 records the query text too.
 
-` + answer.ExitCodesHelp,
+` + reader.ExitCodesHelp,
 		Flags: []cli.Flag{
-			answer.IndexFlag(&o.index),
+			reader.IndexFlag(&o.index),
 			&cli.BoolFlag{Name: "json", Usage: "print JSON", Destination: &o.asJSON},
 		},
 		Action: func(c *cli.Context) error {
@@ -58,19 +58,19 @@ records the query text too.
 
 func runStats(o *statsOptions) error {
 	s := o.io
-	ix, err := answer.Open(s, o.index)
+	ix, err := open(s, &reader.Sources{Indexes: optional(o.index)})
 	if err != nil {
 		return err
 	}
-	defer ix.Close()
+	defer closeOpened(s, ix)
 	st, err := ix.Stats(time.Now())
 	if err != nil {
 		return err
 	}
 	fresh := ix.Fresh()
 	st.Stale, st.Changed = fresh.Notice != "", fresh.Changed
-	// A usage log that cannot be read leaves the rest of the answer.
-	use, err := ReadUsageStats(s, ix.Index, 5)
+	// A usage log that cannot be read leaves the rest of the reader.
+	use, err := ReadUsageStats(s, ix.Parts()[0].Index, 5)
 	if err != nil {
 		fmt.Fprintf(s.Err, "kbq: note: the usage log cannot be read (%v)\n", err)
 		use = &UsageStats{Error: err.Error(), Most: []DocUse{}, Least: []DocUse{}, Never: []string{}}

@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/kbqdev/kbq/internal/door/answer"
+	"github.com/kbqdev/kbq/internal/door/reader"
 	"github.com/kbqdev/kbq/query"
 )
 
@@ -27,7 +27,7 @@ var (
 var errBusy = errors.New("the server is busy: too many searches at once")
 
 // runSearch runs req on ix within a slot and the time a search may take.
-func runSearch(ctx context.Context, ix answer.Backend, req query.Request) (*query.Response, error) {
+func runSearch(ctx context.Context, ix reader.Backend, req query.Request) (*query.Response, error) {
 	wait := time.NewTimer(queueTimeout)
 	defer wait.Stop()
 	select {

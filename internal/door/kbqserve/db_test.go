@@ -14,7 +14,8 @@ import (
 
 	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/internal/cli"
-	"github.com/kbqdev/kbq/internal/door/answer"
+	"github.com/kbqdev/kbq/internal/door/online"
+	"github.com/kbqdev/kbq/internal/door/reader"
 	"github.com/kbqdev/kbq/internal/mcptest"
 	"github.com/kbqdev/kbq/internal/postgres/pgstore"
 	"github.com/kbqdev/kbq/internal/postgres/pgtest"
@@ -44,7 +45,7 @@ func followingTools(t *testing.T, url string) (*served, *cli.Streams) {
 	t.Cleanup(func() { dbRefresh = old })
 	env := map[string]string{"XDG_CACHE_HOME": t.TempDir()}
 	s := &cli.Streams{Getenv: func(k string) string { return env[k] }, Err: &strings.Builder{}}
-	return serverToolsOf(s, &answer.Sources{DB: url}), s
+	return serverToolsOf(s, &reader.Sources{DB: url}), s
 }
 
 // kbq serve --db and kbq mcp --db follow the database: a new publish, and
@@ -154,7 +155,7 @@ func TestServingDamagedFilesFromTheDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	tl, _ := followingTools(t, url)
-	tl.embedder = answer.QueryEmbedder(&cli.Streams{Err: io.Discard, Getenv: func(k string) string {
+	tl.embedder = online.QueryEmbedder(&cli.Streams{Err: io.Discard, Getenv: func(k string) string {
 		return map[string]string{"XDG_CACHE_HOME": t.TempDir()}[k]
 	}})
 	h := newHandler(tl, &serveOptions{}, false)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/internal/cli"
-	"github.com/kbqdev/kbq/internal/door/answer"
+	"github.com/kbqdev/kbq/internal/door/online"
 	"github.com/kbqdev/kbq/internal/mcptest"
 	"github.com/kbqdev/kbq/internal/querytest"
 	"github.com/kbqdev/kbq/internal/testkb"
@@ -179,7 +179,7 @@ func TestSkippedChannelIsNotedAndTheEndpointRests(t *testing.T) {
 	cache := t.TempDir()
 	streams := &cli.Streams{Err: io.Discard, Getenv: func(k string) string { return map[string]string{"XDG_CACHE_HOME": cache}[k] }}
 	tl := newTools(t, dir)
-	tl.embedder = answer.QueryEmbedder(streams)
+	tl.embedder = online.QueryEmbedder(streams)
 	h := newHandler(tl, &serveOptions{}, false)
 
 	status, body := get(t, h, "/search?q=roll+back+a+deploy", nil)

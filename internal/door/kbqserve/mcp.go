@@ -15,7 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kbqdev/kbq/internal/cli"
-	"github.com/kbqdev/kbq/internal/door/answer"
+	"github.com/kbqdev/kbq/internal/door/online"
+	"github.com/kbqdev/kbq/internal/door/reader"
 	"github.com/kbqdev/kbq/internal/door/render"
 	"github.com/kbqdev/kbq/internal/usage"
 	"github.com/kbqdev/kbq/knowledge"
@@ -41,24 +42,24 @@ how this project does things or why; cite the paths it returns.`
 // HTTP API and the MCP tools answer from it alike. dir is the repository
 // directory queries are made from unless they say otherwise.
 type served struct {
-	usage *answer.Usage // where the documents handed out are recorded
+	usage *reader.Usage // where the documents handed out are recorded
 	live  *query.Live
 	// many, when several artifacts are served as one, are theirs;
 	// refetch, when they come from a database, fetches them anew.
 	mu      sync.RWMutex
 	many    []namedLive
-	refetch func() ([]answer.Target, error)
+	refetch func() ([]reader.Target, []string, error)
 	// fetchErr is why nothing could be fetched from the database yet.
 	fetchErr error
-	// union is the last union served, reused while its indexes are the
+	// current is what was last served, reused while its indexes are the
 	// same.
-	union *answer.UnionBackend
+	current *reader.Artifacts
 	// following is closed when follow has returned.
 	following chan struct{}
 	dir       string
 	root      string // the repository's working tree, absolute; "" when unknown
 	// embedder embeds queries for the semantic channel.
-	embedder answer.Embedder
+	embedder reader.Embedder
 	// unavailable, when set, is why no artifact can be served at all (no
 	// repository and no --index); every tool call returns it.
 	unavailable error
@@ -92,8 +93,9 @@ type listArgs struct {
 }
 
 type contextArgs struct {
-	Dir string `json:"dir,omitempty" jsonschema:"the directory to assemble context for, relative to the repository root or absolute (default: where the server runs)"`
-	Hot *int   `json:"hot,omitempty" jsonschema:"how many documents the closing knowledge index lists, most used first (default 5, 0 for none)"`
+	Repo string `json:"repo,omitempty" jsonschema:"the repository whose context to assemble, when several are served"`
+	Dir  string `json:"dir,omitempty" jsonschema:"the directory to assemble context for, relative to the repository root or absolute (default: where the server runs)"`
+	Hot  *int   `json:"hot,omitempty" jsonschema:"how many documents the closing knowledge index lists, most used first (default 5, 0 for none)"`
 }
 
 // listOutput wraps a listing: structured tool output must be an object.
@@ -110,7 +112,7 @@ func newMCPServer(t *served) *mcp.Server {
 }
 
 func newMCPServerWith(t *served, name, instructions string) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: name, Title: "kbq knowledge", Version: answer.Version},
+	s := mcp.NewServer(&mcp.Implementation{Name: name, Title: "kbq knowledge", Version: reader.Version},
 		&mcp.ServerOptions{Instructions: instructions})
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(bool)}
 	mcp.AddTool(s, &mcp.Tool{
@@ -197,7 +199,7 @@ func (t *served) pathArg(name, d string) (string, error) {
 		if t.root == "" {
 			return "", fmt.Errorf("%w: %s %q is absolute, but the artifact was opened outside a repository; pass it relative to the repository root", errArgs, name, d)
 		}
-		rel, ok := answer.InRepo(t.root, filepath.Clean(d))
+		rel, ok := reader.InRepo(t.root, filepath.Clean(d))
 		if !ok {
 			return "", fmt.Errorf("%w: %s %q is outside the repository at %s", errArgs, name, d, t.root)
 		}
@@ -300,7 +302,7 @@ func (t *served) document(ctx context.Context, in getArgs, via string) (*documen
 		return nil, err
 	}
 	defer release()
-	doc, err := documents.Get(ctx, ix, in.Ref, dir)
+	doc, err := ix.Get(ctx, reader.GetRequest{Ref: in.Ref, Dir: dir})
 	if err != nil {
 		return nil, err
 	}
@@ -308,7 +310,7 @@ func (t *served) document(ctx context.Context, in getArgs, via string) (*documen
 	return doc, nil
 }
 
-func (t *served) list(_ context.Context, _ *mcp.CallToolRequest, in listArgs) (*mcp.CallToolResult, *listOutput, error) {
+func (t *served) list(ctx context.Context, _ *mcp.CallToolRequest, in listArgs) (*mcp.CallToolResult, *listOutput, error) {
 	if in.Kind != "" && !slices.Contains(knowledge.IndexedKinds(), in.Kind) {
 		return nil, nil, fmt.Errorf("%w: kind must be one of %s", errArgs, strings.Join(knowledge.IndexedKinds(), ", "))
 	}
@@ -327,7 +329,7 @@ func (t *served) list(_ context.Context, _ *mcp.CallToolRequest, in listArgs) (*
 		return nil, nil, err
 	}
 	defer release()
-	docs, err := documents.List(ix, req)
+	docs, err := ix.List(ctx, req)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -342,11 +344,11 @@ func (t *served) context(ctx context.Context, _ *mcp.CallToolRequest, in context
 	if err != nil {
 		return nil, nil, err
 	}
-	hot := answer.HotDefault
+	hot := reader.HotDefault
 	if in.Hot != nil {
 		hot = *in.Hot
 	}
-	out, err := t.assemble(ctx, dir, false, hot)
+	out, err := t.assemble(ctx, in.Repo, dir, false, hot)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -357,7 +359,7 @@ func (t *served) context(ctx context.Context, _ *mcp.CallToolRequest, in context
 	return textResult(text), out, nil
 }
 
-func (t *served) assemble(ctx context.Context, dir string, wrap bool, hot int) (*contextOutput, error) {
+func (t *served) assemble(ctx context.Context, repo, dir string, wrap bool, hot int) (*contextOutput, error) {
 	if hot < 0 {
 		return nil, fmt.Errorf("%w: hot must be 0 or more", errArgs)
 	}
@@ -366,11 +368,8 @@ func (t *served) assemble(ctx context.Context, dir string, wrap bool, hot int) (
 		return nil, err
 	}
 	defer release()
-	opts := documents.ContextOptions{Wrap: wrap, IndexSize: hot}
-	if hot > 0 {
-		opts.Uses = t.usage.Recent(ix.Location())
-	}
-	res, err := documents.Context(ctx, ix, dir, opts)
+	res, err := ix.Context(ctx, reader.ContextRequest{Repo: repo, Dir: dir, Usage: t.usage,
+		ContextOptions: documents.ContextOptions{Wrap: wrap, IndexSize: hot}})
 	if err != nil {
 		return nil, err
 	}
@@ -387,7 +386,7 @@ func textResult(text string) *mcp.CallToolResult {
 // servers start anyway, their tools say what to run, and a build that
 // appears later is taken into service.
 func serverTools(s *cli.Streams, indexDir string) *served {
-	return serverToolsOf(s, &answer.Sources{Indexes: optional(indexDir)})
+	return serverToolsOf(s, &reader.Sources{Indexes: optional(indexDir)})
 }
 
 func optional(s string) []string {
@@ -398,19 +397,22 @@ func optional(s string) []string {
 }
 
 // serverToolsOf opens the live artifacts src names for the servers.
-func serverToolsOf(s *cli.Streams, src *answer.Sources) *served {
+func serverToolsOf(s *cli.Streams, src *reader.Sources) *served {
 	if src.Several() {
-		targets, err := answer.Targets(s, src)
+		targets, notes, err := reader.Targets(s.Getenv, src)
 		if err != nil && (src.DB == "" || errors.Is(err, cli.ErrUsage)) {
 			return &served{unavailable: err}
 		}
-		t := &served{usage: answer.NewUsage(s), embedder: answer.QueryEmbedder(s)}
+		for _, n := range notes {
+			fmt.Fprintf(s.Err, "kbq: note: %s\n", n)
+		}
+		t := &served{usage: newUsage(s), embedder: online.QueryEmbedder(s)}
 		t.many = livesOf(targets)
 		if src.DB != "" {
 			// A database down when the server starts is tried again
 			// with every refresh; until one succeeds, requests get why.
 			t.fetchErr = err
-			t.refetch = func() ([]answer.Target, error) { return answer.Targets(s, src) }
+			t.refetch = func() ([]reader.Target, []string, error) { return reader.Targets(s.Getenv, src) }
 		}
 		return t
 	}
@@ -420,11 +422,11 @@ func serverToolsOf(s *cli.Streams, src *answer.Sources) *served {
 	if err != nil {
 		return &served{unavailable: err}
 	}
-	rel, err := answer.RepoDir(root, cwd)
+	rel, err := reader.RepoDir(root, cwd)
 	if err != nil {
 		rel = ""
 	}
-	return &served{usage: answer.NewUsage(s), live: query.NewLive(dir, query.DefaultRanking()), dir: rel, root: root, embedder: answer.QueryEmbedder(s)}
+	return &served{usage: newUsage(s), live: query.NewLive(dir, query.DefaultRanking()), dir: rel, root: root, embedder: online.QueryEmbedder(s)}
 }
 
 // namedLive is one of several artifacts served as one.
@@ -433,40 +435,35 @@ type namedLive struct {
 	live *query.Live
 }
 
-// acquire returns the current index and its release function.
-func (t *served) acquire() (answer.Backend, func(), error) {
+// acquire returns what is served now, and its release function.
+func (t *served) acquire() (reader.Backend, func(), error) {
 	if t.unavailable != nil {
 		return nil, nil, t.unavailable
 	}
-	if t.refetch != nil || len(t.many) > 0 {
-		return t.acquireMany()
-	}
-	ix, release, err := t.live.Acquire()
-	if err != nil {
-		return nil, nil, err
-	}
-	return ix, release, nil
-}
-
-// acquireMany returns the current indexes of several artifacts as one.
-func (t *served) acquireMany() (answer.Backend, func(), error) {
 	var releases []func()
 	release := func() {
 		for _, r := range releases {
 			r()
 		}
 	}
-	var parts []query.Part
-	t.mu.RLock()
-	many, fetchErr := t.many, t.fetchErr
-	t.mu.RUnlock()
-	if len(many) == 0 && fetchErr != nil {
-		return nil, nil, fetchErr
+	lives := []namedLive{{"", t.live}}
+	if t.live == nil {
+		t.mu.RLock()
+		many, fetchErr := t.many, t.fetchErr
+		t.mu.RUnlock()
+		if len(many) == 0 && fetchErr != nil {
+			return nil, nil, fetchErr
+		}
+		lives = many
 	}
-	for _, n := range many {
+	parts := make([]query.Part, 0, len(lives))
+	for _, n := range lives {
 		ix, r, err := n.live.Acquire()
 		if err != nil {
 			release()
+			if n.name == "" {
+				return nil, nil, err
+			}
 			return nil, nil, fmt.Errorf("%s: %w", n.name, err)
 		}
 		releases = append(releases, r)
@@ -474,15 +471,15 @@ func (t *served) acquireMany() (answer.Backend, func(), error) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.union == nil || !t.union.Of(parts) {
-		b, err := answer.NewUnionBackend(parts)
+	if t.current == nil || !t.current.Of(parts) {
+		b, err := reader.NewArtifacts(parts)
 		if err != nil {
 			release()
 			return nil, nil, err
 		}
-		t.union = b // its documents are gathered once, not at every request
+		t.current = b // several's documents are gathered once, not at every request
 	}
-	return t.union, release, nil
+	return t.current, release, nil
 }
 
 // lives are the artifacts served.
@@ -499,7 +496,7 @@ func (t *served) lives() []*query.Live {
 	return out
 }
 
-func livesOf(targets []answer.Target) []namedLive {
+func livesOf(targets []reader.Target) []namedLive {
 	var out []namedLive
 	for _, tg := range targets {
 		out = append(out, namedLive{tg.Name, query.NewLive(tg.Dir, query.DefaultRanking())})
@@ -530,7 +527,7 @@ func (t *served) follow(ctx context.Context, report func(error)) {
 // refresh fetches the database's repositories once and serves what
 // changed.
 func (t *served) refresh() error {
-	targets, err := t.refetch()
+	targets, _, err := t.refetch()
 	if err != nil {
 		t.mu.Lock()
 		if len(t.many) == 0 {
@@ -593,7 +590,7 @@ func (t *served) close() {
 }
 
 func newMCPCommand(s *cli.Streams) *cli.Command {
-	var src answer.Sources
+	var src reader.Sources
 	return &cli.Command{
 		Name:      "mcp",
 		Usage:     "serve the knowledge to agents over the Model Context Protocol (stdio)",
@@ -613,7 +610,7 @@ Register it with an agent, for instance:
    gemini mcp add kbq kbq mcp
 (README.md has the configuration files too.)
 
-` + answer.ExitCodesHelp,
+` + reader.ExitCodesHelp,
 		Flags: src.Flags(),
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {

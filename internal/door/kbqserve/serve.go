@@ -18,7 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kbqdev/kbq/internal/cli"
-	"github.com/kbqdev/kbq/internal/door/answer"
+	"github.com/kbqdev/kbq/internal/door/reader"
 	"github.com/kbqdev/kbq/internal/usage"
 	"github.com/kbqdev/kbq/query"
 	"github.com/kbqdev/kbq/query/documents"
@@ -35,7 +35,7 @@ const (
 )
 
 type serveOptions struct {
-	src          answer.Sources
+	src          reader.Sources
 	addr         string
 	allowRemote  bool
 	allowOrigins []string
@@ -64,7 +64,7 @@ rebinding (--allow-origin admits a browser origin). A new artifact built
 by kbc is picked up within a second, without a restart and without failing
 requests in flight. SIGINT or SIGTERM stop it gracefully.
 
-` + answer.ExitCodesHelp,
+` + reader.ExitCodesHelp,
 		Flags: append(o.src.Flags(),
 			&cli.StringFlag{Name: "addr", Usage: "listen on `ADDR`", Value: "127.0.0.1:7419", Destination: &o.addr},
 			&cli.BoolFlag{Name: "allow-remote", Usage: "allow listening on an address other machines can reach", Destination: &o.allowRemote},
@@ -366,7 +366,7 @@ func (a *httpAPI) context(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	hot := answer.HotDefault
+	hot := reader.HotDefault
 	if q.Has("hot") {
 		if hot, err = intParam(q, "hot"); err != nil {
 			fail(w, err)
@@ -378,7 +378,7 @@ func (a *httpAPI) context(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	out, err := a.t.assemble(r.Context(), dir, wrap, hot)
+	out, err := a.t.assemble(r.Context(), q.Get("repo"), dir, wrap, hot)
 	if err != nil {
 		fail(w, err)
 		return
@@ -408,7 +408,7 @@ func (a *httpAPI) healthz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	if u, ok := ix.(*answer.UnionBackend); ok {
+	if parts := ix.Parts(); len(parts) > 1 || parts[0].Name != "" {
 		// Several repositories: each one's, and the documents of all.
 		type repoHealth struct {
 			Name      string    `json:"name"`
@@ -418,7 +418,7 @@ func (a *httpAPI) healthz(w http.ResponseWriter, r *http.Request) {
 		}
 		var repos []repoHealth
 		total := 0
-		for _, p := range u.Parts() {
+		for _, p := range parts {
 			m := p.Index.Header()
 			repos = append(repos, repoHealth{p.Name, m.Counts.Documents, m.Source.Commit, m.BuiltAt})
 			total += m.Counts.Documents
@@ -426,7 +426,7 @@ func (a *httpAPI) healthz(w http.ResponseWriter, r *http.Request) {
 		writeJSONStatus(w, http.StatusOK, map[string]any{"status": "ok", "documents": total, "repos": repos})
 		return
 	}
-	m := ix.Header()
+	m := ix.Parts()[0].Index.Header()
 	writeJSONStatus(w, http.StatusOK, map[string]any{
 		"status": "ok", "documents": m.Counts.Documents, "commit": m.Source.Commit, "built_at": m.BuiltAt,
 	})

@@ -14,7 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kbqdev/kbq/internal/cli"
-	"github.com/kbqdev/kbq/internal/door/answer"
 	"github.com/kbqdev/kbq/internal/mcptest"
 	"github.com/kbqdev/kbq/internal/postgres/pgtest"
 	"github.com/kbqdev/kbq/internal/testkb"
@@ -351,7 +350,7 @@ func recordingTools(t *testing.T) (dir string, tl *served, streams *cli.Streams)
 	}}
 	dir = testkb.Build(t, files)
 	tl = newTools(t, dir)
-	tl.usage = answer.NewUsage(streams)
+	tl.usage = newUsage(streams)
 	return dir, tl, streams
 }
 
@@ -392,7 +391,7 @@ func TestUsageRecorded(t *testing.T) {
 }
 
 // Searches beyond the slots wait, then get a 503 that says to retry; a
-// search whose time runs out stops with the same answer.
+// search whose time runs out stops with the same reader.
 func TestHTTPSearchesAreBounded(t *testing.T) {
 	h := newHandler(newTools(t, testkb.Build(t, files)), &serveOptions{}, false)
 	defer func(q, s time.Duration) { queueTimeout, searchTimeout = q, s }(queueTimeout, searchTimeout)

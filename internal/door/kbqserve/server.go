@@ -3,10 +3,12 @@ package kbqserve
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/door/reader"
 )
 
 // Server is the MCP server over the knowledge artifact with its read
@@ -60,4 +62,9 @@ func (srv *Server) ServeStdio(ctx context.Context, s *cli.Streams, name string) 
 		return nil
 	}
 	return err
+}
+
+// newUsage records use, with its one complaint on stderr.
+func newUsage(s *cli.Streams) *reader.Usage {
+	return reader.NewUsage(s.Getenv, func(msg string) { fmt.Fprintf(s.Err, "kbq: note: %s\n", msg) })
 }

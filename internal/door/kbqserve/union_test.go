@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/kbqdev/kbq/internal/cli"
-	"github.com/kbqdev/kbq/internal/door/answer"
 	"github.com/kbqdev/kbq/internal/mcptest"
 	"github.com/kbqdev/kbq/internal/testkb"
 	"github.com/kbqdev/kbq/internal/usage"
@@ -22,12 +21,12 @@ func TestServersReadSeveralArtifacts(t *testing.T) {
 	streams := &cli.Streams{Err: io.Discard, Getenv: func(k string) string {
 		return map[string]string{"XDG_STATE_HOME": state}[k]
 	}}
-	tl := &served{usage: answer.NewUsage(streams)}
+	tl := &served{usage: newUsage(streams)}
 	dirs := map[string]string{}
 	for name, fs := range map[string]testkb.Files{
 		"api": {".kb/keys.md": "# Keys\n\nRotate the api signing key every 90 days.\n", ".kb/deploy.md": "# Deploy\n\nDeploy the api with make deploy.\n",
 			".kb/memories/001-a.md": "---\nid: 1\ncreated: 2024-05-01T10:00:00Z\n---\nThe api's first memory.\n"},
-		"web": {".kb/keys.md": "# Keys\n\nRotate the web signing key from the console.\n",
+		"web": {".kb/keys.md": "# Keys\n\nRotate the web signing key from the console.\n", ".kb/context.md": "Web pages are served by nginx.\n",
 			".kb/memories/001-w.md": "---\nid: 1\ncreated: 2024-05-01T10:00:00Z\n---\nThe web's first memory.\n"},
 	} {
 		dirs[name] = testkb.Build(t, fs)
@@ -87,8 +86,17 @@ func TestServersReadSeveralArtifacts(t *testing.T) {
 		t.Errorf("get deploy, in one: %s", mcptest.Text(res))
 	}
 	res, out = mcptest.Call(t, cs, "knowledge_list", map[string]any{})
-	if docs, _ := out["documents"].([]any); res.IsError || len(docs) != 5 {
+	if docs, _ := out["documents"].([]any); res.IsError || len(docs) != 6 {
 		t.Errorf("list: %v", out)
+	}
+	// The context is one repository's: named, or asked for by name.
+	res, _ = mcptest.Call(t, cs, "knowledge_context", map[string]any{"repo": "web"})
+	if res.IsError || !strings.Contains(mcptest.Text(res), "served by nginx") {
+		t.Errorf("context of web: %s", mcptest.Text(res))
+	}
+	res, _ = mcptest.Call(t, cs, "knowledge_context", map[string]any{})
+	if text := mcptest.Text(res); !res.IsError || !strings.Contains(text, "name one of ") || !strings.Contains(text, "api") || !strings.Contains(text, "web") {
+		t.Errorf("context of no repository: %s", mcptest.Text(res))
 	}
 	h := newHandler(tl, &serveOptions{}, false)
 	for target, want := range map[string]string{
@@ -96,15 +104,17 @@ func TestServersReadSeveralArtifacts(t *testing.T) {
 		"/get?path=web:.kb/keys.md": "from the console",
 		"/get?ref=web:keys":         "from the console",
 		"/get?topic=api:deploy":     "make deploy",
-		"/stats":                    `"documents":5`,
-		"/healthz":                  `"documents":5,"repos":[{"name":"`,
+		"/stats":                    `"documents":6`,
+		"/healthz":                  `"documents":6,"repos":[{"name":"`,
+		"/list":                     `"repo":"web","path":".kb/keys.md"`,
+		"/context?repo=web":         "served by nginx",
 	} {
 		if code, body := get(t, h, target, nil); code != 200 || !strings.Contains(body, want) {
 			t.Errorf("%s: %d %s", target, code, body)
 		}
 	}
 
-	if _, body := get(t, h, "/healthz", nil); !strings.Contains(body, `"name":"api","documents":3`) || !strings.Contains(body, `"name":"web","documents":2`) {
+	if _, body := get(t, h, "/healthz", nil); !strings.Contains(body, `"name":"api","documents":3`) || !strings.Contains(body, `"name":"web","documents":3`) {
 		t.Errorf("/healthz names one repository, not each: %s", body)
 	}
 

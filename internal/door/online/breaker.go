@@ -1,4 +1,4 @@
-package answer
+package online
 
 import (
 	"crypto/sha256"

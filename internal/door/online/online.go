@@ -1,4 +1,8 @@
-package answer
+// Package online is the network as kbq's front doors use it: queries
+// embedded by the endpoint an artifact names, with the key the user's trust
+// configuration gives it and a circuit breaker per endpoint, and models
+// downloaded on first use with progress on stderr.
+package online
 
 import (
 	"context"
@@ -10,6 +14,7 @@ import (
 	"github.com/kbqdev/kbq/embedding"
 	"github.com/kbqdev/kbq/embedding/remote"
 	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/door/reader"
 	"github.com/kbqdev/kbq/internal/trust"
 	"github.com/kbqdev/kbq/internal/units"
 )
@@ -22,8 +27,8 @@ const queryTimeout = 20 * time.Second
 // endpoints and downloading models itself; why a search that would have
 // been hybrid is lexical is a note of its response (query.Request.Notes),
 // which every door shows.
-func QueryEmbedder(s *cli.Streams) Embedder {
-	return Embedder{Getenv: s.Getenv, Net: &online{s: s}, Warn: func(error) {}}
+func QueryEmbedder(s *cli.Streams) reader.Embedder {
+	return reader.Embedder{Getenv: s.Getenv, Net: &online{s: s}, Warn: func(error) {}}
 }
 
 // online is the Network of a process that may use it: endpoints are called

@@ -1,10 +1,11 @@
-package answer
+package reader
 
 import (
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/kbqdev/kbq/artifact"
@@ -29,60 +30,128 @@ func IndexFlag(dst *string) cli.Flag {
 	return &cli.StringFlag{Name: "index", Complete: cli.Dirs, Usage: "read the artifact in `DIR` (default: $KBQ_INDEX, else .kbq/ at the repository root)", Destination: dst}
 }
 
-// Opened is an open artifact and the root of the repository it was found
-// in ("" outside one).
+// Opened are the artifacts a command reads, open: one, found as the
+// command line finds it, or several (Sources), with the root of each one's
+// repository ("" when unknown).
 type Opened struct {
-	*query.Index
+	*Artifacts
+	// RepoRoot is the root of the one repository read; "" when several
+	// are, or outside one.
 	RepoRoot string
 
-	s     *cli.Streams
-	check *query.FreshnessCheck // nil when there is nothing to check
-	fresh *query.Freshness
+	indexes []*query.Index          // by part, open
+	roots   []string                // by part
+	checks  []*query.FreshnessCheck // by part; nil when there is nothing to check
+	fresh   []*query.Freshness
+	notes   []string // said when the artifacts were found
 }
 
-// Fresh says whether the artifact is behind the repository; zero when it
-// was named by --index or $KBQ_INDEX. The comparison runs beside the
-// command's own work from Open on (it is a stat call per knowledge file);
+// Fresh says whether the first artifact is behind its repository; zero
+// when it was named by --index or $KBQ_INDEX. The comparison runs beside
+// the command's own work from Open on (a stat call per knowledge file);
 // Fresh waits for it.
-func (o *Opened) Fresh() query.Freshness {
-	if o.fresh == nil {
+func (o *Opened) Fresh() query.Freshness { return o.freshOf(0) }
+
+func (o *Opened) freshOf(i int) query.Freshness {
+	if o.fresh[i] == nil {
 		f := query.Freshness{}
-		if o.check != nil {
-			f = o.check.Result(o.Index)
+		if o.checks[i] != nil {
+			f = o.checks[i].Result(o.indexes[i])
 		}
-		o.fresh = &f
+		o.fresh[i] = &f
 	}
-	return *o.fresh
+	return *o.fresh[i]
 }
 
-// Close prints the stale-artifact notice, if any, and closes the index.
+// Root is the root of repository name's working tree, "" when unknown.
+func (o *Opened) Root(name string) string {
+	for i, p := range o.Parts() {
+		if p.Name == name {
+			return o.roots[i]
+		}
+	}
+	return ""
+}
+
+// Notes are what a user should know of the artifacts: that one is behind
+// its repository, or that a repository asked of the database is not
+// published. A command says them when it is done.
+func (o *Opened) Notes() []string {
+	notes := slices.Clone(o.notes)
+	for i, p := range o.Parts() {
+		if n := o.freshOf(i).Notice; n != "" {
+			if p.Name != "" {
+				n = p.Name + ": " + n
+			}
+			notes = append(notes, n)
+		}
+	}
+	return notes
+}
+
+// Close closes the artifacts.
 func (o *Opened) Close() error {
-	if n := o.Fresh().Notice; n != "" {
-		fmt.Fprintf(o.s.Err, "kbq: note: %s\n", n)
+	var errs []error
+	for _, ix := range o.indexes {
+		errs = append(errs, ix.Close())
 	}
-	return o.Index.Close()
+	return errors.Join(errs...)
 }
 
-// Open finds and opens the artifact, and starts comparing it with the
-// repository; Close prints a stale-artifact notice.
-func Open(s *cli.Streams, indexDir string) (*Opened, error) {
-	cwd, err := os.Getwd()
-	if err != nil {
-		return nil, err
+// Open opens the artifacts src names: the one found from the current
+// directory (or named by one --index, or $KBQ_INDEX), or several read as
+// one. It starts comparing each repository's own artifact with its
+// working tree; Notes says which are behind.
+func Open(getenv func(string) string, src *Sources) (_ *Opened, err error) {
+	var targets []Target
+	o := &Opened{}
+	if src.Several() {
+		if targets, o.notes, err = Targets(getenv, src); err != nil {
+			return nil, err
+		}
+	} else {
+		cwd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		dir, root, err := query.Locate(src.One(), getenv("KBQ_INDEX"), cwd)
+		if err != nil {
+			return nil, err
+		}
+		// An artifact named by --index or $KBQ_INDEX has no freshness to
+		// tell.
+		found := src.One() == "" && getenv("KBQ_INDEX") == ""
+		targets = []Target{{Dir: dir, Root: root, found: found && root != ""}}
+		o.RepoRoot = root
 	}
-	dir, root, err := query.Locate(indexDir, s.Getenv("KBQ_INDEX"), cwd)
-	if err != nil {
-		return nil, err
+	defer func() {
+		if err != nil {
+			o.Close()
+		}
+	}()
+	var parts []query.Part
+	for _, t := range targets {
+		ix, err := query.Open(t.Dir)
+		if err != nil {
+			if t.Name == "" {
+				return nil, ExplainOpenError(t.Dir, err)
+			}
+			return nil, fmt.Errorf("%s: %w", t.Name, ExplainOpenError(t.Dir, err))
+		}
+		o.indexes = append(o.indexes, ix)
+		var check *query.FreshnessCheck
+		if t.found || t.Fresh() {
+			check = query.CheckFreshness(t.Dir, t.Root)
+		}
+		parts = append(parts, query.Part{Name: t.Name, Index: ix})
+		o.roots = append(o.roots, t.Root)
+		o.checks = append(o.checks, check)
+		o.fresh = append(o.fresh, nil)
 	}
-	var check *query.FreshnessCheck
-	if root != "" && indexDir == "" && s.Getenv("KBQ_INDEX") == "" {
-		check = query.CheckFreshness(dir, root)
+	if o.Artifacts, err = NewArtifacts(parts); err != nil {
+		return nil, cli.Usagef("%v (name them with --index NAME=DIR)", err)
 	}
-	ix, err := query.Open(dir)
-	if err != nil {
-		return nil, ExplainOpenError(dir, err)
-	}
-	return &Opened{Index: ix, RepoRoot: root, s: s, check: check}, nil
+	return o, nil
 }
 
 // ExplainOpenError says what to run for each way an artifact can be

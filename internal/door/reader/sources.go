@@ -1,4 +1,4 @@
-package answer
+package reader
 
 import (
 	"context"
@@ -16,7 +16,6 @@ import (
 	"github.com/kbqdev/kbq/internal/reponame"
 	"github.com/kbqdev/kbq/internal/repos"
 	"github.com/kbqdev/kbq/internal/visible"
-	"github.com/kbqdev/kbq/query"
 )
 
 // Sources are the artifacts a command reads: one, found as Open finds it
@@ -46,8 +45,8 @@ func (src *Sources) Flags() []cli.Flag {
 	}
 }
 
-// Several reports whether several artifacts are named (read as one,
-// through a Many).
+// Several reports whether artifacts are named by repository (several, or
+// one of kbq repos list or of a database): results then name theirs.
 func (src *Sources) Several() bool {
 	return len(src.Indexes) > 1 || len(src.Repos) > 0 || src.AllRepos || src.DB != ""
 }
@@ -61,55 +60,26 @@ func (src *Sources) One() string {
 	return ""
 }
 
-// Many is several artifacts open together.
-type Many struct {
-	Parts []*Opened
-	Names []string
-	Union *query.Union
-}
-
-// Close prints each artifact's stale notice, if any, and closes them.
-func (m *Many) Close() error {
-	var errs []error
-	for i, o := range m.Parts {
-		if n := o.Fresh().Notice; n != "" {
-			fmt.Fprintf(o.s.Err, "kbq: note: %s: %s\n", m.Names[i], n)
-		}
-		errs = append(errs, o.Index.Close())
-	}
-	return errors.Join(errs...)
-}
-
-// Backend serves the artifacts as one, as the servers read them.
-func (m *Many) Backend() *UnionBackend {
-	return &UnionBackend{union: m.Union, parts: m.Union.Parts()}
-}
-
-// Part returns the artifact named name.
-func (m *Many) Part(name string) *Opened {
-	for i, n := range m.Names {
-		if n == name {
-			return m.Parts[i]
-		}
-	}
-	return nil
-}
-
 // A Target is an artifact Sources name: its name, its directory, and the
 // root of its repository ("" when unknown).
-type Target struct{ Name, Dir, Root string }
+type Target struct {
+	Name, Dir, Root string
+	found           bool // the one artifact found from the working directory
+}
 
-// Targets resolves the artifacts src names, without opening them.
-func Targets(s *cli.Streams, src *Sources) ([]Target, error) {
+// Targets resolves the artifacts src names, without opening them, and
+// says what a user should know of them (a repository of the database not
+// published yet, for one).
+func Targets(getenv func(string) string, src *Sources) ([]Target, []string, error) {
 	if src.DB != "" {
-		return dbTargets(s, src)
+		return dbTargets(getenv, src)
 	}
 	var targets []Target
 	for _, spec := range src.Indexes {
 		name, dir := splitNamed(spec)
 		dir, root, err := artifactDir(dir)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		named := name != ""
 		if !named {
@@ -117,16 +87,16 @@ func Targets(s *cli.Streams, src *Sources) ([]Target, error) {
 		}
 		if err := reponame.Check(name); err != nil {
 			if named {
-				return nil, cli.Usagef("--index %s: %v", visible.Line(spec), err)
+				return nil, nil, cli.Usagef("--index %s: %v", visible.Line(spec), err)
 			}
-			return nil, cli.Usagef("--index %s: %v; name it with --index NAME=%s", visible.Line(spec), err, visible.Line(dir))
+			return nil, nil, cli.Usagef("--index %s: %v; name it with --index NAME=%s", visible.Line(spec), err, visible.Line(dir))
 		}
-		targets = append(targets, Target{name, dir, root})
+		targets = append(targets, Target{Name: name, Dir: dir, Root: root})
 	}
 	if len(src.Repos) > 0 || src.AllRepos {
-		list, err := repos.Load(s.Getenv)
+		list, err := repos.Load(getenv)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		picked := list.Repos
 		if !src.AllRepos {
@@ -134,19 +104,19 @@ func Targets(s *cli.Streams, src *Sources) ([]Target, error) {
 			for _, name := range src.Repos {
 				r, ok := list.Find(name)
 				if !ok {
-					return nil, cli.Usagef("--repo %s: no repository of that name in %s (kbq repos list shows them; kbq repos add PATH adds one)", name, repos.File(s.Getenv))
+					return nil, nil, cli.Usagef("--repo %s: no repository of that name in %s (kbq repos list shows them; kbq repos add PATH adds one)", name, repos.File(getenv))
 				}
 				picked = append(picked, r)
 			}
 		}
 		if len(picked) == 0 {
-			return nil, cli.Usagef("--all-repos: no repository is listed in %s: add them with kbq repos add PATH", repos.File(s.Getenv))
+			return nil, nil, cli.Usagef("--all-repos: no repository is listed in %s: add them with kbq repos add PATH", repos.File(getenv))
 		}
 		for _, r := range picked {
 			if err := reponame.Check(r.Name); err != nil {
-				return nil, cli.Usagef("%s: %v: kbq repos rm it, and add it again with --name", repos.File(s.Getenv), err)
+				return nil, nil, cli.Usagef("%s: %v: kbq repos rm it, and add it again with --name", repos.File(getenv), err)
 			}
-			targets = append(targets, Target{r.Name, filepath.Join(r.Path, artifact.DefaultDir), r.Path})
+			targets = append(targets, Target{Name: r.Name, Dir: filepath.Join(r.Path, artifact.DefaultDir), Root: r.Path})
 		}
 	}
 	// Two of one name cannot be told apart in results, filters and
@@ -154,51 +124,18 @@ func Targets(s *cli.Streams, src *Sources) ([]Target, error) {
 	for i, t := range targets {
 		for _, o := range targets[:i] {
 			if strings.EqualFold(o.Name, t.Name) {
-				return nil, cli.Usagef("%s and %s are both named %s: name each with --index NAME=DIR, such as --index a=%s --index b=%s",
+				return nil, nil, cli.Usagef("%s and %s are both named %s: name each with --index NAME=DIR, such as --index a=%s --index b=%s",
 					visible.Line(o.Dir), visible.Line(t.Dir), t.Name, visible.Line(o.Dir), visible.Line(t.Dir))
 			}
 		}
 	}
-	return targets, nil
+	return targets, nil, nil
 }
 
 // Fresh reports whether t is a repository's own artifact, whose freshness
 // can be told.
 func (t Target) Fresh() bool {
 	return t.Root != "" && t.Dir == filepath.Join(t.Root, artifact.DefaultDir)
-}
-
-// OpenMany opens the artifacts src names.
-func OpenMany(s *cli.Streams, src *Sources) (m *Many, err error) {
-	targets, err := Targets(s, src)
-	if err != nil {
-		return nil, err
-	}
-	opened := &Many{}
-	defer func() {
-		if err != nil {
-			opened.Close()
-		}
-	}()
-	m = opened
-	var parts []query.Part
-	for _, t := range targets {
-		ix, err := query.Open(t.Dir)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", t.Name, ExplainOpenError(t.Dir, err))
-		}
-		o := &Opened{Index: ix, RepoRoot: t.Root, s: s}
-		if t.Fresh() {
-			o.check = query.CheckFreshness(t.Dir, t.Root)
-		}
-		m.Parts = append(m.Parts, o)
-		m.Names = append(m.Names, t.Name)
-		parts = append(parts, query.Part{Name: t.Name, Index: ix})
-	}
-	if m.Union, err = query.NewUnion(parts); err != nil {
-		return nil, cli.Usagef("%v (name them with --index NAME=DIR)", err)
-	}
-	return m, nil
 }
 
 // splitNamed splits NAME=DIR (NAME may hold slashes, github.com/org/api);
@@ -256,50 +193,47 @@ func RepoNameOf(root string) string { return nameOf(root, "") }
 
 // dbTargets fetches the repositories of src.DB into the cache, as
 // artifacts.
-func dbTargets(s *cli.Streams, src *Sources) ([]Target, error) {
+func dbTargets(getenv func(string) string, src *Sources) ([]Target, []string, error) {
 	if len(src.Indexes) > 0 || src.AllRepos {
-		return nil, cli.Usagef("--db reads the database's repositories: name some with --repo, not --index or --all-repos")
+		return nil, nil, cli.Usagef("--db reads the database's repositories: name some with --repo, not --index or --all-repos")
 	}
 	url := src.DB
 	if url == "env" {
 		url = ""
 	}
-	cfg, err := pgread.Config(url, s.Getenv)
+	cfg, err := pgread.Config(url, getenv)
 	if err != nil {
-		return nil, cli.Usagef("--db: %v", err)
+		return nil, nil, cli.Usagef("--db: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	conn, err := pgread.Connect(ctx, cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer conn.Close(context.Background())
-	cache, err := dbCache(s)
+	cache, err := dbCache(getenv)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	fetched, err := pgread.Fetch(ctx, conn, cache, src.Repos)
 	if errors.Is(err, pgread.ErrNotPublished) {
-		return nil, cli.Usagef("%v", err)
+		return nil, nil, cli.Usagef("%v", err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", pgread.Where(cfg), err)
-	}
-	for _, n := range fetched.Notes {
-		fmt.Fprintf(s.Err, "kbq: note: %s\n", n)
+		return nil, nil, fmt.Errorf("%s: %w", pgread.Where(cfg), err)
 	}
 	var targets []Target
 	for _, r := range fetched.Repos {
 		targets = append(targets, Target{Name: r.Name, Dir: r.Dir})
 	}
-	return targets, nil
+	return targets, fetched.Notes, nil
 }
 
 // dbCache is where the files of published artifacts are kept:
 // $XDG_CACHE_HOME/kbq/db, else ~/.cache/kbq/db.
-func dbCache(s *cli.Streams) (string, error) {
-	if x := s.Getenv("XDG_CACHE_HOME"); x != "" {
+func dbCache(getenv func(string) string) (string, error) {
+	if x := getenv("XDG_CACHE_HOME"); x != "" {
 		return filepath.Join(x, "kbq", "db"), nil
 	}
 	home, err := os.UserHomeDir()

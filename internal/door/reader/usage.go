@@ -1,10 +1,9 @@
-package answer
+package reader
 
 import (
 	"fmt"
 	"sync"
 
-	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/usage"
 	"github.com/kbqdev/kbq/query"
 	"github.com/kbqdev/kbq/query/documents"
@@ -12,18 +11,21 @@ import (
 
 // Usage appends the documents kbq hands out to the usage log of the
 // artifact they came from. It never fails a command: when the log cannot
-// be written it says so once, on stderr, and stops trying.
+// be written it says so once, through its note function, and stops
+// trying.
 type Usage struct {
-	s      *cli.Streams
+	getenv func(string) string
+	note   func(string)
 	mu     sync.Mutex
 	logs   map[string]*usage.Log // by artifact directory
 	broken bool                  // the log cannot be written
 	noted  bool                  // a problem was reported
 }
 
-// NewUsage returns a recorder writing its one complaint to s.Err.
-func NewUsage(s *cli.Streams) *Usage {
-	return &Usage{s: s, logs: map[string]*usage.Log{}}
+// NewUsage returns a recorder reading the environment through getenv
+// and telling note its one complaint.
+func NewUsage(getenv func(string) string, note func(string)) *Usage {
+	return &Usage{getenv: getenv, note: note, logs: map[string]*usage.Log{}}
 }
 
 // Record appends events for the artifact in dir.
@@ -39,7 +41,7 @@ func (u *Usage) Record(dir string, events []usage.Event) {
 	log, ok := u.logs[dir]
 	if !ok {
 		var err error
-		if log, err = usage.Open(dir, u.s.Getenv); err != nil {
+		if log, err = usage.Open(dir, u.getenv); err != nil {
 			u.fail(err)
 			return
 		}
@@ -52,13 +54,13 @@ func (u *Usage) Record(dir string, events []usage.Event) {
 
 func (u *Usage) fail(err error) {
 	u.broken = true
-	u.note(fmt.Sprintf("usage is not being recorded (%v); set KBQ_USAGE=off to stop recording", err))
+	u.noteOnce(fmt.Sprintf("usage is not being recorded (%v); set KBQ_USAGE=off to stop recording", err))
 }
 
-func (u *Usage) note(msg string) {
+func (u *Usage) noteOnce(msg string) {
 	if !u.noted {
 		u.noted = true
-		fmt.Fprintf(u.s.Err, "kbq: note: %s\n", msg)
+		u.note(msg)
 	}
 }
 
@@ -69,10 +71,10 @@ func (u *Usage) Recent(dir string) map[string]int {
 	if u == nil {
 		return nil
 	}
-	sum, _, err := usage.ReadFile(dir, u.s.Getenv)
+	sum, _, err := usage.ReadFile(dir, u.getenv)
 	if err != nil {
 		u.mu.Lock()
-		u.note(fmt.Sprintf("the usage log cannot be read (%v): the knowledge index ranks by importance", err))
+		u.noteOnce(fmt.Sprintf("the usage log cannot be read (%v): the knowledge index ranks by importance", err))
 		u.mu.Unlock()
 		return nil
 	}
@@ -88,7 +90,7 @@ func (u *Usage) Recent(dir string) map[string]int {
 const HotDefault = 5
 
 // SearchEvents are the documents of a search's results in ix, once each.
-func SearchEvents(ix Backend, via, q string, results []query.Result) []usage.Event {
+func SearchEvents(ix *query.Index, via, q string, results []query.Result) []usage.Event {
 	blobs := ix.Blobs(results)
 	var out []usage.Event
 	seen := map[string]bool{}
