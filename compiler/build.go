@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/compiler/checks"
 	"github.com/kbqdev/kbq/gitsource"
 	"github.com/kbqdev/kbq/internal/units"
 	"github.com/kbqdev/kbq/internal/version"
@@ -326,7 +327,7 @@ func (b *indexBuild) manifest(docs []artifact.Document, attachments []string) *a
 		}
 	}
 	m.Counts.Shadowing = slices.Sorted(maps.Keys(shadowing))
-	m.Retired = retired(docs)
+	m.Retired = checks.Retired(docs)
 	for _, d := range docs {
 		if d.Status != "" {
 			if m.Statuses == nil {

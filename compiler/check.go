@@ -2,10 +2,10 @@ package compiler
 
 import (
 	"context"
-	"slices"
 	"strings"
 
 	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/compiler/checks"
 	"github.com/kbqdev/kbq/knowledge"
 )
 
@@ -53,20 +53,20 @@ func Check(ctx context.Context, src Source, opts CheckOptions) (*CheckResult, er
 			res.Diagnostics = append(res.Diagnostics, d)
 		}
 	}
-	var facts []docFacts
-	var dups []dupDoc
+	var facts []checks.Facts
+	var dups []checks.DupDoc
 	parse := func(c candidate) (parsed, error) {
 		d, err := readAndParse(c, &opts.Options)
 		return parsed{doc: d, display: c.display}, err
 	}
 	sink := func(p parsed) error {
 		facts = append(facts, factsOf(p.doc, p.display))
-		if d := p.doc; opts.DuplicateThreshold > 0 && dupKind(d.Kind) && d.src != nil && !d.failed() {
-			body := string(d.src.text[d.body:])
-			set, short := textSet(body)
-			dd := dupDoc{path: d.Path, display: p.display, scope: d.Scope, line: d.src.lineOf(d.body), set: set, short: short, checked: selected(p.display)}
-			if dd.checked {
-				dd.body = body
+		if d := p.doc; opts.DuplicateThreshold > 0 && checks.DupKind(d.Kind) && d.src != nil && !d.failed() {
+			body := string(d.src.Data[d.body:])
+			set, short := checks.TextSet(body)
+			dd := checks.DupDoc{Path: d.Path, Display: p.display, Scope: d.Scope, Line: d.src.LineOf(d.body), Set: set, Short: short, Checked: selected(p.display)}
+			if dd.Checked {
+				dd.Body = body
 			}
 			dups = append(dups, dd)
 		}
@@ -80,8 +80,8 @@ func Check(ctx context.Context, src Source, opts CheckOptions) (*CheckResult, er
 	if err := orderedMap(ctx, todo, opts.Workers, 4*opts.Workers, parse, sink); err != nil {
 		return nil, err
 	}
-	cross, _ := crossCheck(facts, l.attachments, opts.budgets())
-	cross = append(cross, checkSupersession(superseders(l, facts, nil))...)
+	cross, _ := checks.Cross(facts, l.attachments, opts.budgets())
+	cross = append(cross, checks.Supersession(superseders(l, facts, nil))...)
 	for _, d := range cross {
 		if selected(d.Path) {
 			res.Diagnostics = append(res.Diagnostics, d)
@@ -91,15 +91,15 @@ func Check(ctx context.Context, src Source, opts CheckOptions) (*CheckResult, er
 	if opts.Config != nil {
 		threshold = opts.Config.CompactThreshold
 	}
-	res.Diagnostics = append(res.Diagnostics, largeCategories(facts, threshold, opts.Paths == nil, selected)...)
+	res.Diagnostics = append(res.Diagnostics, checks.LargeCategories(facts, threshold, opts.Paths == nil, selected)...)
 	if opts.DuplicateThreshold > 0 {
 		if opts.Similar != nil && opts.Paths != nil {
 			var err error
-			if dups, err = addSimilar(dups, opts.Similar); err != nil {
+			if dups, err = checks.AddSimilar(dups, opts.Similar); err != nil {
 				return nil, err
 			}
 		}
-		res.Diagnostics = append(res.Diagnostics, duplicates(dups, opts.DuplicateThreshold)...)
+		res.Diagnostics = append(res.Diagnostics, checks.Duplicates(dups, opts.DuplicateThreshold)...)
 	}
 	res.Diagnostics.Sort()
 	return res, nil
@@ -123,32 +123,6 @@ func checkTodo(l *listing, selected func(display string) bool) []candidate {
 		}
 	}
 	return todo
-}
-
-// addSimilar adds to dups the documents similar finds for the checked
-// ones, unless read already.
-func addSimilar(dups []dupDoc, similar func(scope, path, body string) ([]Similar, error)) ([]dupDoc, error) {
-	have := make(map[string]bool, len(dups))
-	for _, d := range dups {
-		have[d.path] = true
-	}
-	for _, d := range slices.Clone(dups) {
-		if !d.checked {
-			continue
-		}
-		found, err := similar(d.scope, d.path, d.body)
-		if err != nil {
-			return nil, err
-		}
-		for _, s := range found {
-			if !have[s.Path] {
-				have[s.Path] = true
-				set, short := textSet(s.Body)
-				dups = append(dups, dupDoc{path: s.Path, display: s.Path, scope: d.scope, line: s.Line, set: set, short: short})
-			}
-		}
-	}
-	return dups, nil
 }
 
 // UnderAny reports whether p is one of paths or inside one of them.

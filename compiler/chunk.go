@@ -156,7 +156,7 @@ func cutText(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// chunkBody splits src.text[body:] into chunks at headings, and long sections
+// chunkBody splits src.Data[body:] into chunks at headings, and long sections
 // further at block boundaries. The chunks cover the body without gaps; split
 // sections overlap slightly. It also returns the text of the first level-1
 // heading, if any, and where the headings whose text was cut to
@@ -167,7 +167,7 @@ func chunkBody(src *source, body int) (chunks []chunk, h1 string, cut []int) {
 
 // chunkBodyWith is chunkBody with the block parser p.
 func chunkBodyWith(p parser.Parser, src *source, body int) (chunks []chunk, h1 string, cut []int) {
-	text := src.text
+	text := src.Data
 	if body >= len(text) {
 		return []chunk{{start: body, end: body}}, "", nil
 	}

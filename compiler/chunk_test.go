@@ -43,8 +43,8 @@ func TestChunkHeadingTrails(t *testing.T) {
 		t.Errorf("trails:\n got %q\nwant %q", got, want)
 	}
 	// Each section starts at its heading line.
-	if !strings.HasPrefix(string(src.text[chunks[1].start:]), "### On Linux") {
-		t.Errorf("chunk 1 starts with %q", string(src.text[chunks[1].start:chunks[1].start+20]))
+	if !strings.HasPrefix(string(src.Data[chunks[1].start:]), "### On Linux") {
+		t.Errorf("chunk 1 starts with %q", string(src.Data[chunks[1].start:chunks[1].start+20]))
 	}
 }
 
@@ -105,10 +105,10 @@ func TestChunkSplitsLongSections(t *testing.T) {
 			t.Errorf("chunk %d heading %q", i, c.heading)
 		}
 		// Cuts fall on line starts, never inside the fenced block.
-		if c.start > 0 && src.text[c.start-1] != '\n' {
+		if c.start > 0 && src.Data[c.start-1] != '\n' {
 			t.Errorf("chunk %d starts mid-line", i)
 		}
-		if strings.HasPrefix(string(src.text[c.start:]), "code line") {
+		if strings.HasPrefix(string(src.Data[c.start:]), "code line") {
 			t.Errorf("chunk %d starts inside the code block", i)
 		}
 	}
@@ -150,16 +150,16 @@ func checkCover(t testing.TB, chunks []chunk, src *source, body int) {
 		if c.start > end {
 			t.Fatalf("gap before chunk %d: %d..%d", i, end, c.start)
 		}
-		if c.end < c.start || c.end > len(src.text) {
-			t.Fatalf("chunk %d has range %d..%d of %d", i, c.start, c.end, len(src.text))
+		if c.end < c.start || c.end > len(src.Data) {
+			t.Fatalf("chunk %d has range %d..%d of %d", i, c.start, c.end, len(src.Data))
 		}
 		if i > 0 && c.start < chunks[i-1].start {
 			t.Fatalf("chunk %d starts before chunk %d", i, i-1)
 		}
 		end = max(end, c.end)
 	}
-	if end != len(src.text) {
-		t.Fatalf("chunks end at %d, source at %d", end, len(src.text))
+	if end != len(src.Data) {
+		t.Fatalf("chunks end at %d, source at %d", end, len(src.Data))
 	}
 }
 
@@ -220,7 +220,7 @@ func TestChunkCutsProseAtBoundaries(t *testing.T) {
 		t.Fatalf("%d chunks, want the paragraph split", len(chunks))
 	}
 	checkCover(t, chunks, src, 0)
-	text := string(src.text)
+	text := string(src.Data)
 	near := func(at int) string { return text[max(at-10, 0):min(at+10, len(text))] }
 	for i, c := range chunks {
 		if c.end-c.start > maxChunk+lineOverlap {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kbqdev/kbq/compiler/checks"
 	"github.com/kbqdev/kbq/gitsource"
 	"github.com/kbqdev/kbq/knowledge"
 )
@@ -42,7 +43,7 @@ type listing struct {
 	attached    []string        // attachment paths
 	// paths is every file of the source, for the references knowledge
 	// makes to the repository.
-	paths *repoPaths
+	paths *checks.RepoPaths
 	// files maps the repository path of every knowledge file, attachments
 	// included, to its blob hash ("" when not known before reading).
 	files map[string]string
@@ -53,7 +54,7 @@ type listing struct {
 // leaving out what the configuration ignores.
 func collect(src Source, opts *Options) (*listing, error) {
 	global, contextFiles := opts.Global, opts.ContextFiles
-	l := &listing{attachments: make(map[string]bool), files: make(map[string]string), paths: newRepoPaths()}
+	l := &listing{attachments: make(map[string]bool), files: make(map[string]string), paths: checks.NewRepoPaths()}
 	for f, err := range src.Files() {
 		if err != nil {
 			return nil, err
@@ -64,7 +65,7 @@ func collect(src Source, opts *Options) (*listing, error) {
 				l.files = make(map[string]string, h.SizeHint())
 			}
 		}
-		l.paths.add(f.Path)
+		l.paths.Add(f.Path)
 		loc, ok := knowledge.Classify(f.Path, contextFiles)
 		if ok && opts.Config.Ignored(f.Path) {
 			continue
@@ -185,19 +186,6 @@ func shadows(deeper, shallower string) bool {
 	}
 	dir, ok := knowledge.ScopeDir(deeper)
 	return ok && knowledge.ScopeContains(shallower, dir)
-}
-
-// kbDir returns the .kb/ directory of a scope, relative to the repository
-// root, for messages.
-func kbDir(scope string) string {
-	dir, ok := knowledge.ScopeDir(scope)
-	switch {
-	case !ok:
-		return "the global knowledge directory"
-	case dir == "":
-		return knowledge.Dir
-	}
-	return strings.TrimSuffix(dir, "/") + "/" + knowledge.Dir
 }
 
 // KnowledgeFiles lists the files of src that are knowledge, documents and

@@ -1,6 +1,8 @@
 package compiler
 
 import (
+	"github.com/kbqdev/kbq/compiler/checks"
+
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -21,9 +23,8 @@ import (
 )
 
 // ConfigPath is where a project keeps its configuration, relative to the
-// repository root. It is read from the same source as the knowledge, so
-// that a commit's configuration builds that commit.
-const ConfigPath = ".kb/config.yaml"
+// repository root (knowledge.ConfigPath).
+const ConfigPath = knowledge.ConfigPath
 
 // maxConfigSize caps the configuration file.
 const maxConfigSize = 1 << 20
@@ -135,7 +136,7 @@ func ParseConfig(data []byte) *Config {
 		return c
 	}
 	var doc yaml.Node
-	if err := yaml.Unmarshal(newSource(data).text, &doc); err != nil {
+	if err := yaml.Unmarshal(newSource(data).Data, &doc); err != nil {
 		line, msg := yamlErrorLine(err)
 		p.report(line, 1, Error, "invalid YAML: "+msg)
 		return c
@@ -331,10 +332,10 @@ func (p configParser) allowances(n *yaml.Node) {
 				a.Rule = v.Value
 				if !knownRule(v.Value) {
 					msg := fmt.Sprintf("secrets.allow: unknown rule %q", v.Value)
-					if s := suggest.Closest(strings.ToLower(v.Value), ruleNames()); s != "" {
+					if s := suggest.Closest(strings.ToLower(v.Value), checks.SecretRules()); s != "" {
 						msg += fmt.Sprintf(": did you mean %q?", s)
 					} else {
-						msg += " (rules: " + strings.Join(ruleNames(), ", ") + ")"
+						msg += " (rules: " + strings.Join(checks.SecretRules(), ", ") + ")"
 					}
 					p.errorf(v, "%s", msg)
 				}
@@ -364,20 +365,12 @@ func (p configParser) allowances(n *yaml.Node) {
 	}
 }
 
-// ruleNames lists the secret guard's rules, lowercase.
-func ruleNames() []string {
-	names := make([]string, len(secretRules))
-	for i, r := range secretRules {
-		names[i] = strings.ToLower(r.name)
-	}
-	return names
-}
-
 func knownRule(name string) bool {
-	return slices.Contains(ruleNames(), strings.ToLower(name))
+	return slices.Contains(checks.SecretRules(), strings.ToLower(name))
 }
 
-// secretAllowances are the allowances in force in one file.
+// secretAllowances are the allowances in force in one file; allows is
+// their checks.Allowed.
 type secretAllowances []SecretAllowance
 
 // secretsAllowedIn returns the allowances that apply to the file at path;
@@ -430,4 +423,15 @@ func ParseSize(s string) (int64, error) {
 		return 0, fmt.Errorf("%q is not a size such as 5MiB", s)
 	}
 	return int64(n * float64(mult)), nil
+}
+
+// FindSecrets runs the secret guard over text, as the file at path (a
+// repository path) with cfg's allowances, and returns what it finds: for
+// text about to leave the machine, such as what kbc compact sends.
+func FindSecrets(cfg *Config, path string, text []byte) Diagnostics {
+	var found Diagnostics
+	checks.Secrets(newSource(text), cfg.secretsAllowedIn(path).allows, func(line, col int, sev Severity, msg string) {
+		found = append(found, Diagnostic{Path: path, Line: line, Col: col, Severity: sev, Message: msg})
+	})
+	return found
 }

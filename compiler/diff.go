@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/compiler/checks"
 	"github.com/kbqdev/kbq/gitsource"
 	"github.com/kbqdev/kbq/knowledge"
 )
@@ -260,13 +261,13 @@ func pathChanges(base, head Source, before map[string]gitsource.File) (map[strin
 // changed still is what the knowledge says it is. Its files moving
 // together to one new directory is a rename.
 func goneDirectories(changes map[string]pathChange, old, cur map[string]string) {
-	have := newRepoPaths()
+	have := checks.NewRepoPaths()
 	for p := range cur {
-		have.add(p)
+		have.Add(p)
 	}
 	for p := range old {
 		c := changes[strings.ToLower(p)]
-		for d := path.Dir(p); d != "." && !have.exists(d); d = path.Dir(d) {
+		for d := path.Dir(p); d != "." && !have.Exists(d); d = path.Dir(d) {
 			key := strings.ToLower(d) + "/"
 			to := ""
 			if rest := strings.TrimPrefix(p, d); c.change == "renamed" && strings.HasSuffix(c.to, rest) {
@@ -291,7 +292,7 @@ func changedReferences(data []byte, p string, changes map[string]pathChange) []S
 	body := splitFrontmatter(src, false, func(int, int, string) {}).body
 	var refs []StaleRef
 	seen := make(map[string]bool)
-	scanReferences(src.text, body, p, func(ref pathRef) {
+	checks.ScanReferences(src.Data, body, p, func(ref checks.PathRef) {
 		if seen[ref.Name] {
 			return
 		}
@@ -305,7 +306,7 @@ func changedReferences(data []byte, p string, changes map[string]pathChange) []S
 				continue
 			}
 			seen[ref.Name] = true
-			line, col := src.position(ref.Off)
+			line, col := src.Position(ref.Off)
 			refs = append(refs, StaleRef{Name: ref.Name, Line: line, Col: col, Change: ch.change, To: ch.to})
 			return
 		}

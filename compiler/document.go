@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/compiler/checks"
 	"github.com/kbqdev/kbq/knowledge"
 )
 
@@ -22,7 +23,7 @@ type document struct {
 	generated bool
 	meta      meta
 	src       *source
-	body      int // byte offset of the body in src.text
+	body      int // byte offset of the body in src.Data
 	chunks    []chunk
 	diags     Diagnostics
 	// lines, for a document searched as a conversion (HTML), maps each line
@@ -71,7 +72,7 @@ func manyWords(text []byte) bool {
 // fileLine is the line of the file that byte off of d.src comes from: the
 // first of them, or with last the last.
 func (d *document) fileLine(off int, last bool) int {
-	line := d.src.lineOf(off)
+	line := d.src.LineOf(off)
 	if d.lines != nil && line >= 1 && line <= len(d.lines) {
 		if last {
 			return d.lines[line-1][1]
@@ -91,9 +92,9 @@ type input struct {
 	blob    string
 	loc     knowledge.Location
 	data    []byte
-	secrets secretAllowances // what the configuration allows in this file
-	foreign []string         // frontmatter keys of another tool (Config.ForeignKeys)
-	paths   *repoPaths       // the source's files, for references; nil to not check
+	secrets secretAllowances  // what the configuration allows in this file
+	foreign []string          // frontmatter keys of another tool (Config.ForeignKeys)
+	paths   *checks.RepoPaths // the source's files, for references; nil to not check
 }
 
 // parseDocument validates in and splits it into chunks.
@@ -123,7 +124,7 @@ func parseDocument(in input) *document {
 	}
 	checkControls(in.path, in.data, report)
 	d.src = newSource(in.data)
-	findSecrets(d.src, in.secrets, report)
+	checks.Secrets(d.src, in.secrets.allows, report)
 	format := knowledge.TextFormat(in.path)
 	var fm frontmatter
 	switch format {
@@ -154,10 +155,10 @@ func parseDocument(in input) *document {
 	switch {
 	case len(bytes.TrimSpace(in.data)) == 0:
 		report(1, 1, Warning, "empty file")
-	case format == "html" && len(bytes.TrimSpace(d.src.text)) == 0:
+	case format == "html" && len(bytes.TrimSpace(d.src.Data)) == 0:
 		report(1, 1, Warning, "no text to search: the page holds none outside scripts, styles, navigation and forms")
-	case !fm.unclosed && len(bytes.TrimSpace(d.src.text[d.body:])) == 0:
-		report(d.src.lineOf(max(d.body-1, 0)), 1, Warning, "empty body: the document has frontmatter but no text to search")
+	case !fm.unclosed && len(bytes.TrimSpace(d.src.Data[d.body:])) == 0:
+		report(d.src.LineOf(max(d.body-1, 0)), 1, Warning, "empty body: the document has frontmatter but no text to search")
 	}
 	if d.Kind == knowledge.KindMemory {
 		d.checkMemoryName(report)
@@ -169,33 +170,33 @@ func parseDocument(in input) *document {
 
 // chunk splits the document's body into chunks, checks its references
 // and its vocabulary, and returns its first top-level heading.
-func (d *document) chunk(format string, paths *repoPaths, report reporter) (h1 string) {
+func (d *document) chunk(format string, paths *checks.RepoPaths, report reporter) (h1 string) {
 	var cut []int
 	switch {
 	case format == "txt":
 		d.chunks, h1, _ = chunkBodyWith(plainParser, d.src, d.body) // plain text: no markup
-	case countHeadings(d.src.text[d.body:], maxHeadings) > maxHeadings:
-		report(d.src.lineOf(d.body), 1, Warning, fmt.Sprintf("over %d headings: the document is chunked by size alone, its headings are not chunk boundaries; split it into smaller documents", maxHeadings))
+	case countHeadings(d.src.Data[d.body:], maxHeadings) > maxHeadings:
+		report(d.src.LineOf(d.body), 1, Warning, fmt.Sprintf("over %d headings: the document is chunked by size alone, its headings are not chunk boundaries; split it into smaller documents", maxHeadings))
 		d.chunks, h1, _ = chunkBodyWith(plainParser, d.src, d.body)
 	default:
 		d.chunks, h1, cut = chunkBody(d.src, d.body)
 	}
 	if format == "md" && d.Kind == knowledge.KindContext {
-		d.Headings = contextHeadings(d.src.text, d.body)
+		d.Headings = contextHeadings(d.src.Data, d.body)
 	}
 	if len(cut) > 0 {
 		what := "a heading"
 		if len(cut) > 1 {
 			what = fmt.Sprintf("%d headings, the first here,", len(cut))
 		}
-		report(d.src.lineOf(cut[0]), 1, Warning, fmt.Sprintf("%s over %d bytes: the title and the chunks under it carry its first %d; shorten it", what, maxHeadingText, maxHeadingText))
+		report(d.src.LineOf(cut[0]), 1, Warning, fmt.Sprintf("%s over %d bytes: the title and the chunks under it carry its first %d; shorten it", what, maxHeadingText, maxHeadingText))
 	}
 	if format == "md" {
-		checkReferences(d, paths, report)
+		checks.References(d.Path, d.src, d.body, paths, report)
 	}
-	if manyWords(d.src.text[d.body:]) {
+	if manyWords(d.src.Data[d.body:]) {
 		d.tooManyWords = true
-		report(d.src.lineOf(d.body), 1, Warning, fmt.Sprintf("over %d distinct words: words first met past them are not indexed; split the document", maxDocumentWords))
+		report(d.src.LineOf(d.body), 1, Warning, fmt.Sprintf("over %d distinct words: words first met past them are not indexed; split the document", maxDocumentWords))
 	}
 	return h1
 }
@@ -205,7 +206,7 @@ func (d *document) chunk(format string, paths *repoPaths, report reporter) (h1 s
 func (d *document) fromMeta() {
 	d.Status = d.meta.status
 	for _, r := range d.meta.supersedes {
-		d.Supersedes = append(d.Supersedes, r.text)
+		d.Supersedes = append(d.Supersedes, r.Text)
 	}
 	d.Tags = d.meta.tags
 	d.Source = d.meta.source
@@ -226,7 +227,7 @@ func (d *document) fromMeta() {
 // checkText reports a binary file or invalid UTF-8 and returns whether the
 // file is text.
 func checkText(data []byte, report reporter) bool {
-	src := bytes.TrimPrefix(data, bom)
+	src := bytes.TrimPrefix(data, checks.BOM)
 	if i := bytes.IndexByte(src, 0); i >= 0 {
 		line, col := rawPosition(src, i)
 		report(line, col, Error, "binary file (NUL byte here): knowledge files must be UTF-8 text")
@@ -259,7 +260,7 @@ func checkControls(name string, data []byte, report reporter) {
 			break
 		}
 	}
-	src := bytes.TrimPrefix(data, bom)
+	src := bytes.TrimPrefix(data, checks.BOM)
 	i := controlAt(src)
 	if i < 0 {
 		return
@@ -335,7 +336,7 @@ func (d *document) checkMemoryName(report reporter) {
 // heading: a memory's first line, or the topic's last path element.
 func (d *document) fallbackTitle() string {
 	if d.Kind == knowledge.KindMemory && d.src != nil {
-		body := strings.TrimSpace(string(d.src.text[d.body:]))
+		body := strings.TrimSpace(string(d.src.Data[d.body:]))
 		first, _, _ := strings.Cut(body, "\n")
 		first = strings.TrimLeft(first, "#>-* ")
 		if first != "" {

@@ -1,6 +1,8 @@
 package compiler
 
 import (
+	"github.com/kbqdev/kbq/compiler/checks"
+
 	"bytes"
 	"fmt"
 	"regexp"
@@ -11,54 +13,10 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// source is a knowledge file normalized for parsing: the UTF-8 byte order
-// mark removed and CRLF line endings turned into LF. Line and column numbers
-// of diagnostics refer to it, which matches what editors show.
-type source struct {
-	text  []byte
-	lines []int // byte offset of the start of every line
-}
+// A source is a file's text and where each line of it starts.
+type source = checks.Text
 
-var bom = []byte("\xef\xbb\xbf")
-
-func newSource(data []byte) *source {
-	data = bytes.TrimPrefix(data, bom)
-	if bytes.Contains(data, []byte("\r\n")) {
-		data = bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
-	}
-	lines := make([]int, 1, 1+bytes.Count(data, []byte{'\n'}))
-	for i := 0; ; {
-		n := bytes.IndexByte(data[i:], '\n')
-		if n < 0 || i+n+1 == len(data) {
-			break
-		}
-		i += n + 1
-		lines = append(lines, i)
-	}
-	return &source{text: data, lines: lines}
-}
-
-// lineOf returns the 1-based line holding byte offset off.
-func (s *source) lineOf(off int) int {
-	lo, hi := 0, len(s.lines)
-	for lo+1 < hi {
-		mid := (lo + hi) / 2
-		if s.lines[mid] <= off {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return lo + 1
-}
-
-// position returns the 1-based line and column (in characters) of byte
-// offset off.
-func (s *source) position(off int) (line, col int) {
-	line = s.lineOf(off)
-	start := s.lines[line-1]
-	return line, 1 + len([]rune(string(s.text[start:off])))
-}
+func newSource(data []byte) *source { return checks.NewText(data) }
 
 // frontmatter is the YAML block at the start of a file.
 type frontmatter struct {
@@ -103,7 +61,7 @@ func capTags(tags []string, line, col int, r reporter) []string {
 }
 
 func splitFrontmatter(src *source, allowTagsLine bool, report func(line, col int, msg string)) frontmatter {
-	text := src.text
+	text := src.Data
 	first, _, _ := bytes.Cut(text, []byte("\n"))
 	if !fence(first) {
 		if allowTagsLine {

@@ -63,7 +63,7 @@ func TestSplitFrontmatter(t *testing.T) {
 			if fm.present != tt.present {
 				t.Errorf("present = %v, want %v", fm.present, tt.present)
 			}
-			if got := string(src.text[fm.body:]); got != tt.body {
+			if got := string(src.Data[fm.body:]); got != tt.body {
 				t.Errorf("body = %q, want %q", got, tt.body)
 			}
 			var keys []string
@@ -109,10 +109,10 @@ func FuzzSplitFrontmatter(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, text string, tagsLine bool) {
 		fm, src, probs := split(t, text, tagsLine)
-		if fm.body < 0 || fm.body > len(src.text) {
-			t.Fatalf("body offset %d outside 0..%d", fm.body, len(src.text))
+		if fm.body < 0 || fm.body > len(src.Data) {
+			t.Fatalf("body offset %d outside 0..%d", fm.body, len(src.Data))
 		}
-		lines := strings.Count(string(src.text), "\n") + 1
+		lines := strings.Count(string(src.Data), "\n") + 1
 		for _, p := range probs {
 			if p.line < 1 || p.line > lines+1 || p.col < 1 || p.msg == "" {
 				t.Fatalf("bad problem %+v for %d lines", p, lines)
@@ -147,12 +147,12 @@ func TestSourceLines(t *testing.T) {
 		{"\xef\xbb\xbfab\r\ncd\r\n", []int{0, 3}},
 	} {
 		src := newSource([]byte(tc.text))
-		if !slices.Equal(src.lines, tc.lines) {
-			t.Errorf("%q: line starts %v, want %v", tc.text, src.lines, tc.lines)
+		if !slices.Equal(src.Lines, tc.lines) {
+			t.Errorf("%q: line starts %v, want %v", tc.text, src.Lines, tc.lines)
 		}
-		for off := range src.text {
-			want := 1 + bytes.Count(src.text[:off], []byte("\n"))
-			if got := src.lineOf(off); got != want {
+		for off := range src.Data {
+			want := 1 + bytes.Count(src.Data[:off], []byte("\n"))
+			if got := src.LineOf(off); got != want {
 				t.Errorf("%q: byte %d on line %d, want %d", tc.text, off, got, want)
 			}
 		}

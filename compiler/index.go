@@ -36,7 +36,7 @@ func indexDocument(d *document, fb *fieldBuilder, out []segment.Document, pw *po
 	// Every chunk has the document's title and tags: analyzed once.
 	title := fb.analyze(titleText, nil)
 	tagTerms := fb.analyze(tags, nil)
-	text := d.src.text
+	text := d.src.Data
 	pw.StartDocument(knowledge.ScopeDepth(d.Scope), path)
 	for i, c := range d.chunks {
 		startLine, endLine := d.fileLine(c.start, false), d.fileLine(max(c.end-1, c.start), true)
@@ -108,7 +108,7 @@ func sharedFields(d *document) []*indexField {
 func (d *document) firstChunkFields(doc indexDoc) indexDoc {
 	doc = append(doc, stored(artifact.FieldBlob, []byte(d.Blob)))
 	if d.body > 0 {
-		doc = append(doc, stored(artifact.FieldFrontmatter, d.src.text[:d.body]))
+		doc = append(doc, stored(artifact.FieldFrontmatter, d.src.Data[:d.body]))
 	}
 	return doc
 }

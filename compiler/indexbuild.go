@@ -14,6 +14,7 @@ import (
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/artifact/postings"
+	"github.com/kbqdev/kbq/compiler/checks"
 	"github.com/kbqdev/kbq/knowledge"
 )
 
@@ -37,7 +38,7 @@ type indexBuild struct {
 	// reused by text (BuildOptions.ReuseVectors).
 	oldVecs, otherVecs oldVectors
 
-	facts  []docFacts
+	facts  []checks.Facts
 	blobs  map[string]string // path → blob of every document read
 	failed bool              // an error was found; stop writing segments
 	dirtyc chan dirtyResult  // the comparison with the base, once started
@@ -169,7 +170,7 @@ func (b *indexBuild) assemble(ctx context.Context, l *listing) (*artifact.Manife
 	// the memory of the segment builders and of the checks between
 	// documents goes first, as it counts against the build's peak.
 	b.builders = nil
-	cross, failed := crossCheck(b.facts, l.attachments, b.opts.budgets())
+	cross, failed := checks.Cross(b.facts, l.attachments, b.opts.budgets())
 	var prevDocs map[string]artifact.Document
 	if b.prev != nil {
 		prevDocs = make(map[string]artifact.Document)
@@ -179,7 +180,7 @@ func (b *indexBuild) assemble(ctx context.Context, l *listing) (*artifact.Manife
 			}
 		}
 	}
-	cross = append(cross, checkSupersession(superseders(l, b.facts, prevDocs))...)
+	cross = append(cross, checks.Supersession(superseders(l, b.facts, prevDocs))...)
 	b.facts = nil
 	b.res.Diagnostics = append(b.res.Diagnostics, cross...)
 	if b.res.Diagnostics.Errors() > 0 && !b.opts.KeepGoing {
@@ -340,7 +341,7 @@ func (b *indexBuild) add(d *document) {
 	d.Document.Seg, d.Document.Doc = bt.seg, uint32(bt.chunks)
 	bt.docs = append(bt.docs, d)
 	bt.chunks += len(d.chunks)
-	bt.bytes += len(d.src.text)
+	bt.bytes += len(d.src.Data)
 	if bt.chunks >= batchChunks || bt.bytes >= batchBytes {
 		b.flush()
 	}

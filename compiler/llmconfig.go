@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kbqdev/kbq/compiler/checks"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -24,7 +25,7 @@ var llmKeys = []string{"url", "model", "key_env", "timeout", "retries"}
 
 // DefaultCompactThreshold is how many tokens (about four bytes each) a
 // category of knowledge holds before kbc check suggests compacting it.
-const DefaultCompactThreshold = 50_000
+const DefaultCompactThreshold = checks.DefaultCompactThreshold
 
 func (p configParser) llm(n *yaml.Node) {
 	l := &LLMConfig{}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kbqdev/kbq/compiler/checks"
 	"github.com/kbqdev/kbq/knowledge"
 	"go.yaml.in/yaml/v3"
 )
@@ -40,17 +41,14 @@ type meta struct {
 }
 
 // ref is a reference to another document as written in frontmatter.
-type ref struct {
-	text      string
-	line, col int
-}
+type ref = checks.Ref
 
 // check validates the value of one frontmatter key and stores it in m.
 type check func(v *yaml.Node, m *meta, r reporter)
 
-// checks attaches a validator to every frontmatter key of the registry
+// keyChecks attaches a validator to every frontmatter key of the registry
 // (knowledge.Keys) that has code of its own; Meta keys share checkMeta.
-var checks = map[string]check{
+var keyChecks = map[string]check{
 	"status":      checkStatus,
 	"supersedes":  checkSupersedes,
 	"reviewed":    checkReviewed,
@@ -78,7 +76,7 @@ func keyCheck(kind knowledge.Kind, key string) check {
 	case key == "source":
 		return checkSourceString
 	}
-	if c := checks[key]; c != nil {
+	if c := keyChecks[key]; c != nil {
 		return c
 	}
 	if k, ok := knowledge.LookupKey(key); ok && k.Meta {
@@ -86,9 +84,6 @@ func keyCheck(kind knowledge.Kind, key string) check {
 	}
 	return nil
 }
-
-// reporter reports a problem at a line and column.
-type reporter func(line, col int, sev Severity, msg string)
 
 // readMeta validates the frontmatter of a document of kind and returns its
 // metadata. fm.fields is nil when the frontmatter was unusable (already
@@ -281,7 +276,7 @@ func checkSupersedes(v *yaml.Node, m *meta, r reporter) {
 			r(item.Line, item.Column, Error, "must be a topic key such as deploy/steps or memory:ID, or a list of them, not "+describeNode(item))
 			continue
 		}
-		m.supersedes = append(m.supersedes, ref{text: strings.TrimSpace(item.Value), line: item.Line, col: item.Column})
+		m.supersedes = append(m.supersedes, ref{Text: strings.TrimSpace(item.Value), Line: item.Line, Col: item.Column})
 	}
 }
 

@@ -109,7 +109,7 @@ func TestEveryKeyIsChecked(t *testing.T) {
 			}
 		}
 	}
-	for key := range checks {
+	for key := range keyChecks {
 		if k, ok := knowledge.LookupKey(key); !ok || k.Meta {
 			t.Errorf("validator for %s, which is not a registry key with code of its own", key)
 		}

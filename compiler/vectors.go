@@ -35,7 +35,7 @@ func embedText(d *document, c chunk) string {
 		b.WriteString(c.heading)
 	}
 	b.WriteString("\n")
-	b.Write(d.src.text[c.start:c.end])
+	b.Write(d.src.Data[c.start:c.end])
 	return b.String()
 }
 

@@ -5,6 +5,11 @@ import "strings"
 // Dir is the name of knowledge directories.
 const Dir = ".kb"
 
+// ConfigPath is where a project keeps its configuration, relative to the
+// repository root. It is read from the same source as the knowledge, so
+// that a commit's configuration builds that commit.
+const ConfigPath = Dir + "/config.yaml"
+
 // DefaultContextFiles are the agent context files other tools use, picked
 // up as context documents of the directory they stand in.
 var DefaultContextFiles = []string{"AGENTS.md", "CLAUDE.md", "GEMINI.md"}

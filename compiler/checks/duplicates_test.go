@@ -1,4 +1,4 @@
-package compiler
+package checks
 
 import (
 	"fmt"
@@ -37,11 +37,11 @@ func TestDuplicatesManyDocuments(t *testing.T) {
 		}
 		return w
 	}
-	var docs []dupDoc
+	var docs []DupDoc
 	add := func(words []string, scope string) {
 		i := len(docs)
-		docs = append(docs, dupDoc{path: fmt.Sprintf(".kb/d%03d.md", i), display: fmt.Sprintf(".kb/d%03d.md", i),
-			scope: scope, line: 1, set: shingles(strings.Join(words, " ")), checked: true})
+		docs = append(docs, DupDoc{Path: fmt.Sprintf(".kb/d%03d.md", i), Display: fmt.Sprintf(".kb/d%03d.md", i),
+			Scope: scope, Line: 1, Set: shingles(strings.Join(words, " ")), Checked: true})
 	}
 	for range 300 {
 		add(text(60), "project")
@@ -54,15 +54,15 @@ func TestDuplicatesManyDocuments(t *testing.T) {
 	near[30] = "changed"
 	add(near, "project")
 	add(near, "services/api")
-	got := duplicates(docs, 0.8)
+	got := Duplicates(docs, 0.8)
 	if len(got) != 1 || got[0].Path != ".kb/d301.md" || !strings.Contains(got[0].Message, ".kb/d300.md:1") {
 		t.Fatalf("duplicates = %v, want d301 nearly duplicating d300", got)
 	}
 	// Brute force agrees: no other pair reaches the threshold.
 	for i := range docs {
 		for j := i + 1; j < len(docs); j++ {
-			if docs[i].scope == docs[j].scope && jaccard(docs[i].set, docs[j].set) >= 0.8 && !(i == 300 && j == 301) {
-				t.Errorf("%s and %s are duplicates the bands missed", docs[i].path, docs[j].path)
+			if docs[i].Scope == docs[j].Scope && jaccard(docs[i].Set, docs[j].Set) >= 0.8 && !(i == 300 && j == 301) {
+				t.Errorf("%s and %s are duplicates the bands missed", docs[i].Path, docs[j].Path)
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package compiler
+package checks
 
 import (
 	"fmt"
@@ -21,7 +21,7 @@ const alnum = "aB3dE5gH7jK9mN2pQ4sT6vW8yZ1cF0hL"
 
 func secretsIn(text string) []string {
 	var got []string
-	findSecrets(newSource([]byte(text)), nil, func(line, col int, _ Severity, msg string) {
+	Secrets(NewText([]byte(text)), nil, func(line, col int, _ Severity, msg string) {
 		got = append(got, fmt.Sprintf("%d:%d %s", line, col, msg))
 	})
 	return got

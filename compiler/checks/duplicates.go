@@ -1,4 +1,4 @@
-package compiler
+package checks
 
 import (
 	"cmp"
@@ -50,12 +50,12 @@ func shingles(text string) shingleSet {
 	return slices.Compact(set)
 }
 
-// textSet is what a text is compared by: its word triples or, for a text
+// TextSet is what a text is compared by: its word triples or, for a text
 // too short to have minShingles of them (a one-line memory), the letter
 // triples of its words in order: "deploys happen on tuesdays" and "deploys
 // happen on tuesday" share 22 of 23, where their words share 3 of 5.
 // Short texts are compared with short texts only.
-func textSet(text string) (set shingleSet, short bool) {
+func TextSet(text string) (set shingleSet, short bool) {
 	if set = shingles(text); len(set) >= minShingles {
 		return set, false
 	}
@@ -128,33 +128,34 @@ func signature(s shingleSet) [hashers]uint64 {
 	return sig
 }
 
-// Similar is a document the check did not read that may duplicate one it
-// did: what CheckOptions.Similar finds, in the artifact for instance.
+// Similar is a document a check did not read that may duplicate one it
+// did: what compiler.CheckOptions.Similar finds, in the artifact for
+// instance.
 type Similar struct {
 	Path string
 	Line int    // where its body starts
 	Body string // its text without frontmatter
 }
 
-// dupDoc is a document as the duplicate check sees it.
-type dupDoc struct {
-	path, display, scope string
-	line                 int // where its body starts
-	set                  shingleSet
-	short                bool   // set holds words, not word triples
-	checked              bool   // reported on; others are only compared with
-	body                 string // of a checked document, to find similar ones
+// A DupDoc is a document as the duplicate check sees it.
+type DupDoc struct {
+	Path, Display, Scope string
+	Line                 int // where its body starts
+	Set                  shingleSet
+	Short                bool   // Set holds letter triples, not word triples
+	Checked              bool   // reported on; others are only compared with
+	Body                 string // of a checked document, to find similar ones
 }
 
-// dupKind reports whether documents of kind are compared for duplicates.
-func dupKind(kind string) bool { return kind == knowledge.KindMemory || kind == knowledge.KindTopic }
+// DupKind reports whether documents of kind are compared for duplicates.
+func DupKind(kind string) bool { return kind == knowledge.KindMemory || kind == knowledge.KindTopic }
 
 // candidatePairs calls compare with the pairs of members whose MinHash
 // signatures agree in some band: the candidates among many documents.
-func candidatePairs(docs []dupDoc, members []int, compare func(i, j int)) {
+func candidatePairs(docs []DupDoc, members []int, compare func(i, j int)) {
 	sigs := make([][hashers]uint64, len(members))
 	for k, i := range members {
-		sigs[k] = signature(docs[i].set)
+		sigs[k] = signature(docs[i].Set)
 	}
 	seen := make(map[[2]int]bool)
 	for band := range bands {
@@ -178,20 +179,20 @@ func candidatePairs(docs []dupDoc, members []int, compare func(i, j int)) {
 	}
 }
 
-// duplicates reports, for each checked document, the documents of its
+// Duplicates reports, for each checked document, the documents of its
 // scope that share at least threshold of its word triples, the most
 // similar first, three at most. Of a pair both checked, the later path is
 // reported.
-func duplicates(docs []dupDoc, threshold float64) Diagnostics {
+func Duplicates(docs []DupDoc, threshold float64) Diagnostics {
 	// Long texts are compared by word triples, short ones by words, each
 	// with its own kind in its scope.
 	byScope := make(map[string][]int)
 	for i, d := range docs {
 		switch {
-		case !d.short && len(d.set) >= minShingles:
-			byScope[d.scope] = append(byScope[d.scope], i)
-		case d.short && len(d.set) > 0:
-			byScope[d.scope+"\x00short"] = append(byScope[d.scope+"\x00short"], i)
+		case !d.Short && len(d.Set) >= minShingles:
+			byScope[d.Scope] = append(byScope[d.Scope], i)
+		case d.Short && len(d.Set) > 0:
+			byScope[d.Scope+"\x00short"] = append(byScope[d.Scope+"\x00short"], i)
 		}
 	}
 	type match struct {
@@ -201,16 +202,16 @@ func duplicates(docs []dupDoc, threshold float64) Diagnostics {
 	found := make(map[int][]match)
 	compare := func(i, j int) {
 		a, b := &docs[i], &docs[j]
-		if !a.checked && !b.checked {
+		if !a.Checked && !b.Checked {
 			return
 		}
-		sim := jaccard(a.set, b.set)
+		sim := jaccard(a.Set, b.Set)
 		if sim < threshold {
 			return
 		}
 		// Report on the later path when both are checked, so that a pair
 		// is reported once.
-		if b.checked && (!a.checked || b.path > a.path) {
+		if b.Checked && (!a.Checked || b.Path > a.Path) {
 			found[j] = append(found[j], match{i, sim})
 		} else {
 			found[i] = append(found[i], match{j, sim})
@@ -230,19 +231,45 @@ func duplicates(docs []dupDoc, threshold float64) Diagnostics {
 	var diags Diagnostics
 	for i, ms := range found {
 		slices.SortFunc(ms, func(a, b match) int {
-			return cmp.Or(cmp.Compare(b.sim, a.sim), cmp.Compare(docs[a.other].path, docs[b.other].path))
+			return cmp.Or(cmp.Compare(b.sim, a.sim), cmp.Compare(docs[a.other].Path, docs[b.other].Path))
 		})
 		d := docs[i]
 		unit := "word triples"
-		if d.short {
+		if d.Short {
 			unit = "letter triples"
 		}
 		for _, m := range ms[:min(len(ms), 3)] {
 			o := docs[m.other]
-			diags = append(diags, Diagnostic{Path: d.display, Line: d.line, Col: 1, Severity: Warning,
+			diags = append(diags, Diagnostic{Path: d.Display, Line: d.Line, Col: 1, Severity: Warning,
 				Message: fmt.Sprintf("nearly duplicates %s:%d (%.0f%% of their %s in common): merge them, or remove one",
-					o.display, o.line, 100*m.sim, unit)})
+					o.Display, o.Line, 100*m.sim, unit)})
 		}
 	}
 	return diags
+}
+
+// AddSimilar adds to dups the documents similar finds for the checked
+// ones, unless read already.
+func AddSimilar(dups []DupDoc, similar func(scope, path, body string) ([]Similar, error)) ([]DupDoc, error) {
+	have := make(map[string]bool, len(dups))
+	for _, d := range dups {
+		have[d.Path] = true
+	}
+	for _, d := range slices.Clone(dups) {
+		if !d.Checked {
+			continue
+		}
+		found, err := similar(d.Scope, d.Path, d.Body)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range found {
+			if !have[s.Path] {
+				have[s.Path] = true
+				set, short := TextSet(s.Body)
+				dups = append(dups, DupDoc{Path: s.Path, Display: s.Path, Scope: d.Scope, Line: s.Line, Set: set, Short: short})
+			}
+		}
+	}
+	return dups, nil
 }

@@ -1,6 +1,8 @@
-package compiler
+package checks
 
 import (
+	"github.com/kbqdev/kbq/knowledge"
+
 	"bytes"
 	"fmt"
 	"math"
@@ -98,11 +100,15 @@ func lazyRegexp(pattern string) func() *regexp.Regexp {
 
 var allowMarkers = [][]byte{[]byte("kbq:allow-secret"), []byte("gitleaks:allow")}
 
-// findSecrets reports likely secrets in text (the whole file) through
-// report, with the position of each secret.
-func findSecrets(src *source, allowed secretAllowances, report reporter) {
+// Allowed reports whether a finding of the rule named rule, of value
+// secret, is allowed where it is found (kbq's configuration says so).
+type Allowed func(rule string, secret []byte) bool
+
+// Secrets reports likely secrets in src (the whole file) through report,
+// with the position of each secret, but those allowed allows (nil: none).
+func Secrets(src *Text, allowed Allowed, report Report) {
 	var at [][]int // by rule: offsets of its keywords
-	secretKeywords.each(src.text, func(rule, off int) {
+	secretKeywords.each(src.Data, func(rule, off int) {
 		if at == nil {
 			at = make([][]int, len(secretRules))
 		}
@@ -193,8 +199,8 @@ func hasPrefixFold(text, prefix []byte) bool {
 
 // scan runs the rule on the lines holding its keywords, at offsets offs in
 // ascending order; a block rule runs on the whole text.
-func (rule secretRule) scan(src *source, offs []int, allowed secretAllowances, report reporter) {
-	text := src.text
+func (rule secretRule) scan(src *Text, offs []int, allowed Allowed, report Report) {
+	text := src.Data
 	if rule.block {
 		for _, m := range rule.re().FindAllIndex(text, -1) {
 			rule.check(src, m[0], m[1], allowed, report)
@@ -203,15 +209,15 @@ func (rule secretRule) scan(src *source, offs []int, allowed secretAllowances, r
 	}
 	seen := -1 // last line scanned
 	for _, off := range offs {
-		line := src.lineOf(off)
+		line := src.LineOf(off)
 		if line <= seen {
 			continue
 		}
 		seen = line
-		start := src.lines[line-1]
+		start := src.Lines[line-1]
 		end := len(text)
-		if line < len(src.lines) {
-			end = src.lines[line] - 1
+		if line < len(src.Lines) {
+			end = src.Lines[line] - 1
 		}
 		for _, m := range rule.re().FindAllSubmatchIndex(text[start:end], -1) {
 			s, e := m[2*rule.group], m[2*rule.group+1]
@@ -224,27 +230,27 @@ func (rule secretRule) scan(src *source, offs []int, allowed secretAllowances, r
 
 // check reports the secret at text[start:end] unless it is allowed,
 // a placeholder, or not random enough.
-func (rule secretRule) check(src *source, start, end int, allowed secretAllowances, report reporter) {
-	secret := src.text[start:end]
-	line := src.lineOf(start)
-	lineStart := src.lines[line-1]
-	lineEnd := bytes.IndexByte(src.text[lineStart:], '\n')
+func (rule secretRule) check(src *Text, start, end int, allowed Allowed, report Report) {
+	secret := src.Data[start:end]
+	line := src.LineOf(start)
+	lineStart := src.Lines[line-1]
+	lineEnd := bytes.IndexByte(src.Data[lineStart:], '\n')
 	if lineEnd < 0 {
-		lineEnd = len(src.text) - lineStart
+		lineEnd = len(src.Data) - lineStart
 	}
 	for _, marker := range allowMarkers {
-		if bytes.Contains(src.text[lineStart:lineStart+lineEnd], marker) {
+		if bytes.Contains(src.Data[lineStart:lineStart+lineEnd], marker) {
 			return
 		}
 	}
 	if !rule.block && (placeholderRE().Match(secret) || entropy(secret) < rule.entropy) {
 		return
 	}
-	if rule.generic && !looksLiteral(secret) || rule.urlPassword && !urlPasswordLiteral(secret) || allowed.allows(rule.name, secret) {
+	if rule.generic && !looksLiteral(secret) || rule.urlPassword && !urlPasswordLiteral(secret) || allowed != nil && allowed(rule.name, secret) {
 		return
 	}
-	line, col := src.position(start)
-	report(line, col, Error, fmt.Sprintf("possible %s (%s): remove it and rotate it; if it is not a secret, add kbq:allow-secret to the line or allow it under secrets in "+ConfigPath,
+	line, col := src.Position(start)
+	report(line, col, Error, fmt.Sprintf("possible %s (%s): remove it and rotate it; if it is not a secret, add kbq:allow-secret to the line or allow it under secrets in "+knowledge.ConfigPath,
 		rule.name, redact(secret)))
 }
 
@@ -300,13 +306,11 @@ func entropy(b []byte) float64 {
 	return h
 }
 
-// FindSecrets runs the secret guard over text, as the file at path (a
-// repository path) with cfg's allowances, and returns what it finds: for
-// text about to leave the machine, such as what kbc compact sends.
-func FindSecrets(cfg *Config, path string, text []byte) Diagnostics {
-	var found Diagnostics
-	findSecrets(newSource(text), cfg.secretsAllowedIn(path), func(line, col int, sev Severity, msg string) {
-		found = append(found, Diagnostic{Path: path, Line: line, Col: col, Severity: sev, Message: msg})
-	})
-	return found
+// SecretRules lists the secret guard's rules, lowercase.
+func SecretRules() []string {
+	names := make([]string, len(secretRules))
+	for i, r := range secretRules {
+		names[i] = strings.ToLower(r.name)
+	}
+	return names
 }

@@ -1,4 +1,4 @@
-package compiler
+package checks
 
 import (
 	"cmp"
@@ -9,14 +9,14 @@ import (
 	"github.com/kbqdev/kbq/knowledge"
 )
 
-// largeCategories warns about each category of knowledge over threshold
+// LargeCategories warns about each category of knowledge over threshold
 // tokens (about four bytes each) that compacting suits: the memories of a
 // scope, and, when every document was read (allTopics), the notes of a
 // directory (topics under a notes/ directory). Documentation brought in
 // (a docs tree of topics) is never suggested for compaction: it is kept
 // as written. Each warning is placed on the category's largest document
 // that selected keeps.
-func largeCategories(facts []docFacts, threshold int, allTopics bool, selected func(display string) bool) Diagnostics {
+func LargeCategories(facts []Facts, threshold int, allTopics bool, selected func(display string) bool) Diagnostics {
 	if threshold < 0 {
 		return nil
 	}
@@ -24,17 +24,17 @@ func largeCategories(facts []docFacts, threshold int, allTopics bool, selected f
 	type category struct {
 		what, compact string
 		bytes         int
-		largest       *docFacts
+		largest       *Facts
 	}
 	byName := map[string]*category{}
 	for i := range facts {
 		f := &facts[i]
 		var name, what, compact string
 		switch {
-		case f.kind == knowledge.KindMemory:
-			name, what, compact = "memories\x00"+f.scope, "the memories of scope "+f.scope, f.scope
-		case f.kind == knowledge.KindTopic && allTopics && isNotes(f.path):
-			dir := path.Dir(f.path)
+		case f.Kind == knowledge.KindMemory:
+			name, what, compact = "memories\x00"+f.Scope, "the memories of scope "+f.Scope, f.Scope
+		case f.Kind == knowledge.KindTopic && allTopics && isNotes(f.Path):
+			dir := path.Dir(f.Path)
 			name, what, compact = "topics\x00"+dir, "the topics of "+dir, dir
 		default:
 			continue
@@ -44,8 +44,8 @@ func largeCategories(facts []docFacts, threshold int, allTopics bool, selected f
 			c = &category{what: what, compact: compact}
 			byName[name] = c
 		}
-		c.bytes += f.bodyBytes
-		if selected(f.display) && (c.largest == nil || f.bodyBytes > c.largest.bodyBytes) {
+		c.bytes += f.BodyBytes
+		if selected(f.Display) && (c.largest == nil || f.BodyBytes > c.largest.BodyBytes) {
 			c.largest = f
 		}
 	}
@@ -55,9 +55,9 @@ func largeCategories(facts []docFacts, threshold int, allTopics bool, selected f
 		if c.bytes/4 <= threshold || c.largest == nil {
 			continue
 		}
-		diags = append(diags, Diagnostic{Path: c.largest.display, Line: 1, Col: 1, Severity: Warning,
+		diags = append(diags, Diagnostic{Path: c.largest.Display, Line: 1, Col: 1, Severity: Warning,
 			Message: fmt.Sprintf("%s hold about %d tokens, over the %d of compact_threshold: kbc compact %s merges them into one summary for review (set compact_threshold in %s, 0 for no warning)",
-				c.what, c.bytes/4, threshold, c.compact, ConfigPath)})
+				c.what, c.bytes/4, threshold, c.compact, knowledge.ConfigPath)})
 	}
 	return diags
 }
@@ -81,3 +81,7 @@ func sortedNames[V any](m map[string]V) []string {
 	slices.Sort(names)
 	return names
 }
+
+// DefaultCompactThreshold is how many tokens (about four bytes each) a
+// category of knowledge holds before kbc check suggests compacting it.
+const DefaultCompactThreshold = 50_000

@@ -1,4 +1,4 @@
-package compiler
+package checks
 
 import (
 	"bytes"
@@ -11,26 +11,29 @@ import (
 	"github.com/kbqdev/kbq/knowledge"
 )
 
-// repoPaths is every file and directory of a build's source, for checking
+// RepoPaths is every file and directory of a build's source, for checking
 // the repository paths knowledge names.
 // Names are compared without case: documentation sites and two of the
 // three common file systems find a path whose case differs.
-type repoPaths struct {
+type RepoPaths struct {
 	names map[string]bool // files and directories, lowercased
 }
 
-func newRepoPaths() *repoPaths {
-	return &repoPaths{names: map[string]bool{"": true}}
+// NewRepoPaths returns an empty set, but for the root.
+func NewRepoPaths() *RepoPaths {
+	return &RepoPaths{names: map[string]bool{"": true}}
 }
 
-func (p *repoPaths) add(file string) {
+// Add adds a file and the directories it is in.
+func (p *RepoPaths) Add(file string) {
 	p.names[strings.ToLower(file)] = true
 	for d := path.Dir(file); d != "." && !p.names[strings.ToLower(d)]; d = path.Dir(d) {
 		p.names[strings.ToLower(d)] = true
 	}
 }
 
-func (p *repoPaths) exists(name string) bool {
+// Exists reports whether name is a file or directory added.
+func (p *RepoPaths) Exists(name string) bool {
 	return p.names[strings.ToLower(strings.TrimSuffix(name, "/"))]
 }
 
@@ -42,50 +45,51 @@ var (
 	codePath = regexp.MustCompile("`([A-Za-z0-9_][A-Za-z0-9_.-]*(?:(?:/[A-Za-z0-9_.-]+)+/?|/))`")
 )
 
-// checkReferences warns about the repository paths a document names that
+// References warns about the repository paths a document names that
 // the source does not hold: relative markdown links to files (a target
 // with an extension, outside fenced code), and inline code spans that are
 // paths whose first directory exists. Links to sites (with a scheme, or
 // from the site's root) and anchors are not paths of the repository.
-func checkReferences(d *document, paths *repoPaths, report reporter) {
-	if paths == nil || d.src == nil || strings.HasPrefix(d.Path, knowledge.GlobalPathPrefix) {
+// The document is at docPath, its body from byte body of src.
+func References(docPath string, src *Text, body int, paths *RepoPaths, report Report) {
+	if paths == nil || src == nil || strings.HasPrefix(docPath, knowledge.GlobalPathPrefix) {
 		return
 	}
 	seen := make(map[string]bool)
-	scanReferences(d.src.text, d.body, d.Path, func(ref pathRef) {
+	ScanReferences(src.Data, body, docPath, func(ref PathRef) {
 		if seen[ref.Name] {
 			return
 		}
 		switch ref.How {
 		case "the link":
-			if paths.exists(ref.Candidates[0]) {
+			if paths.Exists(ref.Candidates[0]) {
 				return
 			}
 		default:
 			first, _, _ := strings.Cut(ref.Candidates[0], "/")
-			if !paths.exists(first) || slices.ContainsFunc(ref.Candidates, paths.exists) {
+			if !paths.Exists(first) || slices.ContainsFunc(ref.Candidates, paths.Exists) {
 				return
 			}
 		}
 		seen[ref.Name] = true
-		line, col := d.src.position(ref.Off)
+		line, col := src.Position(ref.Off)
 		report(line, col, Warning, fmt.Sprintf("dead reference: %s names %s, which is not in the repository at this source (fix the path, or remove the reference)", ref.How, ref.Name))
 	})
 }
 
-// pathRef is a repository path a document names.
-type pathRef struct {
+// A PathRef is a repository path a document names.
+type PathRef struct {
 	Off        int      // byte offset in the document's text
 	Name       string   // as written
 	How        string   // "the link" or "the code span"
 	Candidates []string // the repository paths it may mean, cleaned
 }
 
-// scanReferences calls fn with every repository path the prose of a
+// ScanReferences calls fn with every repository path the prose of a
 // document at docPath names: relative markdown links to files (a target
 // with an extension), and inline code spans that read as paths, which may
 // be from the repository's root or from the document's directory.
-func scanReferences(text []byte, body int, docPath string, fn func(pathRef)) {
+func ScanReferences(text []byte, body int, docPath string, fn func(PathRef)) {
 	dir := path.Dir(docPath)
 	forEachProseLine(text, body, func(start int, line []byte) {
 		// Most lines link nowhere and name no path: no regexp for them.
@@ -104,7 +108,7 @@ func scanReferences(text []byte, body int, docPath string, fn func(pathRef)) {
 				if resolved == ".." || strings.HasPrefix(resolved, "../") {
 					continue
 				}
-				fn(pathRef{Off: start + m[2], Name: target, How: "the link", Candidates: []string{resolved}})
+				fn(PathRef{Off: start + m[2], Name: target, How: "the link", Candidates: []string{resolved}})
 			}
 		}
 		if bytes.IndexByte(line, '`') >= 0 && bytes.IndexByte(line, '/') >= 0 {
@@ -117,7 +121,7 @@ func scanReferences(text []byte, body int, docPath string, fn func(pathRef)) {
 				if local := path.Clean(path.Join(dir, name)); local != candidates[0] && !strings.HasPrefix(local, "../") {
 					candidates = append(candidates, local)
 				}
-				fn(pathRef{Off: start + m[2], Name: name, How: "the code span", Candidates: candidates})
+				fn(PathRef{Off: start + m[2], Name: name, How: "the code span", Candidates: candidates})
 			}
 		}
 	})
