@@ -50,6 +50,7 @@ func Main(args []string, s *cli.Streams) int {
 		newPruneCommand(s, g),
 		newPublishCommand(s, g),
 		newUnpublishCommand(s),
+		newGrantCommand(s),
 		newCompactCommand(s, g),
 		newDiffCommand(s, g),
 		newDriftCommand(s, g),

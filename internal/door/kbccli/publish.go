@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -26,6 +27,9 @@ type publishOptions struct {
 	force            bool
 	replaceUnrelated bool
 	keepGoing        bool
+	visibility       string
+	orgScope         bool
+	orgScopeSet      bool // --org-scope was given, on or off
 }
 
 func newPublishCommand(s *cli.Streams, g *globalOptions) *cli.Command {
@@ -33,7 +37,7 @@ func newPublishCommand(s *cli.Streams, g *globalOptions) *cli.Command {
 	return &cli.Command{
 		Name:      "publish",
 		Usage:     "publish a commit's knowledge into PostgreSQL",
-		UsageText: "kbc publish [--db URL] [--repo NAME] [--rev REV] [--force]",
+		UsageText: "kbc publish [--db URL] [--repo NAME] [--rev REV] [--force] [--visibility V] [--org-scope [off]]",
 		Description: `Compiles a commit (HEAD unless --rev) and writes its knowledge into a
 PostgreSQL database, where kbq --db serves it and plain SQL reads it
 (docs/postgres.md): a row per repository, per document and per chunk, and
@@ -65,9 +69,19 @@ that commit (as CI does); otherwise the commit is built into
 .kbq/published (--out), so that the next publish builds only what
 changed. The global scope is never published.
 
+WHO READS IT: a repository is private (the default of its first publish),
+internal or public (--visibility; a later publish that does not say keeps
+it). Private knowledge is read by the principals kbc grant names, public
+and internal knowledge by every caller kbq serve lets in and every
+database role that reads kbq's tables (docs/security.md). --org-scope
+marks the repository as the organisation's own knowledge, in force in
+every repository read with the database between the global scope and the
+project's (after those marked before it); --org-scope off unmarks it.
+
 EXAMPLES:
    kbc publish --db postgres://kbq@db.internal/knowledge
    KBQ_DATABASE_URL=... kbc publish --rev v1.4.0 --repo github.com/org/api
+   kbc publish --repo github.com/org/handbook --visibility internal --org-scope
 
 ` + exitCodesHelp,
 		Flags: []cli.Flag{
@@ -78,10 +92,18 @@ EXAMPLES:
 			&cli.BoolFlag{Name: "force", Usage: "publish over a newer commit, or one this commit does not descend from", Destination: &o.force},
 			&cli.BoolFlag{Name: "replace-unrelated", Usage: "with --force, replace a repository of the same name whose history is not this one's", Destination: &o.replaceUnrelated},
 			&cli.BoolFlag{Name: "keep-going", Usage: "leave out files with errors instead of publishing nothing", Destination: &o.keepGoing},
+			&cli.StringFlag{Name: "visibility", Complete: cli.Values(pgstore.Visibilities...), Usage: "who may read it: `V` is public, internal or private (default: private at the first publish, then as it was)", Destination: &o.visibility},
+			&cli.BoolFlag{Name: "org-scope", Usage: "mark it as the organisation's own knowledge, in force in every repository (--org-scope off unmarks it)", Destination: &o.orgScope},
 		},
 		Action: func(c *cli.Context) error {
-			if c.Args().Present() {
+			o.orgScopeSet = c.IsSet("org-scope")
+			if args := c.Args().Slice(); o.orgScopeSet && len(args) == 1 && (args[0] == "off" || args[0] == "on") {
+				o.orgScope = args[0] == "on" // --org-scope off
+			} else if c.Args().Present() {
 				return cli.Usagef("kbc publish takes no arguments; name the commit with --rev")
+			}
+			if o.visibility != "" && !slices.Contains(pgstore.Visibilities, o.visibility) {
+				return cli.Usagef("--visibility %q: want public, internal or private", o.visibility)
 			}
 			return runPublish(c.Context, s, g, o)
 		},
@@ -159,8 +181,12 @@ func runPublish(ctx context.Context, s *cli.Streams, g *globalOptions, o *publis
 		return err
 	}
 	defer conn.Close(context.Background())
-	pub, err := pgstore.Publish(ctx, conn, art, pgstore.Options{Force: o.force, IsAncestor: src.repo.IsAncestor,
-		Unrelated: src.repo.Unrelated, ReplaceUnrelated: o.replaceUnrelated})
+	opts := pgstore.Options{Force: o.force, IsAncestor: src.repo.IsAncestor,
+		Unrelated: src.repo.Unrelated, ReplaceUnrelated: o.replaceUnrelated, Visibility: o.visibility}
+	if o.orgScopeSet {
+		opts.OrgScope = map[bool]string{true: "on", false: "off"}[o.orgScope]
+	}
+	pub, err := pgstore.Publish(ctx, conn, art, opts)
 	if err != nil {
 		return publishError(err, cfg)
 	}

@@ -52,6 +52,7 @@ func TestFetchReadsPiecesSideBySide(t *testing.T) {
 	url := pgtest.DB(t)
 	dir := published(t, url)
 	pgtest.Exec(t, url, pgstore.ReadOnlyGrants("kbq_reader")...)
+	pgtest.Exec(t, url, `INSERT INTO kbq_grant VALUES ('role:kbq_reader', '*') ON CONFLICT DO NOTHING`)
 	conn := pgtest.Connect(t, strings.Replace(url, "kbq@", "kbq_reader@", 1))
 
 	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})

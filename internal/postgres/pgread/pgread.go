@@ -27,8 +27,9 @@ import (
 
 // SchemaVersion is the newest schema this program reads. Versions 2 to 5
 // changed only how the chunks' tsvectors and keys are kept, which kbq does
-// not read.
-const SchemaVersion = 5
+// not read; 6 added who may read what (each repository's visibility and
+// org scope, the grants, row-level security).
+const SchemaVersion = 6
 
 var (
 	// ErrNoKnowledge means the database holds no published knowledge.
@@ -93,7 +94,11 @@ func Fetch(ctx context.Context, conn *pgx.Conn, cache string, names []string) (*
 		return nil, err
 	}
 	if len(all) == 0 {
-		return nil, fmt.Errorf("%w: nothing was published there yet (kbc publish)", ErrNoKnowledge)
+		var user string
+		if err := tx.QueryRow(ctx, `SELECT session_user`).Scan(&user); err != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w that user %s may read: nothing was published there yet (kbc publish), or only private repositories no grant lets it read (kbc grant add role:%s PATTERN)", ErrNoKnowledge, visible.Line(user), visible.Line(user))
 	}
 	picked := all
 	if len(names) > 0 {
@@ -105,7 +110,7 @@ func Fetch(ctx context.Context, conn *pgx.Conn, cache string, names []string) (*
 		for _, n := range names {
 			i := slices.IndexFunc(all, func(r repo) bool { return r.name == n })
 			if i < 0 {
-				return nil, fmt.Errorf("repository %s is %w in the database; published: %s", n, ErrNotPublished, strings.Join(known, ", "))
+				return nil, fmt.Errorf("repository %s is %w in the database, or not permitted; published and permitted: %s", n, ErrNotPublished, strings.Join(known, ", "))
 			}
 			picked = append(picked, all[i])
 		}

@@ -110,7 +110,7 @@ func TestReadRanksAsTheArtifact(t *testing.T) {
 	if err != nil || len(all.Repos) != 2 {
 		t.Fatalf("every repository: %+v %v", all, err)
 	}
-	if _, err := pgread.Fetch(ctx, conn, t.TempDir(), []string{"nope"}); err == nil || !strings.Contains(err.Error(), "published: github.com/org/docs, other") {
+	if _, err := pgread.Fetch(ctx, conn, t.TempDir(), []string{"nope"}); err == nil || !strings.Contains(err.Error(), "not published in the database, or not permitted; published and permitted: github.com/org/docs, other") {
 		t.Errorf("unknown repository: %v", err)
 	}
 }
@@ -205,6 +205,7 @@ func TestFetchAsReadOnlyRole(t *testing.T) {
 	conn := pgtest.Connect(t, url)
 	publish(t, conn, "r", "a", testkb.Files{".kb/a.md": "# A\n\nAlpha.\n"})
 	pgtest.Exec(t, url, pgstore.ReadOnlyGrants("kbq_reader")...)
+	pgtest.Exec(t, url, `INSERT INTO kbq_grant VALUES ('role:kbq_reader', '*') ON CONFLICT DO NOTHING`)
 	reader := pgtest.Connect(t, strings.Replace(url, "kbq@", "kbq_reader@", 1))
 	ix, _ := fetched(t, reader, "r")
 	resp, err := ix.Search(ctx, query.Request{Query: "alpha"})

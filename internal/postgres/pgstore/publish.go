@@ -54,6 +54,13 @@ type Options struct {
 	ReplaceUnrelated bool
 	// Now is the publish time.
 	Now time.Time
+	// Visibility, when set, is the repository's: public, internal or
+	// private. A repository's first publish makes it private otherwise.
+	Visibility string
+	// OrgScope "on" marks the repository as an org scope, in force in
+	// every repository read with it (the last of them); "off" unmarks it;
+	// "" leaves it as it is.
+	OrgScope string
 }
 
 // Result says what a publish did.
@@ -154,6 +161,9 @@ func Publish(ctx context.Context, conn *pgx.Conn, src *Source, opts Options) (*R
 		if err != nil {
 			return nil, err
 		}
+	}
+	if err := setAccess(ctx, tx, repoID, opts.Visibility, opts.OrgScope); err != nil {
+		return nil, err
 	}
 	ch, err := planDocuments(ctx, tx, repoID, src, res)
 	if err != nil {

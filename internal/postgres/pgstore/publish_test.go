@@ -214,11 +214,14 @@ func TestConcurrentPublishes(t *testing.T) {
 	}
 }
 
-// A role granted only what docs/postgres.md says a reader needs can read
-// and cannot publish.
+// A role granted only what docs/postgres.md says a reader needs, and the
+// repository, can read and cannot publish.
 func TestReadOnlyRole(t *testing.T) {
-	url, _ := publishedDB(t, "r", files)
+	url, owner := publishedDB(t, "r", files)
 	pgtest.Exec(t, url, ReadOnlyGrants("kbq_reader")...)
+	if _, err := AddGrant(context.Background(), owner, Grant{Principal: "role:kbq_reader", Pattern: "r"}); err != nil {
+		t.Fatal(err)
+	}
 	reader := strings.Replace(url, "kbq@", "kbq_reader@", 1)
 	rc := pgtest.Connect(t, reader)
 	if n := count(t, rc, `SELECT count(*) FROM kbq_chunk`); n != 3 {

@@ -33,7 +33,15 @@ import (
 //	   written, were half the time of writing the chunks: kbc writes a
 //	   chunk with its document, and locks its text (holdTexts); deleting
 //	   documents deletes their chunks by a statement trigger
-const SchemaVersion = 5
+//	6  who may read what: kbq_repo carries its visibility (public,
+//	   internal, private) and whether it is an org scope (org_scope, the
+//	   order among them); kbq_grant names principals and repository
+//	   patterns; row-level security on every kbq table lets a database
+//	   role read only the repositories its grants and their visibility
+//	   allow (access.go). Repositories published before keep being read
+//	   as they were: they are internal, and every role that could read
+//	   them is granted all
+const SchemaVersion = 6
 
 // schema creates the current version.
 var schema = []string{
@@ -94,7 +102,14 @@ var schema = []string{
 		hash    text NOT NULL REFERENCES kbq_file (hash),
 		PRIMARY KEY (repo_id, name)
 	)`,
-	`INSERT INTO kbq_schema (version) VALUES (5)`,
+	`INSERT INTO kbq_schema (version) VALUES (6)`,
+}
+
+func init() {
+	// The access rules are the last step of the schema as of the
+	// migration that brought them.
+	n := len(schema) - 1
+	schema = append(schema[:n:n], append(accessSchema, schema[n])...)
 }
 
 // documentDeleted deletes the chunks of deleted documents, as a cascading
@@ -158,6 +173,15 @@ var migrations = map[int][]string{
 			REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION kbq_document_deleted()`,
 		`UPDATE kbq_schema SET version = 5`,
 	},
+	5: append(append([]string{
+		accessSchema[0],
+		// What every reader read, it reads still.
+		`INSERT INTO kbq_grant (principal, pattern)
+			SELECT DISTINCT 'role:' || grantee, '*' FROM information_schema.role_table_grants
+			WHERE table_name = 'kbq_repo' AND privilege_type = 'SELECT' AND grantee NOT IN (current_user, 'PUBLIC')`,
+	}, accessSchema[1:]...),
+		`UPDATE kbq_repo SET visibility = 'internal'`,
+		`UPDATE kbq_schema SET version = 6`),
 }
 
 // schemaLock is the advisory lock key under which the schema is created

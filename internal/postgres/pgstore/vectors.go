@@ -58,6 +58,9 @@ func ensureVectors(ctx context.Context, conn *pgx.Conn, dims int) (string, error
 	if _, err := tx.Exec(ctx, `CREATE INDEX IF NOT EXISTS kbq_chunk_vector_hnsw ON kbq_chunk_vector USING hnsw (embedding vector_cosine_ops)`); err != nil {
 		return "", err
 	}
+	if _, err := tx.Exec(ctx, vectorPolicy); err != nil {
+		return "", err
+	}
 	return "", tx.Commit(ctx)
 }
 
