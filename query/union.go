@@ -268,7 +268,7 @@ func (u *Union) selected(p syntax.Parsed) ([]Part, error) {
 	}
 	for _, w := range append(slices.Clone(want), not...) {
 		if !slices.ContainsFunc(names, func(n string) bool { return strings.EqualFold(n, w) }) {
-			return nil, fmt.Errorf("%w: repo:%s names no repository searched; they are %s", ErrUnknownScope, w, strings.Join(names, ", "))
+			return nil, fmt.Errorf("%w: repo:%s names no repository searched (none by that name, or none you may read); searched: %s", ErrUnknownScope, w, strings.Join(names, ", "))
 		}
 	}
 	var out []Part

@@ -94,7 +94,7 @@ func TestServersWaitForTheDatabase(t *testing.T) {
 	if tl.unavailable != nil {
 		t.Fatalf("a database not there yet is not worth giving up on: %v", tl.unavailable)
 	}
-	if _, _, err := tl.acquire(); err == nil || !strings.Contains(err.Error(), "does not exist") {
+	if _, _, err := tl.acquire(nil); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Fatalf("before the database exists: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

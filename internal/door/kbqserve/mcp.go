@@ -14,6 +14,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/kbqdev/kbq/internal/access"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/door/online"
 	"github.com/kbqdev/kbq/internal/door/reader"
@@ -43,17 +44,25 @@ how this project does things or why; cite the paths it returns.`
 // directory queries are made from unless they say otherwise.
 type served struct {
 	usage *reader.Usage // where the documents handed out are recorded
-	live  *query.Live
+	// authenticated is set when every caller is identified (kbq serve
+	// with --oidc-issuer, --github-api or --tokens): each reads what it
+	// may, and its requests go to audit.
+	authenticated bool
+	audit         *auditLog
+	live          *query.Live
 	// many, when several artifacts are served as one, are theirs;
 	// refetch, when they come from a database, fetches them anew.
 	mu      sync.RWMutex
 	many    []namedLive
-	refetch func() ([]reader.Target, []string, error)
+	refetch func() (*reader.Found, error)
+	// policy says who may read which of many.
+	policy access.Policy
 	// fetchErr is why nothing could be fetched from the database yet.
 	fetchErr error
-	// current is what was last served, reused while its indexes are the
+	// current is what was last served to each set of readable
+	// repositories (by their names), reused while its indexes are the
 	// same.
-	current *reader.Artifacts
+	current map[string]*reader.Artifacts
 	// following is closed when follow has returned.
 	following chan struct{}
 	dir       string
@@ -256,31 +265,51 @@ func (t *served) searchRequest(in searchArgs) (query.Request, error) {
 	return req, nil
 }
 
-func (t *served) search(ctx context.Context, _ *mcp.CallToolRequest, in searchArgs) (*mcp.CallToolResult, *query.Response, error) {
-	req, err := t.searchRequest(in)
+func (t *served) search(ctx context.Context, call *mcp.CallToolRequest, in searchArgs) (*mcp.CallToolResult, *query.Response, error) {
+	who, err := t.who(ctx, call)
 	if err != nil {
 		return nil, nil, err
 	}
-	ix, release, err := t.acquire()
+	resp, err := t.find(ctx, who, in, usage.ViaMCP)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer release()
-	if err := t.embedder.Vectorize(ctx, ix, &req); err != nil {
-		return nil, nil, err
-	}
-	resp, err := runSearch(ctx, ix, req)
-	if err != nil {
-		return nil, nil, err
-	}
-	t.usage.RecordSearch(ix, usage.ViaMCP, in.Query, resp.Results)
 	var md strings.Builder
 	render.SearchMarkdown(&md, resp)
 	return textResult(md.String()), resp, nil
 }
 
-func (t *served) get(ctx context.Context, _ *mcp.CallToolRequest, in getArgs) (*mcp.CallToolResult, *documents.Document, error) {
-	doc, err := t.document(ctx, in, usage.ViaMCP)
+// find runs the search in asks for, as who, over what who may read, and
+// records what it handed out (through via) and, for a caller identified,
+// the audit log's line.
+func (t *served) find(ctx context.Context, who *access.Principal, in searchArgs, via string) (*query.Response, error) {
+	req, err := t.searchRequest(in)
+	if err != nil {
+		return nil, err
+	}
+	ix, release, err := t.acquire(who)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	if err := t.embedder.Vectorize(ctx, ix, &req); err != nil {
+		return nil, err
+	}
+	resp, err := runSearch(ctx, ix, req)
+	if err != nil {
+		return nil, err
+	}
+	t.usage.RecordSearch(ix, via, in.Query, resp.Results)
+	t.audit.record(who, via, "search", ix, len(resp.Results), in.Query)
+	return resp, nil
+}
+
+func (t *served) get(ctx context.Context, call *mcp.CallToolRequest, in getArgs) (*mcp.CallToolResult, *documents.Document, error) {
+	who, err := t.who(ctx, call)
+	if err != nil {
+		return nil, nil, err
+	}
+	doc, err := t.document(ctx, who, in, usage.ViaMCP)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -289,7 +318,7 @@ func (t *served) get(ctx context.Context, _ *mcp.CallToolRequest, in getArgs) (*
 
 // document finds the document in asks for, and records that it went out
 // through via.
-func (t *served) document(ctx context.Context, in getArgs, via string) (*documents.Document, error) {
+func (t *served) document(ctx context.Context, who *access.Principal, in getArgs, via string) (*documents.Document, error) {
 	if strings.TrimSpace(in.Ref) == "" {
 		return nil, fmt.Errorf("%w: ref is empty; pass a path, topic or memory:ID", errArgs)
 	}
@@ -297,7 +326,7 @@ func (t *served) document(ctx context.Context, in getArgs, via string) (*documen
 	if err != nil {
 		return nil, err
 	}
-	ix, release, err := t.acquire()
+	ix, release, err := t.acquire(who)
 	if err != nil {
 		return nil, err
 	}
@@ -307,10 +336,15 @@ func (t *served) document(ctx context.Context, in getArgs, via string) (*documen
 		return nil, err
 	}
 	t.usage.RecordGet(ix, via, doc)
+	t.audit.record(who, via, "get", ix, 1, in.Ref)
 	return doc, nil
 }
 
-func (t *served) list(ctx context.Context, _ *mcp.CallToolRequest, in listArgs) (*mcp.CallToolResult, *listOutput, error) {
+func (t *served) list(ctx context.Context, call *mcp.CallToolRequest, in listArgs) (*mcp.CallToolResult, *listOutput, error) {
+	who, err := t.who(ctx, call)
+	if err != nil {
+		return nil, nil, err
+	}
 	if in.Kind != "" && !slices.Contains(knowledge.IndexedKinds(), in.Kind) {
 		return nil, nil, fmt.Errorf("%w: kind must be one of %s", errArgs, strings.Join(knowledge.IndexedKinds(), ", "))
 	}
@@ -324,7 +358,7 @@ func (t *served) list(ctx context.Context, _ *mcp.CallToolRequest, in listArgs) 
 	if in.Scope != "" {
 		req.Scopes = []string{in.Scope}
 	}
-	ix, release, err := t.acquire()
+	ix, release, err := t.acquire(who)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -333,13 +367,18 @@ func (t *served) list(ctx context.Context, _ *mcp.CallToolRequest, in listArgs) 
 	if err != nil {
 		return nil, nil, err
 	}
+	t.audit.record(who, viaOf(call), "list", ix, len(docs), "")
 	var md strings.Builder
 	fmt.Fprintf(&md, "%d documents\n\n", len(docs))
 	render.ListMarkdown(&md, docs)
 	return textResult(md.String()), &listOutput{Documents: docs}, nil
 }
 
-func (t *served) context(ctx context.Context, _ *mcp.CallToolRequest, in contextArgs) (*mcp.CallToolResult, *contextOutput, error) {
+func (t *served) context(ctx context.Context, call *mcp.CallToolRequest, in contextArgs) (*mcp.CallToolResult, *contextOutput, error) {
+	who, err := t.who(ctx, call)
+	if err != nil {
+		return nil, nil, err
+	}
 	dir, err := t.dirArg(in.Dir)
 	if err != nil {
 		return nil, nil, err
@@ -348,7 +387,7 @@ func (t *served) context(ctx context.Context, _ *mcp.CallToolRequest, in context
 	if in.Hot != nil {
 		hot = *in.Hot
 	}
-	out, err := t.assemble(ctx, in.Repo, dir, false, hot)
+	out, err := t.assemble(ctx, who, usage.ViaMCP, in.Repo, dir, false, hot)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -359,11 +398,11 @@ func (t *served) context(ctx context.Context, _ *mcp.CallToolRequest, in context
 	return textResult(text), out, nil
 }
 
-func (t *served) assemble(ctx context.Context, repo, dir string, wrap bool, hot int) (*contextOutput, error) {
+func (t *served) assemble(ctx context.Context, who *access.Principal, via, repo, dir string, wrap bool, hot int) (*contextOutput, error) {
 	if hot < 0 {
 		return nil, fmt.Errorf("%w: hot must be 0 or more", errArgs)
 	}
-	ix, release, err := t.acquire()
+	ix, release, err := t.acquire(who)
 	if err != nil {
 		return nil, err
 	}
@@ -373,6 +412,7 @@ func (t *served) assemble(ctx context.Context, repo, dir string, wrap bool, hot 
 	if err != nil {
 		return nil, err
 	}
+	t.audit.record(who, via, "context", ix, len(res.Sections), "")
 	out := render.NewContextJSON(dir, res)
 	return &out, nil
 }
@@ -399,20 +439,22 @@ func optional(s string) []string {
 // serverToolsOf opens the live artifacts src names for the servers.
 func serverToolsOf(s *cli.Streams, src *reader.Sources) *served {
 	if src.Several() {
-		targets, notes, err := reader.Targets(s.Getenv, src)
+		found, err := reader.Targets(s.Getenv, src)
 		if err != nil && (src.DB == "" || errors.Is(err, cli.ErrUsage)) {
 			return &served{unavailable: err}
 		}
-		for _, n := range notes {
-			fmt.Fprintf(s.Err, "kbq: note: %s\n", n)
-		}
 		t := &served{usage: newUsage(s), embedder: online.QueryEmbedder(s)}
-		t.many = livesOf(targets)
+		if found != nil {
+			for _, n := range found.Notes {
+				fmt.Fprintf(s.Err, "kbq: note: %s\n", n)
+			}
+			t.many, t.policy = livesOf(found.Targets), found.Policy
+		}
 		if src.DB != "" {
 			// A database down when the server starts is tried again
 			// with every refresh; until one succeeds, requests get why.
 			t.fetchErr = err
-			t.refetch = func() ([]reader.Target, []string, error) { return reader.Targets(s.Getenv, src) }
+			t.refetch = func() (*reader.Found, error) { return reader.Targets(s.Getenv, src) }
 		}
 		return t
 	}
@@ -435,8 +477,10 @@ type namedLive struct {
 	live *query.Live
 }
 
-// acquire returns what is served now, and its release function.
-func (t *served) acquire() (reader.Backend, func(), error) {
+// acquire returns what is served now to who (nil: a server that asks no
+// one), and its release function: the repositories who may read, ranked
+// as one with their own statistics, as if no other were served.
+func (t *served) acquire(who *access.Principal) (reader.Backend, func(), error) {
 	if t.unavailable != nil {
 		return nil, nil, t.unavailable
 	}
@@ -447,9 +491,11 @@ func (t *served) acquire() (reader.Backend, func(), error) {
 		}
 	}
 	lives := []namedLive{{"", t.live}}
+	var policy access.Policy
 	if t.live == nil {
 		t.mu.RLock()
 		many, fetchErr := t.many, t.fetchErr
+		policy = t.policy
 		t.mu.RUnlock()
 		if len(many) == 0 && fetchErr != nil {
 			return nil, nil, fetchErr
@@ -457,7 +503,11 @@ func (t *served) acquire() (reader.Backend, func(), error) {
 		lives = many
 	}
 	parts := make([]query.Part, 0, len(lives))
+	var key strings.Builder
 	for _, n := range lives {
+		if !policy.MayRead(who, n.name) {
+			continue
+		}
 		ix, r, err := n.live.Acquire()
 		if err != nil {
 			release()
@@ -468,19 +518,43 @@ func (t *served) acquire() (reader.Backend, func(), error) {
 		}
 		releases = append(releases, r)
 		parts = append(parts, query.Part{Name: n.name, Index: ix})
+		key.WriteString(n.name)
+		key.WriteByte(0)
+	}
+	if len(parts) == 0 {
+		return nil, nil, errNothingPermitted
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.current == nil || !t.current.Of(parts) {
-		b, err := reader.NewArtifacts(parts)
-		if err != nil {
+	b := t.current[key.String()]
+	if b == nil || !b.Of(parts) {
+		var err error
+		if b, err = reader.NewArtifacts(parts); err != nil {
 			release()
 			return nil, nil, err
 		}
-		t.current = b // several's documents are gathered once, not at every request
+		if t.current == nil || len(t.current) >= maxServedSets {
+			t.current = map[string]*reader.Artifacts{}
+		}
+		t.current[key.String()] = b // several's documents are gathered once, not at every request
 	}
-	return t.current, release, nil
+	return b, release, nil
 }
+
+// viaOf names the door of an MCP call, or of an HTTP request (call nil).
+func viaOf(call *mcp.CallToolRequest) string {
+	if call == nil {
+		return usage.ViaHTTP
+	}
+	return usage.ViaMCP
+}
+
+// maxServedSets bounds the sets of readable repositories whose backends
+// are kept.
+const maxServedSets = 256
+
+// errNothingPermitted means the caller may read no repository served.
+var errNothingPermitted = fmt.Errorf("%w: no repository served here is one you may read", documents.ErrNotFound)
 
 // lives are the artifacts served.
 func (t *served) lives() []*query.Live {
@@ -527,7 +601,7 @@ func (t *served) follow(ctx context.Context, report func(error)) {
 // refresh fetches the database's repositories once and serves what
 // changed.
 func (t *served) refresh() error {
-	targets, _, err := t.refetch()
+	found, err := t.refetch()
 	if err != nil {
 		t.mu.Lock()
 		if len(t.many) == 0 {
@@ -536,8 +610,9 @@ func (t *served) refresh() error {
 		t.mu.Unlock()
 		return err
 	}
+	targets := found.Targets
 	t.mu.Lock()
-	t.fetchErr = nil
+	t.fetchErr, t.policy = nil, found.Policy
 	t.mu.Unlock()
 	t.mu.RLock()
 	same := len(targets) == len(t.many)

@@ -39,6 +39,8 @@ type serveOptions struct {
 	addr         string
 	allowRemote  bool
 	allowOrigins []string
+	auth         authOptions
+	ident        *identifier // who callers are; nil when no one is asked
 }
 
 func newServeCommand(s *cli.Streams) *cli.Command {
@@ -46,7 +48,7 @@ func newServeCommand(s *cli.Streams) *cli.Command {
 	return &cli.Command{
 		Name:      "serve",
 		Usage:     "serve the knowledge over a read-only HTTP JSON API and MCP",
-		UsageText: "kbq serve [--addr 127.0.0.1:7419] [--allow-remote] [--allow-origin URL] [--index DIR ... | --repo NAME | --all-repos]",
+		UsageText: "kbq serve [--addr 127.0.0.1:7419] [--allow-remote] [--allow-origin URL] [--index DIR ... | --repo NAME | --all-repos | --db URL]\n   [--oidc-issuer URL --oidc-audience AUD | --github-api URL | --tokens FILE] [--audit FILE]",
 		Description: `Serves the artifact over HTTP:
 
    GET /search?q=&n=&dir=&kind=&tag=&scope=&max_tokens=&chunks=&all_scopes=&mode=
@@ -64,12 +66,25 @@ rebinding (--allow-origin admits a browser origin). A new artifact built
 by kbc is picked up within a second, without a restart and without failing
 requests in flight. SIGINT or SIGTERM stop it gracefully.
 
+WHO IS ASKING: with --oidc-issuer and --oidc-audience (OAuth access tokens,
+JWTs, of that issuer and naming this server: a user's, or a GitHub Actions
+job's), --github-api (GitHub tokens, each reading exactly the published
+repositories it can read on GitHub) or --tokens FILE (static tokens, hashed),
+every request but /healthz needs "Authorization: Bearer TOKEN"; without
+one it is answered 401 with the Protected Resource Metadata of
+/.well-known/oauth-protected-resource, as the MCP authorization spec asks.
+A caller then reads only what kbc grant and each repository's visibility
+let it read: its searches rank those repositories alone, and nothing of
+the others (names, counts, notes) reaches it. Each of its requests is
+logged as a JSON line (--audit). A non-loopback --addr needs one of these,
+or --insecure-no-auth (docs/security.md).
+
 ` + reader.ExitCodesHelp,
-		Flags: append(o.src.Flags(),
+		Flags: append(append(o.src.Flags(),
 			&cli.StringFlag{Name: "addr", Usage: "listen on `ADDR`", Value: "127.0.0.1:7419", Destination: &o.addr},
 			&cli.BoolFlag{Name: "allow-remote", Usage: "allow listening on an address other machines can reach", Destination: &o.allowRemote},
 			&cli.StringSliceFlag{Name: "allow-origin", Usage: "admit browser requests from `URL` (repeatable)"},
-		),
+		), o.auth.flags()...),
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return cli.Usagef("kbq serve takes no arguments")
@@ -88,6 +103,14 @@ func runServe(ctx context.Context, s *cli.Streams, o *serveOptions) error {
 	if !isLoopbackHost(host) && !o.allowRemote {
 		return cli.Usagef("--addr %s is reachable from other machines; kbq serve listens on loopback unless --allow-remote", o.addr)
 	}
+	if !isLoopbackHost(host) && !o.auth.enabled() && !o.auth.insecureNoAuth {
+		return cli.Usagef("--addr %s is reachable from other machines, and kbq serve %v: identify callers with --oidc-issuer and --oidc-audience, --github-api or --tokens, or say --insecure-no-auth to serve anyone who connects", o.addr, errNoAuth)
+	}
+	if o.auth.enabled() {
+		if o.ident, err = newIdentifier(&o.auth); err != nil {
+			return err
+		}
+	}
 	t := serverToolsOf(s, &o.src)
 	if t.unavailable != nil {
 		// Nothing to serve now or later (no repository, no --index):
@@ -95,11 +118,17 @@ func runServe(ctx context.Context, s *cli.Streams, o *serveOptions) error {
 		return t.unavailable
 	}
 	defer t.close()
+	if o.ident != nil {
+		t.authenticated = true
+		if t.audit, err = openAudit(s, o.auth.audit, o.auth.auditQueries); err != nil {
+			return err
+		}
+	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.addr, err)
 	}
-	if !isLoopbackHost(host) {
+	if !isLoopbackHost(host) && o.ident == nil {
 		fmt.Fprintf(s.Err, "kbq serve: warning: listening on %s, reachable from other machines; anyone who can connect can read this knowledge\n", ln.Addr())
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
@@ -114,7 +143,7 @@ func runServe(ctx context.Context, s *cli.Streams, o *serveOptions) error {
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    maxHeaderBytes,
 	}
-	if _, release, err := t.acquire(); err != nil {
+	if _, release, err := t.acquire(nil); err != nil {
 		fmt.Fprintf(s.Err, "kbq serve: %v\n", err)
 	} else {
 		release()
@@ -163,7 +192,12 @@ func newHandler(t *served, o *serveOptions, remote bool) http.Handler {
 		// guard is the one check of Host for /mcp and the API alike.
 		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: maxBodyBytes, SessionTimeout: sessionTimeout, DisableLocalhostProtection: true}),
 		maxSessions, sessionTimeout))
-	return guard(mux, o.allowOrigins, remote)
+	var h http.Handler = mux
+	if o.ident != nil {
+		t.authenticated = true
+		h = authenticate(mux, o)
+	}
+	return guard(h, o.allowOrigins, remote)
 }
 
 // guard refuses requests that a web page could have made through DNS
@@ -309,27 +343,16 @@ func (a *httpAPI) search(w http.ResponseWriter, r *http.Request) {
 	if in.N == 0 {
 		in.N = query.DefaultN
 	}
-	req, err := a.t.searchRequest(in)
+	who, err := a.t.who(r.Context(), nil)
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	ix, release, err := a.t.acquire()
+	resp, err := a.t.find(r.Context(), who, in, usage.ViaHTTP)
 	if err != nil {
 		fail(w, err)
 		return
 	}
-	defer release()
-	if err := a.t.embedder.Vectorize(r.Context(), ix, &req); err != nil {
-		fail(w, err)
-		return
-	}
-	resp, err := runSearch(r.Context(), ix, req)
-	if err != nil {
-		fail(w, err)
-		return
-	}
-	a.t.usage.RecordSearch(ix, usage.ViaHTTP, in.Query, resp.Results)
 	writeJSONStatus(w, http.StatusOK, resp)
 }
 
@@ -341,7 +364,12 @@ func (a *httpAPI) get(w http.ResponseWriter, r *http.Request) {
 			ref = q.Get(name)
 		}
 	}
-	doc, err := a.t.document(r.Context(), getArgs{Ref: ref, Dir: q.Get("dir")}, usage.ViaHTTP)
+	who, err := a.t.who(r.Context(), nil)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	doc, err := a.t.document(r.Context(), who, getArgs{Ref: ref, Dir: q.Get("dir")}, usage.ViaHTTP)
 	if err != nil {
 		fail(w, err)
 		return
@@ -378,7 +406,12 @@ func (a *httpAPI) context(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	out, err := a.t.assemble(r.Context(), q.Get("repo"), dir, wrap, hot)
+	who, err := a.t.who(r.Context(), nil)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	out, err := a.t.assemble(r.Context(), who, usage.ViaHTTP, q.Get("repo"), dir, wrap, hot)
 	if err != nil {
 		fail(w, err)
 		return
@@ -387,7 +420,12 @@ func (a *httpAPI) context(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *httpAPI) stats(w http.ResponseWriter, r *http.Request) {
-	ix, release, err := a.t.acquire()
+	who, err := a.t.who(r.Context(), nil)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	ix, release, err := a.t.acquire(who)
 	if err != nil {
 		fail(w, err)
 		return
@@ -402,7 +440,18 @@ func (a *httpAPI) stats(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *httpAPI) healthz(w http.ResponseWriter, r *http.Request) {
-	ix, release, err := a.t.acquire()
+	if a.t.authenticated {
+		// Asked by anyone: whether it serves, and nothing of what.
+		_, release, err := a.t.acquire(nil)
+		if err != nil {
+			writeJSONStatus(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+			return
+		}
+		release()
+		writeJSONStatus(w, http.StatusOK, map[string]string{"status": "ok"})
+		return
+	}
+	ix, release, err := a.t.acquire(nil)
 	if err != nil {
 		writeJSONStatus(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "error": err.Error()})
 		return

@@ -106,9 +106,11 @@ func Open(getenv func(string) string, src *Sources) (_ *Opened, err error) {
 	var targets []Target
 	o := &Opened{}
 	if src.Several() {
-		if targets, o.notes, err = Targets(getenv, src); err != nil {
+		found, err := Targets(getenv, src)
+		if err != nil {
 			return nil, err
 		}
+		targets, o.notes = found.Targets, found.Notes
 	} else {
 		cwd, err := os.Getwd()
 		if err != nil {

@@ -1,6 +1,8 @@
 package reader
 
 import (
+	"github.com/kbqdev/kbq/internal/access"
+
 	"context"
 	"errors"
 	"fmt"
@@ -64,13 +66,27 @@ func (src *Sources) One() string {
 // root of its repository ("" when unknown).
 type Target struct {
 	Name, Dir, Root string
-	found           bool // the one artifact found from the working directory
+	// Visibility and OrgScope are a database's repository's: who may
+	// read it, and its place among the org scopes (0: none).
+	Visibility string
+	OrgScope   int
+	found      bool // the one artifact found from the working directory
+}
+
+// Found are the artifacts Sources name, what a user should know of them
+// (a repository of the database not published yet, for one), and the
+// rules of who may read them (a database's grants and visibilities; nil
+// Grants when there are none to read).
+type Found struct {
+	Targets []Target
+	Notes   []string
+	Policy  access.Policy
 }
 
 // Targets resolves the artifacts src names, without opening them, and
 // says what a user should know of them (a repository of the database not
 // published yet, for one).
-func Targets(getenv func(string) string, src *Sources) ([]Target, []string, error) {
+func Targets(getenv func(string) string, src *Sources) (*Found, error) {
 	if src.DB != "" {
 		return dbTargets(getenv, src)
 	}
@@ -79,7 +95,7 @@ func Targets(getenv func(string) string, src *Sources) ([]Target, []string, erro
 		name, dir := splitNamed(spec)
 		dir, root, err := artifactDir(dir)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		named := name != ""
 		if !named {
@@ -87,16 +103,16 @@ func Targets(getenv func(string) string, src *Sources) ([]Target, []string, erro
 		}
 		if err := reponame.Check(name); err != nil {
 			if named {
-				return nil, nil, cli.Usagef("--index %s: %v", visible.Line(spec), err)
+				return nil, cli.Usagef("--index %s: %v", visible.Line(spec), err)
 			}
-			return nil, nil, cli.Usagef("--index %s: %v; name it with --index NAME=%s", visible.Line(spec), err, visible.Line(dir))
+			return nil, cli.Usagef("--index %s: %v; name it with --index NAME=%s", visible.Line(spec), err, visible.Line(dir))
 		}
 		targets = append(targets, Target{Name: name, Dir: dir, Root: root})
 	}
 	if len(src.Repos) > 0 || src.AllRepos {
 		list, err := repos.Load(getenv)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		picked := list.Repos
 		if !src.AllRepos {
@@ -104,17 +120,17 @@ func Targets(getenv func(string) string, src *Sources) ([]Target, []string, erro
 			for _, name := range src.Repos {
 				r, ok := list.Find(name)
 				if !ok {
-					return nil, nil, cli.Usagef("--repo %s: no repository of that name in %s (kbq repos list shows them; kbq repos add PATH adds one)", name, repos.File(getenv))
+					return nil, cli.Usagef("--repo %s: no repository of that name in %s (kbq repos list shows them; kbq repos add PATH adds one)", name, repos.File(getenv))
 				}
 				picked = append(picked, r)
 			}
 		}
 		if len(picked) == 0 {
-			return nil, nil, cli.Usagef("--all-repos: no repository is listed in %s: add them with kbq repos add PATH", repos.File(getenv))
+			return nil, cli.Usagef("--all-repos: no repository is listed in %s: add them with kbq repos add PATH", repos.File(getenv))
 		}
 		for _, r := range picked {
 			if err := reponame.Check(r.Name); err != nil {
-				return nil, nil, cli.Usagef("%s: %v: kbq repos rm it, and add it again with --name", repos.File(getenv), err)
+				return nil, cli.Usagef("%s: %v: kbq repos rm it, and add it again with --name", repos.File(getenv), err)
 			}
 			targets = append(targets, Target{Name: r.Name, Dir: filepath.Join(r.Path, artifact.DefaultDir), Root: r.Path})
 		}
@@ -124,12 +140,12 @@ func Targets(getenv func(string) string, src *Sources) ([]Target, []string, erro
 	for i, t := range targets {
 		for _, o := range targets[:i] {
 			if strings.EqualFold(o.Name, t.Name) {
-				return nil, nil, cli.Usagef("%s and %s are both named %s: name each with --index NAME=DIR, such as --index a=%s --index b=%s",
+				return nil, cli.Usagef("%s and %s are both named %s: name each with --index NAME=DIR, such as --index a=%s --index b=%s",
 					visible.Line(o.Dir), visible.Line(t.Dir), t.Name, visible.Line(o.Dir), visible.Line(t.Dir))
 			}
 		}
 	}
-	return targets, nil, nil
+	return &Found{Targets: targets}, nil
 }
 
 // Fresh reports whether t is a repository's own artifact, whose freshness
@@ -193,9 +209,9 @@ func RepoNameOf(root string) string { return nameOf(root, "") }
 
 // dbTargets fetches the repositories of src.DB into the cache, as
 // artifacts.
-func dbTargets(getenv func(string) string, src *Sources) ([]Target, []string, error) {
+func dbTargets(getenv func(string) string, src *Sources) (*Found, error) {
 	if len(src.Indexes) > 0 || src.AllRepos {
-		return nil, nil, cli.Usagef("--db reads the database's repositories: name some with --repo, not --index or --all-repos")
+		return nil, cli.Usagef("--db reads the database's repositories: name some with --repo, not --index or --all-repos")
 	}
 	url := src.DB
 	if url == "env" {
@@ -203,31 +219,32 @@ func dbTargets(getenv func(string) string, src *Sources) ([]Target, []string, er
 	}
 	cfg, err := pgread.Config(url, getenv)
 	if err != nil {
-		return nil, nil, cli.Usagef("--db: %v", err)
+		return nil, cli.Usagef("--db: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	conn, err := pgread.Connect(ctx, cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	defer conn.Close(context.Background())
 	cache, err := dbCache(getenv)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	fetched, err := pgread.Fetch(ctx, conn, cache, src.Repos)
 	if errors.Is(err, pgread.ErrNotPublished) {
-		return nil, nil, cli.Usagef("%v", err)
+		return nil, cli.Usagef("%v", err)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", pgread.Where(cfg), err)
+		return nil, fmt.Errorf("%s: %w", pgread.Where(cfg), err)
 	}
-	var targets []Target
+	found := &Found{Notes: fetched.Notes, Policy: access.Policy{Grants: fetched.Grants, Visibility: map[string]string{}}}
 	for _, r := range fetched.Repos {
-		targets = append(targets, Target{Name: r.Name, Dir: r.Dir})
+		found.Targets = append(found.Targets, Target{Name: r.Name, Dir: r.Dir, Visibility: r.Visibility, OrgScope: r.OrgScope})
+		found.Policy.Visibility[r.Name] = r.Visibility
 	}
-	return targets, fetched.Notes, nil
+	return found, nil
 }
 
 // dbCache is where the files of published artifacts are kept:

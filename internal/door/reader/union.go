@@ -151,7 +151,7 @@ func (a *Artifacts) repo(name string) (query.Part, error) {
 			return p, nil
 		}
 	}
-	return query.Part{}, fmt.Errorf("%w: %s names no repository read; they are %s", query.ErrUnknownScope, name, strings.Join(a.names(), ", "))
+	return query.Part{}, fmt.Errorf("%w: %s names no repository read (none by that name, or none you may read); read: %s", query.ErrUnknownScope, name, strings.Join(a.names(), ", "))
 }
 
 func (a *Artifacts) names() []string {

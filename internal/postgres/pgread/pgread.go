@@ -7,6 +7,8 @@
 package pgread
 
 import (
+	"github.com/kbqdev/kbq/internal/access"
+
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -39,17 +41,23 @@ var (
 )
 
 // A Repo is a published repository, fetched: its name, the commit
-// published, and the artifact directory its files were placed in.
+// published, the artifact directory its files were placed in, who may
+// read it (public, internal or private), and its place among the org
+// scopes (0 when it is none).
 type Repo struct {
 	Name, Commit, Dir string
+	Visibility        string
+	OrgScope          int
 }
 
 // Fetched is what Fetch read: the repositories, and a note for each one
 // left out because its rows cannot be read (a name kbq refuses, a file
-// outside its artifact), which the others do not wait on.
+// outside its artifact), which the others do not wait on; and the grants,
+// when the session may read them (Grants is nil otherwise).
 type Fetched struct {
-	Repos []Repo
-	Notes []string
+	Repos  []Repo
+	Notes  []string
+	Grants []access.Grant
 }
 
 // Fetch reads the repositories names lists (every one when names is
@@ -64,14 +72,21 @@ func Fetch(ctx context.Context, conn *pgx.Conn, cache string, names []string) (*
 		return nil, err
 	}
 	defer tx.Rollback(ctx)
-	if err := checkSchema(ctx, tx); err != nil {
+	version, err := checkSchema(ctx, tx)
+	if err != nil {
 		return nil, err
 	}
 	type repo struct {
-		id           int64
-		name, commit string
+		id                       int64
+		name, commit, visibility string
+		orgScope                 int
 	}
-	rows, err := tx.Query(ctx, `SELECT id, name, commit FROM kbq_repo ORDER BY name`)
+	// Before version 6 every reader read every repository.
+	columns := `'internal', 0`
+	if version >= 6 {
+		columns = `visibility, coalesce(org_scope, 0)`
+	}
+	rows, err := tx.Query(ctx, `SELECT id, name, commit, `+columns+` FROM kbq_repo ORDER BY name`)
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +94,7 @@ func Fetch(ctx context.Context, conn *pgx.Conn, cache string, names []string) (*
 	out := &Fetched{}
 	for rows.Next() {
 		var r repo
-		if err := rows.Scan(&r.id, &r.name, &r.commit); err != nil {
+		if err := rows.Scan(&r.id, &r.name, &r.commit, &r.visibility, &r.orgScope); err != nil {
 			return nil, err
 		}
 		// A name is printed and typed: one kbc publish would refuse is
@@ -164,10 +179,15 @@ func Fetch(ctx context.Context, conn *pgx.Conn, cache string, names []string) (*
 			out.Notes = append(out.Notes, fmt.Sprintf("%s left out: %v", r.name, err))
 			continue
 		}
-		out.Repos = append(out.Repos, Repo{Name: r.name, Commit: r.commit, Dir: dir})
+		out.Repos = append(out.Repos, Repo{Name: r.name, Commit: r.commit, Dir: dir, Visibility: r.visibility, OrgScope: r.orgScope})
 	}
 	if len(out.Repos) == 0 {
 		return nil, fmt.Errorf("%w: no repository of it can be read: %s", ErrNoKnowledge, strings.Join(out.Notes, "; "))
+	}
+	if version >= 6 {
+		if out.Grants, err = grants(ctx, tx); err != nil {
+			return nil, err
+		}
 	}
 	var inUse []string
 	for _, r := range out.Repos {
@@ -177,25 +197,43 @@ func Fetch(ctx context.Context, conn *pgx.Conn, cache string, names []string) (*
 	return out, nil
 }
 
-func checkSchema(ctx context.Context, tx pgx.Tx) error {
+func checkSchema(ctx context.Context, tx pgx.Tx) (int, error) {
 	var exists bool
 	if err := tx.QueryRow(ctx, `SELECT to_regclass('kbq_schema') IS NOT NULL`).Scan(&exists); err != nil {
-		return err
+		return 0, err
 	}
 	if !exists {
-		return fmt.Errorf("%w: it has no kbq schema (publish into it with kbc publish)", ErrNoKnowledge)
+		return 0, fmt.Errorf("%w: it has no kbq schema (publish into it with kbc publish)", ErrNoKnowledge)
 	}
 	var v *int
 	if err := tx.QueryRow(ctx, `SELECT max(version) FROM kbq_schema`).Scan(&v); err != nil {
-		return err
+		return 0, err
 	}
 	if v == nil {
-		return fmt.Errorf("%w: its kbq_schema table holds no version (publish into it with kbc publish, which sets it up)", ErrNoKnowledge)
+		return 0, fmt.Errorf("%w: its kbq_schema table holds no version (publish into it with kbc publish, which sets it up)", ErrNoKnowledge)
 	}
 	if *v > SchemaVersion {
-		return fmt.Errorf("the database's kbq schema (%d) is newer than this kbq reads (%d): upgrade kbq", *v, SchemaVersion)
+		return 0, fmt.Errorf("the database's kbq schema (%d) is newer than this kbq reads (%d): upgrade kbq", *v, SchemaVersion)
 	}
-	return nil
+	return *v, nil
+}
+
+// grants reads the grants, nil when the session may not: a server that
+// enforces them is granted SELECT on kbq_grant (docs/security.md).
+func grants(ctx context.Context, tx pgx.Tx) ([]access.Grant, error) {
+	var may bool
+	if err := tx.QueryRow(ctx, `SELECT has_table_privilege('kbq_grant', 'SELECT')`).Scan(&may); err != nil || !may {
+		return nil, err
+	}
+	rows, err := tx.Query(ctx, `SELECT principal, pattern FROM kbq_grant ORDER BY principal, pattern`)
+	if err != nil {
+		return nil, err
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[access.Grant])
+	if out == nil && err == nil {
+		out = []access.Grant{}
+	}
+	return out, err
 }
 
 // A file is one file of a published artifact: its name in the artifact

@@ -1,6 +1,8 @@
 package pgstore
 
 import (
+	"github.com/kbqdev/kbq/internal/access"
+
 	"context"
 	"errors"
 	"fmt"
@@ -52,7 +54,10 @@ var accessSchema = []string{
 			SELECT 1 FROM kbq_grant g JOIN pg_roles b ON g.principal = 'role:' || b.rolname
 			WHERE kbq_pattern_matches(r.name, g.pattern) AND pg_has_role(session_user, b.oid, 'MEMBER'))))
 	$$`,
-	`ALTER TABLE kbq_grant ENABLE ROW LEVEL SECURITY`, // no policy: the owner's alone
+	// The grants are read by the owner, and by a role granted SELECT on
+	// them: a server that enforces them (ServerGrants).
+	`ALTER TABLE kbq_grant ENABLE ROW LEVEL SECURITY`,
+	`CREATE POLICY kbq_read ON kbq_grant FOR SELECT USING (true)`,
 	`ALTER TABLE kbq_repo ENABLE ROW LEVEL SECURITY`,
 	`CREATE POLICY kbq_read ON kbq_repo FOR SELECT USING (kbq_may_read(id))`,
 	`ALTER TABLE kbq_document ENABLE ROW LEVEL SECURITY`,
@@ -85,11 +90,21 @@ const vectorPolicy = `DO $$ BEGIN
 	END IF;
 END $$`
 
-// A Grant lets Principal read the repositories Pattern names.
-type Grant struct {
-	Principal string `json:"principal"`
-	Pattern   string `json:"pattern"`
+// ServerGrants are the statements that make role, created if need be, the
+// role of a server that enforces the grants for its callers (kbq serve
+// --db): a reader of every repository and of the grants.
+func ServerGrants(role string) []string {
+	r := pgx.Identifier{role}.Sanitize()
+	return append(ReadOnlyGrants(role),
+		`GRANT SELECT ON kbq_grant TO `+r,
+		`INSERT INTO kbq_grant (principal, pattern) VALUES (`+quoteLiteral("role:"+role)+`, '*') ON CONFLICT DO NOTHING`)
 }
+
+// quoteLiteral quotes s as an SQL string literal.
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// A Grant lets Principal read the repositories Pattern names.
+type Grant = access.Grant
 
 // ErrGrant means a grant is not well formed.
 var ErrGrant = errors.New("bad grant")

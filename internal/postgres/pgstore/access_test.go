@@ -89,7 +89,7 @@ func TestRowLevelSecurity(t *testing.T) {
 	if err != nil || len(grants) != 0 {
 		t.Errorf("grants: %v %v", grants, err)
 	}
-	for _, bad := range []Grant{{"alice", "*"}, {"user:", "*"}, {"team:x", "*"}, {"user:a", " "}} {
+	for _, bad := range []Grant{{Principal: "alice", Pattern: "*"}, {Principal: "user:", Pattern: "*"}, {Principal: "team:x", Pattern: "*"}, {Principal: "user:a", Pattern: " "}} {
 		if _, err := AddGrant(ctx, owner, bad); !errors.Is(err, ErrGrant) {
 			t.Errorf("%+v: %v", bad, err)
 		}
@@ -153,7 +153,7 @@ func TestMigrateFromVersion5(t *testing.T) {
 		t.Fatalf("version %d %v", v, err)
 	}
 	grants, err := Grants(ctx, conn)
-	if err != nil || len(grants) != 1 || grants[0] != (Grant{"role:" + reader, "*"}) {
+	if err != nil || len(grants) != 1 || grants[0] != (Grant{Principal: "role:" + reader, Pattern: "*"}) {
 		t.Errorf("grants after migrating: %v %v", grants, err)
 	}
 	rc := pgtest.Connect(t, strings.Replace(url, "kbq@", reader+"@", 1))
