@@ -129,7 +129,7 @@ func TestUnionRepoFilter(t *testing.T) {
 			t.Errorf("%q: repositories %v, want %s", q, repos, want)
 		}
 	}
-	if _, err := u.Search(context.Background(), query.Request{Query: "deploy repo:nope"}); err == nil || !strings.Contains(err.Error(), "they are api, web") {
+	if _, err := u.Search(context.Background(), query.Request{Query: "deploy repo:nope"}); err == nil || !strings.Contains(err.Error(), "searched: api, web") {
 		t.Errorf("unknown repo: %v", err)
 	}
 	if _, err := query.NewUnion([]query.Part{{Name: "x", Index: open(t, testkb.Files{".kb/a.md": "a"})}, {Name: "x", Index: open(t, testkb.Files{".kb/b.md": "b"})}}); err == nil {
