@@ -136,7 +136,7 @@ func (b Budgets) Of(scope string) int {
 	switch scope {
 	case knowledge.ScopeGlobal:
 		return b.Global
-	case knowledge.ScopeProject:
+	case knowledge.ScopeProject, knowledge.ScopeOrg: // the org's is a project's
 		return b.Project
 	}
 	return b.Directory

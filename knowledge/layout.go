@@ -22,6 +22,11 @@ var DefaultContextFiles = []string{"AGENTS.md", "CLAUDE.md", "GEMINI.md"}
 const (
 	ScopeGlobal  = "global"
 	ScopeProject = "project"
+	// ScopeOrg is the organisation's own knowledge: a published
+	// repository marked as an org scope (kbc publish --org-scope), in
+	// force when a repository is read from the database, between the
+	// global scope and the project scope. No directory is named by it.
+	ScopeOrg = "org:"
 )
 
 // GlobalPathPrefix starts the path of every global-scope document, which
@@ -35,7 +40,7 @@ func ScopeName(dir string) string {
 	switch dir {
 	case "", ".":
 		return ScopeProject
-	case ScopeGlobal, ScopeProject:
+	case ScopeGlobal, ScopeProject, ScopeOrg:
 		return "./" + dir
 	}
 	return dir
@@ -46,7 +51,7 @@ func ScopeName(dir string) string {
 // global scope.
 func ScopeDir(scope string) (dir string, ok bool) {
 	switch scope {
-	case ScopeGlobal:
+	case ScopeGlobal, ScopeOrg:
 		return "", false
 	case ScopeProject:
 		return "", true
@@ -55,7 +60,8 @@ func ScopeDir(scope string) (dir string, ok bool) {
 }
 
 // ScopeDepth orders scopes by precedence: global 0, project 1, then one
-// more for every directory level. Deeper scopes win.
+// more for every directory level. Deeper scopes win. The org scope is 0
+// too, and comes after the global scope by its name.
 func ScopeDepth(scope string) int {
 	dir, ok := ScopeDir(scope)
 	switch {

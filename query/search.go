@@ -60,9 +60,31 @@ type Request struct {
 	// Recency, when positive, is the half-life of a prior for recently
 	// changed documents (recency.go); off by default.
 	Recency time.Duration
+	// HideTopics leaves out the documents of these topics, unless
+	// AllScopes or Scopes: a scope in force above this artifact's holds
+	// them (a repository's own, over an org scope's; Union sets it).
+	HideTopics []string
 
 	noSnippets bool        // results without snippets, for a search that fuses them
 	coll       *collection // the statistics of several artifacts searched as one
+	// scoped, in a Union with org scopes, is how each artifact's search
+	// differs: where an org scope is read from, and what it hides.
+	scoped map[*Index]scopedRequest
+}
+
+// scopedRequest is what an org scope's search in a Union reads: its
+// root's scopes, without the topics of the scopes in force above it.
+type scopedRequest struct {
+	dir  string
+	hide []string
+}
+
+// scopedFor is req as ix's search in a Union reads it.
+func (ix *Index) scopedFor(req Request) Request {
+	if s, ok := req.scoped[ix]; ok {
+		req.Dir, req.HideTopics = s.dir, s.hide
+	}
+	return req
 }
 
 // Result is one search hit: a chunk of a document.
@@ -133,6 +155,7 @@ const (
 // them. Each result carries its document's age, and req.Recency ranks
 // the recently changed higher.
 func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
+	req = ix.scopedFor(req)
 	notes := req.Notes
 	req.Notes = nil
 	resp, err := guarded(ix, func() (*Response, error) { return ix.searchDated(ctx, req) })
@@ -221,6 +244,7 @@ func namesStatus(p syntax.Parsed) bool {
 
 // search runs req, the documents of every status included.
 func (ix *Index) search(ctx context.Context, req Request) (*Response, error) {
+	req = ix.scopedFor(req)
 	if req.N <= 0 {
 		req.N = DefaultN
 	}
@@ -552,6 +576,9 @@ func (ix *Index) filters(req Request, selected bool) (must, mustNot []node) {
 		if slices.Contains(ix.Manifest.Counts.Shadowing, s) {
 			shadow = append(shadow, facetNode(artifact.FacetShadowedBy(s)))
 		}
+	}
+	for _, t := range req.HideTopics {
+		shadow = append(shadow, facetNode(artifact.FacetTopic(t)))
 	}
 	if len(shadow) > 0 {
 		mustNot = append(mustNot, shadow)

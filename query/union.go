@@ -5,12 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/knowledge"
 	"github.com/kbqdev/kbq/query/syntax"
 )
 
@@ -36,6 +38,12 @@ type Union struct {
 type Part struct {
 	Name  string
 	Index *Index
+	// Org, above 0, marks an org scope: the organisation's own knowledge,
+	// in force in the Union's other artifacts below their own scopes.
+	// Its root's scopes are read wherever the query is made from, and a
+	// topic that an artifact's scopes in force there hold, or a later org
+	// scope's (a higher Org), hides its document of that topic.
+	Org int
 }
 
 // NewUnion returns the union of parts, whose names must differ and whose
@@ -226,6 +234,13 @@ func (u *Union) search(ctx context.Context, req Request) (*Response, error) {
 		resp.Trimmed = trimToBudget(resp, maxTokens*bytesPerToken)
 		return resp, nil
 	}
+	// Org scopes are in force in one repository read with them; read
+	// with several, each is a repository among the others.
+	if own := len(parts) - countOrg(parts); own == 1 && own < len(parts) {
+		if req.scoped, err = orgScoped(parts, req.Dir); err != nil {
+			return nil, err
+		}
+	}
 	mode := (&Union{parts: parts}).Mode(req)
 	var resp *Response
 	if mode == ModeLexical {
@@ -239,6 +254,63 @@ func (u *Union) search(ctx context.Context, req Request) (*Response, error) {
 	}
 	resp.Trimmed = trimToBudget(resp, maxTokens*bytesPerToken)
 	return resp, nil
+}
+
+func countOrg(parts []Part) int {
+	n := 0
+	for _, p := range parts {
+		if p.Org > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// orgScoped is how the org scopes among parts are searched from dir: from
+// their roots, each without the topics that the other artifacts' scopes
+// in force at dir hold, nor those of a later org scope's root.
+func orgScoped(parts []Part, dir string) (map[*Index]scopedRequest, error) {
+	topics := func(p Part, dir string) (map[string]bool, error) {
+		docs, err := p.Index.Documents()
+		if err != nil {
+			return nil, err
+		}
+		out := map[string]bool{}
+		for _, d := range docs {
+			if _, gone := p.Index.Manifest.Retired[d.Path]; !gone && d.Topic != "" && knowledge.ScopeContains(d.Scope, dir) {
+				out[d.Topic] = true
+			}
+		}
+		return out, nil
+	}
+	above := map[string]bool{} // the topics of the artifacts' own scopes in force
+	for _, p := range parts {
+		if p.Org == 0 {
+			t, err := topics(p, dir)
+			if err != nil {
+				return nil, err
+			}
+			maps.Copy(above, t)
+		}
+	}
+	out := map[*Index]scopedRequest{}
+	for _, p := range parts {
+		if p.Org == 0 {
+			continue
+		}
+		hide := maps.Clone(above)
+		for _, later := range parts {
+			if later.Org > p.Org {
+				t, err := topics(later, "")
+				if err != nil {
+					return nil, err
+				}
+				maps.Copy(hide, t)
+			}
+		}
+		out[p.Index] = scopedRequest{dir: "", hide: slices.Sorted(maps.Keys(hide))}
+	}
+	return out, nil
 }
 
 // selected returns the parts p's repo: filters leave.

@@ -369,6 +369,8 @@ func contextHeading(scope string) string {
 	switch scope {
 	case knowledge.ScopeGlobal:
 		return "Global Context"
+	case knowledge.ScopeOrg:
+		return "Organisation Context"
 	case knowledge.ScopeProject:
 		return "Project Context"
 	}
@@ -381,6 +383,8 @@ func contextName(scope string) string {
 	switch scope {
 	case knowledge.ScopeGlobal:
 		return "global context"
+	case knowledge.ScopeOrg:
+		return "organisation context"
 	case knowledge.ScopeProject:
 		return "project context"
 	}

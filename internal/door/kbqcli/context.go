@@ -93,13 +93,16 @@ func runContext(ctx context.Context, o *contextOptions) error {
 	defer closeOpened(s, ix)
 	req := reader.ContextRequest{ContextOptions: documents.ContextOptions{Wrap: o.wrap, IndexSize: hot}}
 	if ix.Named() {
-		// The context of one repository, from wherever it is kept.
-		if parts := ix.Parts(); len(parts) != 1 {
-			names := make([]string, len(parts))
-			for i, p := range parts {
-				names[i] = p.Name
+		// The context of one repository, from wherever it is kept, with
+		// the org scopes read with it in force.
+		var own []string
+		for _, p := range ix.Parts() {
+			if p.Org == 0 {
+				own = append(own, p.Name)
 			}
-			return cli.Usagef("kbq context assembles one repository's context; name one with --repo (there are %s)", strings.Join(names, ", "))
+		}
+		if len(own) != 1 && len(ix.Parts()) != 1 {
+			return cli.Usagef("kbq context assembles one repository's context; name one with --repo (there are %s)", strings.Join(own, ", "))
 		}
 		if req.Dir = filepath.ToSlash(filepath.Clean(o.dir)); req.Dir == "." {
 			req.Dir = ""

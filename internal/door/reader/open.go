@@ -145,7 +145,7 @@ func Open(getenv func(string) string, src *Sources) (_ *Opened, err error) {
 		if t.found || t.Fresh() {
 			check = query.CheckFreshness(t.Dir, t.Root)
 		}
-		parts = append(parts, query.Part{Name: t.Name, Index: ix})
+		parts = append(parts, query.Part{Name: t.Name, Index: ix, Org: t.OrgScope})
 		o.roots = append(o.roots, t.Root)
 		o.checks = append(o.checks, check)
 		o.fresh = append(o.fresh, nil)

@@ -125,7 +125,7 @@ func (a *Artifacts) List(_ context.Context, req documents.ListRequest) ([]docume
 }
 
 // Context assembles the context of req.Repo, which may be left out when
-// one repository is read.
+// one repository is read, with the org scopes read with it in force.
 func (a *Artifacts) Context(ctx context.Context, req ContextRequest) (*documents.ContextResult, error) {
 	p, err := a.repo(req.Repo)
 	if err != nil {
@@ -135,14 +135,28 @@ func (a *Artifacts) Context(ctx context.Context, req ContextRequest) (*documents
 	if opts.IndexSize > 0 && opts.Uses == nil && req.Usage != nil {
 		opts.Uses = req.Usage.Recent(p.Index.Location())
 	}
-	return documents.Context(ctx, p.Index, req.Dir, opts)
+	var orgs []query.Part
+	for _, o := range a.parts {
+		if o.Org > 0 && o != p {
+			orgs = append(orgs, o)
+		}
+	}
+	if len(orgs) == 0 {
+		return documents.Context(ctx, p.Index, req.Dir, opts)
+	}
+	return documents.Context(ctx, newWithOrg(p, orgs), req.Dir, opts)
 }
 
-// repo returns the artifact named name; "" names the only one.
+// repo returns the artifact named name; "" names the only one that is
+// not an org scope (or the only one).
 func (a *Artifacts) repo(name string) (query.Part, error) {
 	if name == "" {
-		if len(a.parts) == 1 {
+		own := slices.DeleteFunc(slices.Clone(a.parts), func(p query.Part) bool { return p.Org > 0 })
+		switch {
+		case len(a.parts) == 1:
 			return a.parts[0], nil
+		case len(own) == 1:
+			return own[0], nil
 		}
 		return query.Part{}, fmt.Errorf("%w: the context is one repository's; name one of %s", query.ErrUnknownScope, strings.Join(a.names(), ", "))
 	}

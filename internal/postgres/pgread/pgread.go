@@ -61,7 +61,7 @@ type Fetched struct {
 }
 
 // Fetch reads the repositories names lists (every one when names is
-// empty) from the database: their files, those not yet in cache, are
+// empty), and the org scopes in force in them, from the database: their files, those not yet in cache, are
 // fetched into cache (by content) and placed in an artifact directory
 // each. One read-only snapshot of the database is read, so a publish
 // landing meanwhile is seen whole or not at all. A repository whose rows
@@ -128,6 +128,12 @@ func Fetch(ctx context.Context, conn *pgx.Conn, cache string, names []string) (*
 				return nil, fmt.Errorf("repository %s is %w in the database, or not permitted; published and permitted: %s", n, ErrNotPublished, strings.Join(known, ", "))
 			}
 			picked = append(picked, all[i])
+		}
+		// The org scopes are in force in the repositories named.
+		for _, r := range all {
+			if r.orgScope > 0 && !slices.Contains(names, r.name) {
+				picked = append(picked, r)
+			}
 		}
 	}
 	ids := make([]int64, len(picked))
