@@ -123,6 +123,9 @@ func runServe(ctx context.Context, s *cli.Streams, o *serveOptions) error {
 		if t.audit, err = openAudit(s, o.auth.audit, o.auth.auditQueries); err != nil {
 			return err
 		}
+		if t.refetch != nil && t.policy.Grants == nil {
+			fmt.Fprintln(s.Err, "kbq serve: note: the database role may not read the grants (kbq_grant): private repositories are served to no caller; GRANT SELECT ON kbq_grant to it (docs/security.md)")
+		}
 	}
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
