@@ -4,6 +4,7 @@
 //
 //	httplat -url http://127.0.0.1:7419 -q queries.txt -rounds 20
 //	httplat -start 'kbq serve --db env --addr 127.0.0.1:7419' -url http://127.0.0.1:7419 -q queries.txt
+//	httplat -auth 'Bearer TOKEN' -url http://127.0.0.1:7419 -q queries.txt
 package main
 
 import (
@@ -26,6 +27,7 @@ func main() {
 	queries := flag.String("q", "", "a file of queries, one a line")
 	rounds := flag.Int("rounds", 20, "rounds of every query, after one round of warm-up")
 	start := flag.String("start", "", "a command that starts the server: time it to its first answer, then measure")
+	flag.StringVar(&authorization, "auth", "", "send `VALUE` as every request's Authorization header (Bearer TOKEN)")
 	flag.Parse()
 	qs, err := readLines(*queries)
 	if err != nil || len(qs) == 0 {
@@ -84,9 +86,19 @@ func main() {
 	fmt.Printf("%d searches: p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", len(all), pct(0.5), pct(0.99), pct(1))
 }
 
+// authorization is the Authorization header of every request, if any.
+var authorization string
+
 func search(base, q string) (time.Duration, error) {
 	t0 := time.Now()
-	resp, err := http.Get(base + "/search?n=10&q=" + url.QueryEscape(q))
+	req, err := http.NewRequest(http.MethodGet, base+"/search?n=10&q="+url.QueryEscape(q), nil)
+	if err != nil {
+		return 0, err
+	}
+	if authorization != "" {
+		req.Header.Set("Authorization", authorization)
+	}
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return 0, err
 	}
