@@ -335,6 +335,8 @@ func (s *jsonScanner) config(c *Config) bool {
 		switch key {
 		case "hash":
 			c.Hash, ok = s.str()
+		case "org":
+			c.Org, ok = s.list()
 		case "budgets":
 			ok = s.fields(func(key string) bool {
 				var ok bool

@@ -26,7 +26,7 @@ func headers() []Manifest {
 		Counts: Counts{Documents: 3, Chunks: 1 << 30, ByKind: map[string]int{"topic": 2, "memory": 1},
 			ByScope: map[string]int{"project": 2, "services/api": 1}, Shadowing: []string{"services/api", "global"}},
 		Fields: map[string]FieldStats{"body": {Docs: 7, Tokens: 1 << 50}, "tags": {}},
-		Config: Config{Hash: "cafe", Budgets: Budgets{Global: 1, Project: 2, Directory: 3, Total: 4}},
+		Config: Config{Hash: "cafe", Budgets: Budgets{Global: 1, Project: 2, Directory: 3, Total: 4}, Org: []string{"github.com/acme/handbook"}},
 		Embeddings: &Embeddings{Provider: "openai", Model: "m", Hash: "h", URL: "http://127.0.0.1:8080/v1",
 			Dims: 384, Quantization: "int8"},
 		Documents: []Document{{Path: "a.md", Importance: &importance}},

@@ -109,6 +109,9 @@ type Config struct {
 	// Budgets are the context budgets in force; zero in artifacts built
 	// before they were recorded, which DefaultBudgets then stand for.
 	Budgets Budgets `json:"budgets"`
+	// Org names the published repositories whose knowledge is in force
+	// as org scopes, outermost first, when kbq reads with a database.
+	Org []string `json:"org,omitempty"`
 }
 
 // Budgets are the sizes, in bytes of body text, that the context of each

@@ -17,6 +17,7 @@ import (
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/gitsource"
+	"github.com/kbqdev/kbq/internal/reponame"
 	"github.com/kbqdev/kbq/internal/suggest"
 	"github.com/kbqdev/kbq/internal/units"
 	"github.com/kbqdev/kbq/knowledge"
@@ -55,6 +56,10 @@ type Config struct {
 	// documentation site's status or icon): kbq neither reads nor checks
 	// them.
 	ForeignKeys []string
+	// Org names published repositories whose knowledge is in force in
+	// this one as org scopes, outermost first, when kbq reads with
+	// KBQ_DATABASE_URL set.
+	Org []string
 	// CompactThreshold is the tokens a category of knowledge may hold
 	// before kbc check suggests compacting it; 0 when not set (the
 	// default), -1 for no warning.
@@ -170,6 +175,8 @@ func ParseConfig(data []byte) *Config {
 			p.compactThreshold(v)
 		case "foreign_keys":
 			c.ForeignKeys = p.foreignKeys(v)
+		case "org":
+			c.Org = p.org(v)
 		}
 	})
 	c.Diagnostics.Sort()
@@ -177,7 +184,20 @@ func ParseConfig(data []byte) *Config {
 }
 
 // configKeys are the settings of the top level, in the order documented.
-var configKeys = []string{"context_files", "max_file_size", "budgets", "ignore", "secrets", "embeddings", "llm", "compact_threshold", "foreign_keys"}
+var configKeys = []string{"context_files", "max_file_size", "budgets", "ignore", "secrets", "embeddings", "llm", "compact_threshold", "foreign_keys", "org"}
+
+// org reads org: the names of published repositories, each once.
+func (p configParser) org(n *yaml.Node) []string {
+	names := p.strings(n, "org")
+	for i, name := range names {
+		if err := reponame.Check(name); err != nil {
+			p.errorf(n.Content[i], "org: %v", err)
+		} else if slices.Contains(names[:i], name) {
+			p.errorf(n.Content[i], "org: %s is named twice", name)
+		}
+	}
+	return names
+}
 
 // foreignKeys reads foreign_keys: names of frontmatter keys, none that a
 // kind of kbq's requires.

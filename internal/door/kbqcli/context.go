@@ -92,7 +92,7 @@ func runContext(ctx context.Context, o *contextOptions) error {
 	}
 	defer closeOpened(s, ix)
 	req := reader.ContextRequest{ContextOptions: documents.ContextOptions{Wrap: o.wrap, IndexSize: hot}}
-	if ix.Named() {
+	if ix.Named() && ix.RepoRoot == "" {
 		// The context of one repository, from wherever it is kept, with
 		// the org scopes read with it in force.
 		var own []string

@@ -31,7 +31,7 @@ func newUsage(s *cli.Streams) *reader.Usage {
 // repoDir turns --dir into the repository path queries take: a directory
 // of the one repository read, so none when several are.
 func repoDir(o *reader.Opened, dir, several string) (string, error) {
-	if o.Named() {
+	if o.Named() && o.RepoRoot == "" {
 		if dir != "" {
 			return "", cli.Usagef("--dir names a directory of one repository; %s", several)
 		}

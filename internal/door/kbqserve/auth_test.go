@@ -100,7 +100,7 @@ func servedRepos(t *testing.T, policy access.Policy, repos map[string]testkb.Fil
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { live.Close() })
-		tl.many = append(tl.many, namedLive{name, live})
+		tl.many = append(tl.many, namedLive{name, live, 0})
 	}
 	return tl
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/access"
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/door/online"
@@ -468,13 +469,26 @@ func serverToolsOf(s *cli.Streams, src *reader.Sources) *served {
 	if err != nil {
 		rel = ""
 	}
-	return &served{usage: newUsage(s), live: query.NewLive(dir, query.DefaultRanking()), dir: rel, root: root, embedder: online.QueryEmbedder(s)}
+	t := &served{usage: newUsage(s), live: query.NewLive(dir, query.DefaultRanking()), dir: rel, root: root, embedder: online.QueryEmbedder(s)}
+	// The org scopes its configuration names, from the database of
+	// $KBQ_DATABASE_URL, are served with it.
+	if m, err := artifact.ReadHeader(dir); err == nil && len(m.Config.Org) > 0 && s.Getenv("KBQ_DATABASE_URL") != "" {
+		orgs, err := reader.OrgTargets(s.Getenv, m.Config.Org)
+		if err != nil {
+			fmt.Fprintf(s.Err, "kbq: note: the org scopes of %s are not in force: %v\n", knowledge.ConfigPath, err)
+			return t
+		}
+		t.many = append([]namedLive{{reader.RepoNameOf(root), t.live, 0}}, livesOf(orgs)...)
+		t.live = nil
+	}
+	return t
 }
 
 // namedLive is one of several artifacts served as one.
 type namedLive struct {
 	name string
 	live *query.Live
+	org  int // its place among the org scopes, 0 for none
 }
 
 // acquire returns what is served now to who (nil: a server that asks no
@@ -490,7 +504,7 @@ func (t *served) acquire(who *access.Principal) (reader.Backend, func(), error) 
 			r()
 		}
 	}
-	lives := []namedLive{{"", t.live}}
+	lives := []namedLive{{"", t.live, 0}}
 	var policy access.Policy
 	if t.live == nil {
 		t.mu.RLock()
@@ -517,7 +531,7 @@ func (t *served) acquire(who *access.Principal) (reader.Backend, func(), error) 
 			return nil, nil, fmt.Errorf("%s: %w", n.name, err)
 		}
 		releases = append(releases, r)
-		parts = append(parts, query.Part{Name: n.name, Index: ix})
+		parts = append(parts, query.Part{Name: n.name, Index: ix, Org: n.org})
 		key.WriteString(n.name)
 		key.WriteByte(0)
 	}
@@ -573,7 +587,7 @@ func (t *served) lives() []*query.Live {
 func livesOf(targets []reader.Target) []namedLive {
 	var out []namedLive
 	for _, tg := range targets {
-		out = append(out, namedLive{tg.Name, query.NewLive(tg.Dir, query.DefaultRanking())})
+		out = append(out, namedLive{tg.Name, query.NewLive(tg.Dir, query.DefaultRanking()), tg.OrgScope})
 	}
 	return out
 }

@@ -35,7 +35,7 @@ func TestServersReadSeveralArtifacts(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { live.Close() })
-		tl.many = append(tl.many, namedLive{name, live})
+		tl.many = append(tl.many, namedLive{name, live, 0})
 	}
 	cs := connect(t, tl)
 	res, out := mcptest.Call(t, cs, "knowledge_search", map[string]any{"query": "rotate signing key"})

@@ -132,7 +132,8 @@ func Open(getenv func(string) string, src *Sources) (_ *Opened, err error) {
 		}
 	}()
 	var parts []query.Part
-	for _, t := range targets {
+	for i := 0; i < len(targets); i++ { // the org scopes of the first may join
+		t := targets[i]
 		ix, err := query.Open(t.Dir)
 		if err != nil {
 			if t.Name == "" {
@@ -149,6 +150,16 @@ func Open(getenv func(string) string, src *Sources) (_ *Opened, err error) {
 		o.roots = append(o.roots, t.Root)
 		o.checks = append(o.checks, check)
 		o.fresh = append(o.fresh, nil)
+		if i == 0 && !src.Several() && len(ix.Manifest.Config.Org) > 0 && getenv("KBQ_DATABASE_URL") != "" {
+			// The org scopes its configuration names, from the database.
+			orgs, err := OrgTargets(getenv, ix.Manifest.Config.Org)
+			if err != nil {
+				o.notes = append(o.notes, fmt.Sprintf("the org scopes of %s are not in force: %v", knowledge.ConfigPath, err))
+				continue
+			}
+			parts[0].Name = nameOf(t.Root, t.Dir)
+			targets = append(targets, orgs...)
+		}
 	}
 	if o.Artifacts, err = NewArtifacts(parts); err != nil {
 		return nil, cli.Usagef("%v (name them with --index NAME=DIR)", err)

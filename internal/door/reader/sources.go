@@ -259,3 +259,22 @@ func dbCache(getenv func(string) string) (string, error) {
 	}
 	return filepath.Join(home, ".cache", "kbq", "db"), nil
 }
+
+// OrgTargets fetches the org scopes names lists, in that order, from the
+// database of $KBQ_DATABASE_URL.
+func OrgTargets(getenv func(string) string, names []string) ([]Target, error) {
+	found, err := dbTargets(getenv, &Sources{DB: "env", Repos: names})
+	if err != nil {
+		return nil, err
+	}
+	var out []Target
+	for i, name := range names {
+		for _, t := range found.Targets {
+			if t.Name == name {
+				t.OrgScope = i + 1
+				out = append(out, t)
+			}
+		}
+	}
+	return out, nil
+}
