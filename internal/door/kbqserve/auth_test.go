@@ -350,3 +350,41 @@ func TestMCPCallerReadsItsOwn(t *testing.T) {
 	}
 	_ = s
 }
+
+// An org scope a caller may not read is not in force for it: neither its
+// context nor its topics reach the caller.
+func TestOrgScopeFollowsPermissions(t *testing.T) {
+	tl := servedRepos(t, access.Policy{
+		Grants:     []access.Grant{{Principal: "group:staff", Pattern: "github.com/acme/handbook"}},
+		Visibility: map[string]string{"github.com/acme/handbook": access.Private, "github.com/acme/api": access.Internal},
+	}, map[string]testkb.Files{
+		"github.com/acme/api":      {".kb/context.md": "The api listens on 8080.\n", ".kb/keys.md": "# Keys\n\nRotate the api keys.\n"},
+		"github.com/acme/handbook": {".kb/context.md": "Every change goes through review.\n", ".kb/incidents.md": "# Incidents\n\nDeclare an incident severity by impact.\n"},
+	})
+	for i := range tl.many {
+		if tl.many[i].name == "github.com/acme/handbook" {
+			tl.many[i].org = 1
+		}
+	}
+	dir := t.TempDir()
+	sum := func(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:]) }
+	file := filepath.Join(dir, "tokens")
+	os.WriteFile(file, []byte("sha256:"+sum("ada")+" user:ada group:staff\nsha256:"+sum("bob")+" user:bob\n"), 0o600)
+	o := &serveOptions{auth: authOptions{tokensFile: file}}
+	var err error
+	if o.ident, err = newIdentifier(&o.auth); err != nil {
+		t.Fatal(err)
+	}
+	h := newHandler(tl, o, false)
+	for token, want := range map[string]bool{"ada": true, "bob": false} {
+		auth := map[string]string{"Authorization": "Bearer " + token}
+		code, body := get(t, h, "/context?repo=github.com/acme/api", auth)
+		if code != 200 || strings.Contains(body, "Organisation Context") != want || strings.Contains(body, "review") != want || !strings.Contains(body, "8080") {
+			t.Errorf("%s's context: %d %s", token, code, body)
+		}
+		_, body = get(t, h, "/search?q=incident+severity", auth)
+		if strings.Contains(body, "handbook") != want {
+			t.Errorf("%s's search: %s", token, body)
+		}
+	}
+}
