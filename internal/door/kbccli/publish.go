@@ -71,7 +71,9 @@ changed. The global scope is never published.
 
 WHO READS IT: a repository is private (the default of its first publish),
 internal or public (--visibility; a later publish that does not say keeps
-it). Private knowledge is read by the principals kbc grant names, public
+it); --visibility github asks GitHub's API ($GITHUB_API_URL, else
+https://api.github.com, with $GITHUB_TOKEN when set, as in GitHub Actions)
+for the repository's own. Private knowledge is read by the principals kbc grant names, public
 and internal knowledge by every caller kbq serve lets in and every
 database role that reads kbq's tables (docs/security.md). --org-scope
 marks the repository as the organisation's own knowledge, in force in
@@ -92,7 +94,7 @@ EXAMPLES:
 			&cli.BoolFlag{Name: "force", Usage: "publish over a newer commit, or one this commit does not descend from", Destination: &o.force},
 			&cli.BoolFlag{Name: "replace-unrelated", Usage: "with --force, replace a repository of the same name whose history is not this one's", Destination: &o.replaceUnrelated},
 			&cli.BoolFlag{Name: "keep-going", Usage: "leave out files with errors instead of publishing nothing", Destination: &o.keepGoing},
-			&cli.StringFlag{Name: "visibility", Complete: cli.Values(pgstore.Visibilities...), Usage: "who may read it: `V` is public, internal or private (default: private at the first publish, then as it was)", Destination: &o.visibility},
+			&cli.StringFlag{Name: "visibility", Complete: cli.Values(append(pgstore.Visibilities, "github")...), Usage: "who may read it: `V` is public, internal, private, or github: as GitHub has the repository (default: private at the first publish, then as it was)", Destination: &o.visibility},
 			&cli.BoolFlag{Name: "org-scope", Usage: "mark it as the organisation's own knowledge, in force in every repository (--org-scope off unmarks it)", Destination: &o.orgScope},
 		},
 		Action: func(c *cli.Context) error {
@@ -102,8 +104,8 @@ EXAMPLES:
 			} else if c.Args().Present() {
 				return cli.Usagef("kbc publish takes no arguments; name the commit with --rev")
 			}
-			if o.visibility != "" && !slices.Contains(pgstore.Visibilities, o.visibility) {
-				return cli.Usagef("--visibility %q: want public, internal or private", o.visibility)
+			if o.visibility != "" && o.visibility != "github" && !slices.Contains(pgstore.Visibilities, o.visibility) {
+				return cli.Usagef("--visibility %q: want public, internal, private, or github (as GitHub has it)", o.visibility)
 			}
 			return runPublish(c.Context, s, g, o)
 		},
@@ -181,8 +183,14 @@ func runPublish(ctx context.Context, s *cli.Streams, g *globalOptions, o *publis
 		return err
 	}
 	defer conn.Close(context.Background())
+	visibility := o.visibility
+	if visibility == "github" {
+		if visibility, err = githubVisibility(ctx, s.Getenv, name); err != nil {
+			return err
+		}
+	}
 	opts := pgstore.Options{Force: o.force, IsAncestor: src.repo.IsAncestor,
-		Unrelated: src.repo.Unrelated, ReplaceUnrelated: o.replaceUnrelated, Visibility: o.visibility}
+		Unrelated: src.repo.Unrelated, ReplaceUnrelated: o.replaceUnrelated, Visibility: visibility}
 	if o.orgScopeSet {
 		opts.OrgScope = map[bool]string{true: "on", false: "off"}[o.orgScope]
 	}
