@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/kbqdev/kbq/artifact"
@@ -99,11 +98,8 @@ func (w *withOrg) Documents() ([]artifact.Document, error) {
 
 // Text reads a document from its artifact.
 func (w *withOrg) Text(ctx context.Context, d artifact.Document) (string, string, error) {
-	for _, o := range w.orgs {
-		if rest, ok := strings.CutPrefix(d.Path, o.Name+":"); ok {
-			d.Path = rest
-			return o.Index.Text(ctx, d)
-		}
+	if front, body, ok, err := partText(ctx, w.orgs, d); ok {
+		return front, body, err
 	}
 	return w.repo.Index.Text(ctx, d)
 }

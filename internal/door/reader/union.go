@@ -249,13 +249,23 @@ func (j *joined) Documents() ([]artifact.Document, error) {
 
 // Text reads a document of Documents from its artifact.
 func (j *joined) Text(ctx context.Context, d artifact.Document) (string, string, error) {
-	for _, p := range j.parts {
-		if rest, ok := strings.CutPrefix(d.Path, p.Name+":"); ok {
-			d.Path = rest
-			return p.Index.Text(ctx, d)
-		}
+	if front, body, ok, err := partText(ctx, j.parts, d); ok {
+		return front, body, err
 	}
 	return "", "", fmt.Errorf("%s names no repository read", d.Path)
+}
+
+// partText reads d, whose path is PART:PATH, from the artifact of parts
+// it names; ok is false when it names none.
+func partText(ctx context.Context, parts []query.Part, d artifact.Document) (front, body string, ok bool, err error) {
+	for _, p := range parts {
+		if rest, named := strings.CutPrefix(d.Path, p.Name+":"); named {
+			d.Path = rest
+			front, body, err = p.Index.Text(ctx, d)
+			return front, body, true, err
+		}
+	}
+	return "", "", false, nil
 }
 
 // Header is the first artifact's, with every artifact's retired
