@@ -399,7 +399,7 @@ func TestGitHubAction(t *testing.T) {
 			if tc.fork {
 				headRepo = "someone/repo"
 			}
-			event := map[string]any{"repository": map[string]any{"default_branch": "main"}}
+			event := map[string]any{"repository": map[string]any{"default_branch": "main", "visibility": "internal"}}
 			if tc.event == "pull_request" {
 				event["pull_request"] = map[string]any{"number": 7, "base": map[string]any{"sha": base},
 					"head": map[string]any{"sha": head, "repo": map[string]any{"full_name": headRepo}}}
@@ -462,11 +462,11 @@ func TestGitHubAction(t *testing.T) {
 				t.Errorf("a push wrote a summary:\n%s", report)
 			}
 			if db != "" {
-				out, err := exec.Command("psql", db, "-tA", "-c", "SELECT name || ' ' || commit FROM kbq_repo").CombinedOutput()
+				out, err := exec.Command("psql", db, "-tA", "-c", "SELECT name || ' ' || commit || ' ' || visibility FROM kbq_repo").CombinedOutput()
 				published := strings.TrimSpace(string(out))
 				switch {
-				case tc.ref == "refs/heads/main" && (err != nil || published != "github.com/org/repo "+head):
-					t.Errorf("a push to main published %q (%v), want github.com/org/repo %s", published, err, head)
+				case tc.ref == "refs/heads/main" && (err != nil || published != "github.com/org/repo "+head+" internal"):
+					t.Errorf("a push to main published %q (%v), want github.com/org/repo %s internal", published, err, head)
 				case tc.ref != "refs/heads/main" && err == nil && published != "":
 					t.Errorf("a push to another branch published %q", published)
 				}
