@@ -538,20 +538,23 @@ func (t *served) acquire(who *access.Principal) (reader.Backend, func(), error) 
 	if len(parts) == 0 {
 		return nil, nil, errNothingPermitted
 	}
+	t.mu.RLock()
+	b := t.current[key.String()]
+	t.mu.RUnlock()
+	if b != nil && b.Of(parts) {
+		return b, release, nil
+	}
+	b, err := reader.NewArtifacts(parts)
+	if err != nil {
+		release()
+		return nil, nil, err
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	b := t.current[key.String()]
-	if b == nil || !b.Of(parts) {
-		var err error
-		if b, err = reader.NewArtifacts(parts); err != nil {
-			release()
-			return nil, nil, err
-		}
-		if t.current == nil || len(t.current) >= maxServedSets {
-			t.current = map[string]*reader.Artifacts{}
-		}
-		t.current[key.String()] = b // several's documents are gathered once, not at every request
+	if t.current == nil || len(t.current) >= maxServedSets {
+		t.current = map[string]*reader.Artifacts{}
 	}
+	t.current[key.String()] = b // several's documents are gathered once, not at every request
 	return b, release, nil
 }
 
