@@ -1,0 +1,130 @@
+// Command membench runs kbq's agent-memory benchmark (internal/membench):
+// it generates the projects' histories from -seed, compiles each into an
+// artifact, asks every question in the modes of -modes and prints the
+// metrics per category. Semantic and hybrid modes embed with the local
+// model in -model (an all-MiniLM-L6-v2 directory), built and queried as
+// kbc and kbq do.
+//
+//	go run ./bench/membench -model ~/.cache/kbq-ci/models/all-MiniLM-L6-v2
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/compiler"
+	"github.com/kbqdev/kbq/embedding"
+	"github.com/kbqdev/kbq/internal/membench"
+	"github.com/kbqdev/kbq/internal/testkb"
+	"github.com/kbqdev/kbq/query"
+)
+
+func main() {
+	seed := flag.Uint64("seed", 48, "the generator's seed")
+	projects := flag.Int("projects", 5, "projects")
+	per := flag.Int("questions", 40, "questions a project")
+	model := flag.String("model", os.Getenv("KBQ_TEST_MODEL"), "the model `DIR` for semantic and hybrid modes (default $KBQ_TEST_MODEL)")
+	modes := flag.String("modes", "lexical,semantic,hybrid", "the modes to run, comma-separated")
+	dump := flag.String("dump", "", "write the projects' files under `DIR` too")
+	flag.Parse()
+	if err := run(*seed, *projects, *per, *model, strings.Split(*modes, ","), *dump); err != nil {
+		fmt.Fprintln(os.Stderr, "membench:", err)
+		os.Exit(1)
+	}
+}
+
+type localEmbedder struct{ e *embedding.Encoder }
+
+func (l localEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return l.e.Embed(ctx, texts)
+}
+
+func (l localEmbedder) Identity() artifact.Embeddings {
+	i := l.e.Info()
+	return artifact.Embeddings{Provider: i.Provider, Model: i.Model, Hash: i.Hash, Dims: i.Dims}
+}
+
+func run(seed uint64, projects, per int, model string, modes []string, dump string) error {
+	ctx := context.Background()
+	b := membench.Generate(seed, projects, per)
+	var enc *embedding.Encoder
+	if model != "" {
+		var err error
+		if enc, err = embedding.Load(model); err != nil {
+			return err
+		}
+	}
+	tmp, err := os.MkdirTemp("", "membench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	indexes := map[string]*query.Index{}
+	memories := 0
+	for _, p := range b.Projects {
+		files := testkb.Files{}
+		for path, text := range p.Files {
+			files[path] = text
+			if strings.Contains(path, "/memories/") {
+				memories++
+			}
+			if dump != "" {
+				full := dump + "/" + p.Name + "/" + path
+				os.MkdirAll(full[:strings.LastIndex(full, "/")], 0o755)
+				os.WriteFile(full, []byte(text), 0o644)
+			}
+		}
+		opts := compiler.BuildOptions{Out: tmp + "/" + p.Name}
+		if enc != nil {
+			opts.Embedder = localEmbedder{enc}
+		}
+		if _, err := compiler.Build(ctx, files, opts); err != nil {
+			return fmt.Errorf("%s: %w", p.Name, err)
+		}
+		ix, err := query.Open(opts.Out)
+		if err != nil {
+			return err
+		}
+		defer ix.Close()
+		indexes[p.Name] = ix
+	}
+	fmt.Printf("%d projects, %d memories, %d questions (seed %d)\n\n", len(b.Projects), memories, len(b.Questions), seed)
+	for _, mode := range modes {
+		if mode != query.ModeLexical && enc == nil {
+			fmt.Printf("%s: no model (-model DIR): not run\n\n", mode)
+			continue
+		}
+		search := func(project, q string) ([]string, error) {
+			req := query.Request{Query: q, N: 10, Mode: mode}
+			if mode != query.ModeLexical {
+				v, err := enc.Embed(ctx, []string{q})
+				if err != nil {
+					return nil, err
+				}
+				req.Vector = v[0]
+			}
+			resp, err := indexes[project].Search(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			var out []string
+			for _, r := range resp.Results {
+				out = append(out, r.Path)
+			}
+			return out, nil
+		}
+		r, err := membench.Evaluate(b.Questions, search)
+		if err != nil {
+			return err
+		}
+		if err := r.Write(os.Stdout, mode); err != nil {
+			return err
+		}
+		fmt.Println()
+	}
+	return nil
+}

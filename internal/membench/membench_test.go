@@ -1,0 +1,98 @@
+package membench
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/kbqdev/kbq/compiler"
+	"github.com/kbqdev/kbq/internal/testkb"
+	"github.com/kbqdev/kbq/query"
+)
+
+// searcher builds every project of b and searches them by words.
+func searcher(t *testing.T, b *Bench, mode string) Searcher {
+	t.Helper()
+	indexes := map[string]*query.Index{}
+	for _, p := range b.Projects {
+		files := testkb.Files{}
+		for path, text := range p.Files {
+			files[path] = text
+			if d := compiler.Validate(path, []byte(text)); d.Errors() > 0 {
+				t.Fatalf("%s/%s: %v\n%s", p.Name, path, d, text)
+			}
+		}
+		ix, err := query.Open(testkb.Build(t, files))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ix.Close() })
+		indexes[p.Name] = ix
+	}
+	return func(project, q string) ([]string, error) {
+		resp, err := indexes[project].Search(context.Background(), query.Request{Query: q, N: 10, Mode: mode})
+		if err != nil {
+			return nil, err
+		}
+		var out []string
+		for _, r := range resp.Results {
+			out = append(out, r.Path)
+		}
+		return out, nil
+	}
+}
+
+// The generator is deterministic, its histories compile, and every
+// question names sources that exist.
+func TestGenerate(t *testing.T) {
+	a, b := Generate(7, 2, 16), Generate(7, 2, 16)
+	if len(a.Questions) != 32 || len(a.Projects) != 2 {
+		t.Fatalf("%d questions of %d projects", len(a.Questions), len(a.Projects))
+	}
+	for i := range a.Projects {
+		for path, text := range a.Projects[i].Files {
+			if b.Projects[i].Files[path] != text {
+				t.Fatalf("%s differs between two runs of one seed", path)
+			}
+		}
+	}
+	for _, q := range a.Questions {
+		var files map[string]string
+		for _, p := range a.Projects {
+			if p.Name == q.Project {
+				files = p.Files
+			}
+		}
+		for _, p := range append(q.Required, q.Harmful...) {
+			if _, ok := files[p]; !ok {
+				t.Errorf("%s names %s, which %s lacks", q.ID, p, q.Project)
+			}
+		}
+		if (q.Category == Unanswerable) != (len(q.Required) == 0) {
+			t.Errorf("%s: %s with %d required sources", q.ID, q.Category, len(q.Required))
+		}
+	}
+}
+
+// A small run: kbq's lexical search on two projects, each metric above
+// the floor it reached when written, so that ranking changes that make
+// memory answers worse fail here.
+func TestSmallRun(t *testing.T) {
+	b := Generate(11, 2, 40)
+	r, err := Evaluate(b.Questions, searcher(t, b, query.ModeLexical))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	r.Write(&out, "lexical")
+	t.Logf("\n%s", out.String())
+	for name, floor := range map[string][2]float64{
+		"recall@10": {r.All.Recall10, 0.9},
+		"MRR":       {r.All.MRR, 0.7},
+		"stale":     {-r.All.Stale, -0.002},
+	} {
+		if floor[0] < floor[1] {
+			t.Errorf("%s %.3f, under its floor %.3f", name, floor[0], floor[1])
+		}
+	}
+}
