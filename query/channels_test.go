@@ -47,7 +47,7 @@ func TestFiltersBindEveryChannel(t *testing.T) {
 		vec, _ := embedder.Embed(context.Background(), []string{q})
 		var want []string
 		for _, mode := range []string{query.ModeLexical, query.ModeSemantic, query.ModeHybrid} {
-			resp, err := ix.Search(context.Background(), query.Request{Query: q, Vector: vec[0], Mode: mode, N: 10})
+			resp, err := ix.Search(context.Background(), query.Request{Query: q, Vector: vec[0], Mode: mode, N: 10, Floor: query.FloorOff})
 			if err != nil {
 				t.Fatalf("%s %q: %v", mode, q, err)
 			}

@@ -288,7 +288,40 @@ type eval struct {
 	hasBar  bool
 	counted int
 	notes   []string
+	// idfs are the idf of each term scored, for what the query's words
+	// can score at most (ideal).
+	idfs map[string]float64
 	budget
+}
+
+// noteIDF records the idf of a term the query scores.
+func (ev *eval) noteIDF(term string, idf float64) {
+	if ev.idfs == nil {
+		ev.idfs = map[string]float64{}
+	}
+	ev.idfs[term] = max(ev.idfs[term], idf)
+}
+
+// ideal is the most the query's words can score in a chunk: the sum of
+// their idf, each fully saturated, counting of each OR's alternatives the
+// one that can score most.
+func (ev *eval) ideal(alternatives [][]string) float64 {
+	in := map[string]bool{}
+	var sum float64
+	for _, group := range alternatives {
+		best := 0.0
+		for _, t := range group {
+			in[t] = true
+			best = max(best, ev.idfs[t])
+		}
+		sum += best
+	}
+	for t, idf := range ev.idfs {
+		if !in[t] {
+			sum += idf
+		}
+	}
+	return sum
 }
 
 // note records something the user should know about how the query ran,
@@ -600,6 +633,7 @@ func (n textNode) match(ev *eval, scored bool) (*bitset.BitSet, error) {
 	}
 	if scored {
 		idf := n.times * IDF(ev.df(n, uint64(out.Count())), ev.chunks)
+		ev.noteIDF(n.term, idf)
 		for i, ok := out.NextSet(0); ok; i, ok = out.NextSet(i + 1) {
 			if tf := ev.tf[i]; tf > 0 {
 				ev.scores[i] += idf * saturate(tf, ev.ranking.K1)

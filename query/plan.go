@@ -23,6 +23,9 @@ type plan struct {
 	preferred  [][]string      // phrases that raise the score of chunks holding them
 	searched   map[string]bool // every distinct term searched for, within maxTerms
 	notes      []string        // what was left out to bound the query's cost
+	// alternatives are the terms of each OR: any one of them answers,
+	// for what the query's words can score at most (ideal).
+	alternatives [][]string
 }
 
 // admit returns the distinct terms of one clause that the query's budget
@@ -297,6 +300,11 @@ func (ix *Index) clauseNode(c syntax.Clause, an *artifact.Analyzer, pl *plan) no
 		}
 		pl.prefixes = append(pl.prefixes, sub.prefixes...)
 		pl.preferred = append(pl.preferred, sub.preferred...)
+		var group []string
+		for t := range sub.searched {
+			group = append(group, t)
+		}
+		pl.alternatives = append(append(pl.alternatives, group), sub.alternatives...)
 		if len(ns) == 0 {
 			return nil
 		}

@@ -60,6 +60,9 @@ type Request struct {
 	// Recency, when positive, is the half-life of a prior for recently
 	// changed documents (recency.go); off by default.
 	Recency time.Duration
+	// Floor scales the relevance floors (floor.go): 0 is the default,
+	// FloorOff keeps every result.
+	Floor float64
 	// HideTopics leaves out the documents of these topics, unless
 	// AllScopes or Scopes: a scope in force above this artifact's holds
 	// them (a repository's own, over an org scope's; Union sets it).
@@ -116,6 +119,13 @@ type Result struct {
 	Highlights [][2]int `json:"-"`
 	// Trimmed is set when Content was cut to fit the token budget.
 	Trimmed bool `json:"-"`
+	// Lexical is the chunk's score by words as a share of the most the
+	// query's words can score (the sum of their idf: every word matched,
+	// saturated); Similarity the cosine of its vector and the query's.
+	// Each is 0 when its channel did not find the chunk. The relevance
+	// floors are on them (floor.go).
+	Lexical    float64 `json:"-"`
+	Similarity float64 `json:"-"`
 
 	chunk int
 	depth int
@@ -159,6 +169,9 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 	notes := req.Notes
 	req.Notes = nil
 	resp, err := guarded(ix, func() (*Response, error) { return ix.searchDated(ctx, req) })
+	if err == nil {
+		applyFloor(resp, req.Floor, ix.similarityFloor())
+	}
 	if err == nil && len(notes) > 0 {
 		resp.Notes = append(slices.Clone(notes), resp.Notes...)
 	}
@@ -374,6 +387,14 @@ func (ix *Index) search(ctx context.Context, req Request) (*Response, error) {
 		}
 	}
 	total := resp.Total
+	ideal := ev.ideal(plan.alternatives)
+	for i := range resp.Results {
+		if ideal > 0 {
+			resp.Results[i].Lexical = max(resp.Results[i].Lexical, resp.Results[i].Score/ideal)
+		} else {
+			resp.Results[i].Lexical = 1 // filters alone: every match answers
+		}
+	}
 	resp.Notes = append(plan.notes, ev.notes...)
 	if len(resp.Results) > req.N {
 		resp.Results = resp.Results[:req.N]
@@ -730,6 +751,10 @@ func (ix *Index) rank(hits []hit, plan *plan, an *artifact.Analyzer, req Request
 		}
 		if n := plan.preferredHeld(h.body, h.Title, h.Heading, an); n > 0 {
 			h.Score *= 1 + phraseBonus*float64(n)
+			h.Lexical = 1 // it holds words the query quotes: it answers
+		}
+		if len(plan.phrases) > 0 {
+			h.Lexical = 1 // it holds the phrases the query requires
 		}
 		out.verified = append(out.verified, h)
 	}

@@ -424,6 +424,7 @@ func (ix *Index) searchSemantic(req Request, selected bool, cons constraints, k 
 		}
 		h.Channels = []string{ModeSemantic}
 		h.Content = string(h.body)
+		h.Similarity = h.Score
 		resp.Results = append(resp.Results, h.Result)
 	}
 	return resp, nil
@@ -511,6 +512,7 @@ func fuse(req Request, lex, sem *Response, ranking Ranking) *Response {
 				f.score += 2 * weight / float64(rrfK+rank+1)
 			}
 			f.Channels = append(f.Channels, r.Channels...)
+			f.Lexical, f.Similarity = max(f.Lexical, r.Lexical), max(f.Similarity, r.Similarity)
 		}
 	}
 	slices.SortStableFunc(all, func(a, b *fused) int {

@@ -76,6 +76,7 @@ func (ev *eval) compileTop(root node) (*topQuery, bool, error) {
 			return nil, false, err
 		}
 		t.idf = t.node.times * IDF(ev.df(t.node, n), ev.chunks)
+		ev.noteIDF(t.node.term, t.idf)
 		if t.required {
 			q.must++
 		}

@@ -161,7 +161,7 @@ func TestUnionHybrid(t *testing.T) {
 	for _, q := range []string{"deploy rollback", "billing invoice retry", "secret vault audit"} {
 		vec, _ := words.Embed(context.Background(), []string{q})
 		for _, mode := range []string{query.ModeHybrid, query.ModeSemantic} {
-			ranksAlike(t, u, one, query.Request{Query: q, N: 10, AllScopes: true, Mode: mode, Vector: vec[0]}, 1e-6)
+			ranksAlike(t, u, one, query.Request{Query: q, N: 10, AllScopes: true, Mode: mode, Vector: vec[0], Floor: query.FloorOff}, 1e-6)
 		}
 	}
 	odd, err := query.NewUnion([]query.Part{{Name: "a", Index: openVec(a, words)}, {Name: "b", Index: openVec(b, wordVectors{dims: 32})}})

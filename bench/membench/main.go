@@ -13,6 +13,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/kbqdev/kbq/artifact"
@@ -30,12 +31,19 @@ func main() {
 	model := flag.String("model", os.Getenv("KBQ_TEST_MODEL"), "the model `DIR` for semantic and hybrid modes (default $KBQ_TEST_MODEL)")
 	modes := flag.String("modes", "lexical,semantic,hybrid", "the modes to run, comma-separated")
 	dump := flag.String("dump", "", "write the projects' files under `DIR` too")
+	flag.Float64Var(&minScore, "min-score", 1, "scale the relevance floors (0: off), as kbq search --min-score")
+	flag.BoolVar(&calibrate, "calibrate", false, "print the relevance of the answers and of the best results of unanswerable questions, for the floors")
 	flag.Parse()
 	if err := run(*seed, *projects, *per, *model, strings.Split(*modes, ","), *dump); err != nil {
 		fmt.Fprintln(os.Stderr, "membench:", err)
 		os.Exit(1)
 	}
 }
+
+var (
+	calibrate bool
+	minScore  float64
+)
 
 type localEmbedder struct{ e *embedding.Encoder }
 
@@ -99,7 +107,10 @@ func run(seed uint64, projects, per int, model string, modes []string, dump stri
 			continue
 		}
 		search := func(project, q string) ([]string, error) {
-			req := query.Request{Query: q, N: 10, Mode: mode}
+			req := query.Request{Query: q, N: 10, Mode: mode, Floor: minScore}
+			if minScore == 0 {
+				req.Floor = query.FloorOff
+			}
 			if mode != query.ModeLexical {
 				v, err := enc.Embed(ctx, []string{q})
 				if err != nil {
@@ -117,6 +128,9 @@ func run(seed uint64, projects, per int, model string, modes []string, dump stri
 			}
 			return out, nil
 		}
+		if calibrate {
+			printRelevance(ctx, b, indexes, enc, mode)
+		}
 		r, err := membench.Evaluate(b.Questions, search)
 		if err != nil {
 			return err
@@ -127,4 +141,42 @@ func run(seed uint64, projects, per int, model string, modes []string, dump stri
 		fmt.Println()
 	}
 	return nil
+}
+
+// printRelevance prints the percentiles of the lexical share and the
+// similarity of the first result that answers each answerable question,
+// and of the first result of each unanswerable one.
+func printRelevance(ctx context.Context, b *membench.Bench, indexes map[string]*query.Index, enc *embedding.Encoder, mode string) {
+	var lexA, simA, lexU, simU []float64
+	for _, q := range b.Questions {
+		req := query.Request{Query: q.Text, N: 10, Mode: mode, Floor: query.FloorOff}
+		if mode != query.ModeLexical {
+			v, _ := enc.Embed(ctx, []string{q.Text})
+			req.Vector = v[0]
+		}
+		resp, err := indexes[q.Project].Search(ctx, req)
+		if err != nil || len(resp.Results) == 0 {
+			continue
+		}
+		if len(q.Required) == 0 {
+			lexU, simU = append(lexU, resp.Results[0].Lexical), append(simU, resp.Results[0].Similarity)
+			continue
+		}
+		for _, r := range resp.Results {
+			if slices.Contains(q.Required, r.Path) {
+				lexA, simA = append(lexA, r.Lexical), append(simA, r.Similarity)
+				break
+			}
+		}
+	}
+	pct := func(xs []float64) string {
+		if len(xs) == 0 {
+			return "-"
+		}
+		slices.Sort(xs)
+		at := func(p float64) float64 { return xs[int(p*float64(len(xs)-1))] }
+		return fmt.Sprintf("min %.3f p10 %.3f p50 %.3f p90 %.3f max %.3f", at(0), at(0.1), at(0.5), at(0.9), at(1))
+	}
+	fmt.Printf("%s relevance, answers: lexical %s\n                     similarity %s\n", mode, pct(lexA), pct(simA))
+	fmt.Printf("%s relevance, unanswerable best: lexical %s\n                                similarity %s\n", mode, pct(lexU), pct(simU))
 }

@@ -49,6 +49,8 @@ type Options struct {
 	Vectorize func(ctx context.Context, req *query.Request) error
 	// Recency is the half-life of the recency prior; 0 for none.
 	Recency time.Duration
+	// Floor scales the relevance floors, as query.Request.Floor.
+	Floor float64
 }
 
 // QueryScore is one query's metrics.
@@ -98,7 +100,7 @@ func Run(ctx context.Context, ix *query.Index, judgments []Judgment, opts Option
 		if positives == 0 {
 			continue
 		}
-		req := query.Request{Query: j.Query, N: opts.Depth, MaxTokens: query.NoTokenLimit, Dir: j.Dir, AllScopes: j.AllScopes, Mode: opts.Mode, Recency: opts.Recency}
+		req := query.Request{Query: j.Query, N: opts.Depth, MaxTokens: query.NoTokenLimit, Dir: j.Dir, AllScopes: j.AllScopes, Mode: opts.Mode, Recency: opts.Recency, Floor: opts.Floor}
 		if opts.Vectorize != nil {
 			if err := opts.Vectorize(ctx, &req); err != nil {
 				return nil, err

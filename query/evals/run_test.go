@@ -9,6 +9,7 @@ import (
 
 	"github.com/kbqdev/kbq/internal/querytest"
 	"github.com/kbqdev/kbq/internal/testkb"
+	"github.com/kbqdev/kbq/query"
 	"github.com/kbqdev/kbq/query/evals"
 )
 
@@ -58,7 +59,7 @@ func TestReadBEIRAndEvaluate(t *testing.T) {
 	if err != nil || len(js) != 2 {
 		t.Fatalf("judgments %v, %v", js, err)
 	}
-	res, err := evals.Run(context.Background(), ix, js, evals.Options{DocID: "stem"})
+	res, err := evals.Run(context.Background(), ix, js, evals.Options{DocID: "stem", Floor: query.FloorOff})
 	if err != nil {
 		t.Fatal(err)
 	}

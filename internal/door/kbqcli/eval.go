@@ -24,18 +24,19 @@ import (
 )
 
 type evalOptions struct {
-	index   string
-	beir    bool
-	docID   string
-	minNDCG float64
-	json    bool
-	worst   int
-	k1, b   float64
-	mode    string
-	fusion  string
-	weight  float64
-	recency string
-	rweight float64
+	index    string
+	beir     bool
+	docID    string
+	minNDCG  float64
+	json     bool
+	worst    int
+	k1, b    float64
+	mode     string
+	fusion   string
+	weight   float64
+	recency  string
+	minScore float64
+	rweight  float64
 }
 
 func newEvalCommand(s *cli.Streams) *cli.Command {
@@ -79,6 +80,7 @@ them by measurement.
 			&cli.FloatFlag{Name: "semantic-weight", Usage: "give the semantic ranking `W` (0 to 1) of a hybrid score", Value: query.DefaultSemanticWeight, Destination: &o.weight},
 			&cli.StringFlag{Name: "mode", Complete: cli.Values(query.Modes...), Usage: "search in `MODE`: hybrid, lexical or semantic (default: hybrid when the artifact has vectors)", Destination: &o.mode},
 			&cli.StringFlag{Name: "recency", Usage: "rank recently changed documents higher, with a half-life of `AGE` (90d, 12w, 6m, 1y), as kbq search --recency", Destination: &o.recency},
+			&cli.FloatFlag{Name: "min-score", Usage: "scale the relevance floors by `F`, as kbq search --min-score (1: the default; 0 keeps every result)", Value: 1, Destination: &o.minScore},
 			&cli.FloatFlag{Name: "recency-weight", Usage: "the share `W` (0 to 1) of a score the recency prior moves", Value: query.DefaultRecencyWeight, Destination: &o.rweight},
 		},
 		Action: func(c *cli.Context) error { return runEval(c, s, o) },
@@ -144,7 +146,7 @@ func runEval(c *cli.Context, s *cli.Streams, o *evalOptions) error {
 		return embedder.Vectorize(ctx, ix, req)
 	}
 	progress := cli.NewProgress(s, "evaluating")
-	res, err := evals.Run(c.Context, ix, judgments, evals.Options{DocID: o.docID, Progress: progress.Update, Mode: o.mode, Vectorize: vectorize, Recency: recency})
+	res, err := evals.Run(c.Context, ix, judgments, evals.Options{DocID: o.docID, Progress: progress.Update, Mode: o.mode, Vectorize: vectorize, Recency: recency, Floor: floorOf(o.minScore)})
 	progress.Done()
 	if err != nil {
 		return err
@@ -251,4 +253,12 @@ func truncate(s string, n int) string {
 		return string(r[:n]) + "…"
 	}
 	return s
+}
+
+// floorOf is --min-score as query.Request.Floor: 0 turns the floors off.
+func floorOf(minScore float64) float64 {
+	if minScore <= 0 {
+		return query.FloorOff
+	}
+	return minScore
 }

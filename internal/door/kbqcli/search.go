@@ -26,6 +26,7 @@ type searchOptions struct {
 	chunks    bool
 	mode      string
 	recency   string
+	minScore  float64
 	out       formatFlags
 }
 
@@ -94,6 +95,7 @@ EXAMPLES:
 			&cli.BoolFlag{Name: "include-superseded", Usage: "keep documents another supersedes, or that are deprecated", Destination: &o.retired},
 			&cli.StringFlag{Name: "recency", Usage: "rank recently changed documents higher, with a half-life of `AGE` (90d, 12w, 6m, 1y)", Destination: &o.recency},
 			&cli.BoolFlag{Name: "chunks", Usage: "show every matching chunk, not each document's best", Destination: &o.chunks},
+			&cli.FloatFlag{Name: "min-score", Usage: "scale the relevance floors by `F`: results that match too weakly are left out, and a query nothing answers gets none (1: the default; 0 keeps every result)", Value: 1, Destination: &o.minScore},
 			&cli.StringFlag{Name: "mode", Complete: cli.Values(query.Modes...), Usage: "rank by `MODE`: hybrid (words and meaning, the default with vectors), lexical (words) or semantic (meaning)", Destination: &o.mode},
 		), o.out.flags()...),
 		Action: func(c *cli.Context) error { return runSearch(c, s, o) },
@@ -129,6 +131,12 @@ func runSearch(c *cli.Context, s *cli.Streams, o *searchOptions) error {
 		Query: q, N: o.n, MaxTokens: maxTokens, AllScopes: o.allScopes, Chunks: o.chunks, IncludeSuperseded: o.retired,
 		Kinds: c.StringSlice("kind"), Tags: c.StringSlice("tag"), Scopes: c.StringSlice("scope"), Mode: o.mode,
 		Recency: recency,
+	}
+	if c.IsSet("min-score") {
+		if o.minScore < 0 {
+			return cli.Usagef("--min-score %g: want 0 (keep every result) or more", o.minScore)
+		}
+		req.Floor = floorOf(o.minScore)
 	}
 	ix, err := open(s, &o.src)
 	if err != nil {
@@ -196,7 +204,7 @@ func writeSearch(s *cli.Streams, o *searchOptions, resp *query.Response, format 
 		fmt.Fprintf(s.Err, "kbq: results trimmed to fit --max-tokens %d\n", o.maxTokens)
 	}
 	if len(resp.Results) == 0 {
-		fmt.Fprintf(s.Err, "kbq: no results for %q\n", q)
+		fmt.Fprintf(s.Err, "kbq: no knowledge matches %q\n", q)
 		if resp.Elsewhere > 0 {
 			fmt.Fprintf(s.Err, "kbq: %d %s in scopes not in force here: search them with --all-scopes, or name one with --scope\n",
 				resp.Elsewhere, plural(resp.Elsewhere, "chunk matches", "chunks match"))

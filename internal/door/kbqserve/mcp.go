@@ -89,6 +89,8 @@ type searchArgs struct {
 	Chunks            bool   `json:"chunks,omitempty" jsonschema:"return every matching chunk, not only each document's best"`
 	Mode              string `json:"mode,omitempty" jsonschema:"rank by hybrid (words and meaning: the default when the knowledge base has vectors), lexical (words) or semantic (meaning)"`
 	Recency           string `json:"recency,omitempty" jsonschema:"rank recently changed documents higher, with this half-life: 90d, 12w, 6m or 1y (off by default)"`
+	// MinScore scales the relevance floors; nil is the default.
+	MinScore *float64 `json:"min_score,omitempty" jsonschema:"scale the relevance floors: results matching too weakly are left out, and a question nothing answers gets none (1 by default; 0 keeps every result)"`
 }
 
 type getArgs struct {
@@ -249,6 +251,15 @@ func (t *served) searchRequest(in searchArgs) (query.Request, error) {
 		return query.Request{}, err
 	}
 	req := query.Request{Query: q, N: in.N, MaxTokens: in.MaxTokens, Dir: dir, AllScopes: in.AllScopes, Chunks: in.Chunks, Mode: in.Mode, IncludeSuperseded: in.IncludeSuperseded}
+	if in.MinScore != nil {
+		if *in.MinScore < 0 {
+			return query.Request{}, fmt.Errorf("%w: min_score must be 0 or more", errArgs)
+		}
+		req.Floor = query.FloorOff
+		if *in.MinScore > 0 {
+			req.Floor = *in.MinScore
+		}
+	}
 	if in.Recency != "" {
 		if req.Recency, err = query.ParseHalfLife(in.Recency); err != nil {
 			return query.Request{}, fmt.Errorf("%w: %w", errArgs, err)

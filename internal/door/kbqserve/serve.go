@@ -339,6 +339,14 @@ func (a *httpAPI) search(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
+	if v := q.Get("min_score"); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			fail(w, fmt.Errorf("%w: min_score=%q is not a number", errArgs, v))
+			return
+		}
+		in.MinScore = &f
+	}
 	if q.Has("n") && in.N < 1 {
 		fail(w, fmt.Errorf("%w: n must be between 1 and %d", errArgs, maxResults))
 		return
