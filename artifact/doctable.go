@@ -31,7 +31,8 @@ import (
 const DocumentsFile = "documents"
 
 // tableWriter appends the document table's values, of a table of
-// version (2 for documentsMagic, 1 for documentsMagicV1), to b.
+// version (3 for documentsMagic, 2 for documentsMagicV2, 1 for
+// documentsMagicV1), to b.
 type tableWriter struct {
 	b       []byte
 	version int
@@ -225,16 +226,19 @@ func (r *tableReader) fail() {
 
 // EncodeDocuments returns the document table of docs and attachments.
 func EncodeDocuments(docs []Document, attachments []string) []byte {
-	return encodeDocuments(docs, attachments, 2)
+	return encodeDocuments(docs, attachments, 3)
 }
 
 // encodeDocuments writes a table of version: an older one for the tests
 // that read it.
 func encodeDocuments(docs []Document, attachments []string, version int) []byte {
 	w := tableWriter{b: make([]byte, 0, 64+len(docs)*160), version: version}
-	if version == 1 {
+	switch version {
+	case 1:
 		w.b = append(w.b, documentsMagicV1...)
-	} else {
+	case 2:
+		w.b = append(w.b, documentsMagicV2...)
+	default:
 		w.b = append(w.b, documentsMagic...)
 	}
 	w.uint(uint64(len(docs)))
@@ -251,6 +255,8 @@ func DecodeDocuments(data []byte) (docs []Document, attachments []string, err er
 	if len(data) >= len(documentsMagic) {
 		switch string(data[:len(documentsMagic)]) {
 		case documentsMagic:
+			version = 3
+		case documentsMagicV2:
 			version = 2
 		case documentsMagicV1:
 			version = 1

@@ -19,6 +19,9 @@ func (w *tableWriter) document(d *Document) {
 	w.str(d.Expires)
 	w.str(d.Status)
 	w.strs(d.Supersedes)
+	if w.version >= 3 {
+		w.strs(d.Contradicts)
+	}
 	w.strMap(d.Meta)
 	w.int(int64(d.Chunks))
 	if w.version >= 2 {
@@ -46,6 +49,9 @@ func (r *tableReader) document(d *Document) {
 	d.Expires = r.str()
 	d.Status = r.str()
 	d.Supersedes = r.strs()
+	if r.version >= 3 {
+		d.Contradicts = r.strs()
+	}
 	d.Meta = r.strMap()
 	d.Chunks = int(r.int())
 	if r.version >= 2 {

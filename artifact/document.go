@@ -30,6 +30,10 @@ type Document struct {
 	// Supersedes lists the documents it replaces, as written: topic keys
 	// or memory:ID.
 	Supersedes []string `json:"supersedes,omitempty"`
+	// Contradicts lists the documents it disputes, as written: topic keys
+	// or memory:ID. Both stay searchable, marked disputed, until one is
+	// superseded.
+	Contradicts []string `json:"contradicts,omitempty" table:"3"`
 	// Meta holds the values of the registry's Meta keys the document sets
 	// (knowledge.MetaKeys), by key.
 	Meta map[string]string `json:"meta,omitempty"`

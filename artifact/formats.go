@@ -38,13 +38,16 @@ const (
 	//	9  Meta keys (owner) stored and filtered on
 	//	10 the headings of context documents, as the markdown parser reads
 	//	   them; a chunk merged from sections that share no heading names each
-	DocumentLayout = 10
+	//	11 contradicts
+	DocumentLayout = 11
 
 	// documentsMagic starts a document table.
 	//
 	//	KBQDOC01  the first table
 	//	KBQDOC02  and the headings of context documents (Document.Headings)
-	documentsMagic   = "KBQDOC02"
+	//	KBQDOC03  and the documents each disputes (Document.Contradicts)
+	documentsMagic   = "KBQDOC03"
+	documentsMagicV2 = "KBQDOC02"
 	documentsMagicV1 = "KBQDOC01"
 
 	// vectorsMagic starts a vectors file; readers still take the older

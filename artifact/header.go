@@ -59,6 +59,8 @@ func decodeHeader(data []byte, m *Manifest) int {
 			m.Retired, ok = s.strMap(m.Retired)
 		case "statuses":
 			m.Statuses, ok = s.strMap(m.Statuses)
+		case "disputed":
+			m.Disputed, ok = s.listMap(m.Disputed)
 		case "embeddings":
 			if s.null() {
 				m.Embeddings, ok = nil, true
@@ -220,6 +222,22 @@ func (s *jsonScanner) strMap(out map[string]string) (map[string]string, bool) {
 	}
 	ok := s.object(func(key string) bool {
 		v, ok := s.str()
+		out[key] = v
+		return ok
+	})
+	return out, ok
+}
+
+// listMap reads an object of string lists into out, or null as nil.
+func (s *jsonScanner) listMap(out map[string][]string) (map[string][]string, bool) {
+	if s.null() {
+		return nil, true
+	}
+	if out == nil {
+		out = map[string][]string{}
+	}
+	ok := s.object(func(key string) bool {
+		v, ok := s.list()
 		out[key] = v
 		return ok
 	})

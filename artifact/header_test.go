@@ -30,6 +30,7 @@ func headers() []Manifest {
 		Embeddings: &Embeddings{Provider: "openai", Model: "m", Hash: "h", URL: "http://127.0.0.1:8080/v1",
 			Dims: 384, Quantization: "int8"},
 		Documents: []Document{{Path: "a.md", Importance: &importance}},
+		Disputed:  map[string][]string{".kb/a.md": {".kb/b.md"}, ".kb/b.md": {".kb/a.md"}},
 	}
 	empty := Manifest{Format: Format, FormatVersion: FormatVersion, Analysis: DefaultAnalysis,
 		Counts: Counts{ByKind: map[string]int{}, Shadowing: []string{}}, Fields: map[string]FieldStats{}}

@@ -73,6 +73,10 @@ type Manifest struct {
 	// status is deprecated or superseded, to the path of the document that
 	// supersedes it ("" for none): search and context leave them out.
 	Retired map[string]string `json:"retired,omitempty"`
+	// Disputed maps the path of each document that disputes another
+	// (contradicts:), or that another disputes, neither superseded, to
+	// the paths of those it is in dispute with.
+	Disputed map[string][]string `json:"disputed,omitempty"`
 	// Statuses maps the path of each document whose own status is not
 	// active to it: draft, deprecated or superseded.
 	Statuses map[string]string `json:"statuses,omitempty"`

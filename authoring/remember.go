@@ -53,6 +53,9 @@ type MemoryOptions struct {
 	// memory:ID, each of which must exist in the scope or one enclosing
 	// it. Search and context leave them out once it is built.
 	Supersedes []string
+	// Contradicts names the documents the memory disputes, as Supersedes
+	// does; both stay searchable, marked disputed.
+	Contradicts []string
 }
 
 // Remember writes text as a new memory of the scope rooted at scopeDir,
@@ -91,6 +94,11 @@ func Remember(scopeDir, text string, opts MemoryOptions) (string, error) {
 	for _, target := range opts.Supersedes {
 		if !Exists(opts.Root, scopeDir, target) {
 			return "", fmt.Errorf("%w: it supersedes %s, which is not in this scope or one enclosing it (give a topic key such as deploy/steps, or memory:ID)", ErrMemoryText, target)
+		}
+	}
+	for _, target := range opts.Contradicts {
+		if !Exists(opts.Root, scopeDir, target) {
+			return "", fmt.Errorf("%w: it contradicts %s, which is not in this scope or one enclosing it (give a topic key such as deploy/steps, or memory:ID)", ErrMemoryText, target)
 		}
 	}
 	if opts.Now.IsZero() {
@@ -166,12 +174,13 @@ func memoryFile(id int, text string, opts MemoryOptions) ([]byte, error) {
 		}
 	}
 	fm := struct {
-		ID         int       `yaml:"id"`
-		Created    time.Time `yaml:"created"`
-		Tags       []string  `yaml:"tags,omitempty,flow"`
-		Source     string    `yaml:"source"`
-		Supersedes []string  `yaml:"supersedes,omitempty,flow"`
-	}{id, opts.Now.Truncate(time.Second), tags, opts.Source, opts.Supersedes}
+		ID          int       `yaml:"id"`
+		Created     time.Time `yaml:"created"`
+		Tags        []string  `yaml:"tags,omitempty,flow"`
+		Source      string    `yaml:"source"`
+		Supersedes  []string  `yaml:"supersedes,omitempty,flow"`
+		Contradicts []string  `yaml:"contradicts,omitempty,flow"`
+	}{id, opts.Now.Truncate(time.Second), tags, opts.Source, opts.Supersedes, opts.Contradicts}
 	head, err := yaml.Marshal(fm)
 	if err != nil {
 		return nil, err

@@ -336,6 +336,7 @@ func (b *indexBuild) manifest(docs []artifact.Document, attachments []string) *a
 	}
 	m.Counts.Shadowing = slices.Sorted(maps.Keys(shadowing))
 	m.Retired = checks.Retired(docs)
+	m.Disputed = checks.Disputed(docs, m.Retired)
 	for _, d := range docs {
 		if d.Status != "" {
 			if m.Statuses == nil {

@@ -81,7 +81,9 @@ func Check(ctx context.Context, src Source, opts CheckOptions) (*CheckResult, er
 		return nil, err
 	}
 	cross, _ := checks.Cross(facts, l.attachments, opts.budgets())
-	cross = append(cross, checks.Supersession(superseders(l, facts, nil))...)
+	sup := superseders(l, facts, nil)
+	cross = append(cross, checks.Supersession(sup)...)
+	cross = append(cross, checks.Disputes(sup)...)
 	for _, d := range cross {
 		if selected(d.Path) {
 			res.Diagnostics = append(res.Diagnostics, d)

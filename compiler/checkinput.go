@@ -22,7 +22,7 @@ func factsOf(d *document, display string) checks.Facts {
 	f := checks.Facts{Path: d.Path, Display: display, Scope: d.Scope, Kind: d.Kind, Blob: d.Blob,
 		ID: d.meta.id, IDLine: d.meta.idLine, IDCol: d.meta.idCol,
 		Attachment: d.meta.attachment, AttLine: d.meta.attLine, AttCol: d.meta.attCol,
-		Supersedes: d.meta.supersedes}
+		Supersedes: d.meta.supersedes, Contradicts: d.meta.contradicts, Status: d.meta.status}
 	if d.src != nil {
 		f.BodyBytes = len(bytes.TrimSpace(d.src.Data[d.body:]))
 	}
@@ -34,8 +34,8 @@ func factsOf(d *document, display string) checks.Facts {
 // references; what was not, from the previous artifact's documents (prev,
 // by path; nil for none), a memory's id else from its file name.
 func superseders(l *listing, facts []checks.Facts, prev map[string]artifact.Document) []checks.Superseder {
-	if !slices.ContainsFunc(facts, func(f checks.Facts) bool { return len(f.Supersedes) > 0 }) &&
-		!slices.ContainsFunc(slices.Collect(maps.Values(prev)), func(d artifact.Document) bool { return len(d.Supersedes) > 0 }) {
+	if !slices.ContainsFunc(facts, func(f checks.Facts) bool { return len(f.Supersedes)+len(f.Contradicts) > 0 }) &&
+		!slices.ContainsFunc(slices.Collect(maps.Values(prev)), func(d artifact.Document) bool { return len(d.Supersedes)+len(d.Contradicts) > 0 }) {
 		return nil // nothing supersedes anything: nothing to check
 	}
 	read := make(map[string]checks.Facts, len(facts))
@@ -46,11 +46,14 @@ func superseders(l *listing, facts []checks.Facts, prev map[string]artifact.Docu
 	for _, c := range l.docs {
 		s := checks.Superseder{Path: c.path, Display: c.display, Scope: c.loc.Scope, Kind: c.loc.Kind, Topic: c.loc.Topic}
 		if f, ok := read[c.path]; ok {
-			s.ID, s.Refs = f.ID, f.Supersedes
+			s.ID, s.Refs, s.Disputes, s.Status = f.ID, f.Supersedes, f.Contradicts, f.Status
 		} else if p, ok := prev[c.path]; ok {
-			s.ID = p.ID
+			s.ID, s.Status = p.ID, p.Status
 			for _, t := range p.Supersedes {
 				s.Refs = append(s.Refs, checks.Ref{Text: t})
+			}
+			for _, t := range p.Contradicts {
+				s.Disputes = append(s.Disputes, checks.Ref{Text: t})
 			}
 		}
 		if s.ID == 0 && s.Kind == knowledge.KindMemory {

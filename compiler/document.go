@@ -208,6 +208,9 @@ func (d *document) fromMeta() {
 	for _, r := range d.meta.supersedes {
 		d.Supersedes = append(d.Supersedes, r.Text)
 	}
+	for _, r := range d.meta.contradicts {
+		d.Contradicts = append(d.Contradicts, r.Text)
+	}
 	d.Tags = d.meta.tags
 	d.Source = d.meta.source
 	d.Meta = d.meta.extra

@@ -175,12 +175,14 @@ func (b *indexBuild) assemble(ctx context.Context, l *listing) (*artifact.Manife
 	if b.prev != nil {
 		prevDocs = make(map[string]artifact.Document)
 		for p, d := range b.prev.docs {
-			if len(d.Supersedes) > 0 || d.Kind == knowledge.KindMemory {
+			if len(d.Supersedes)+len(d.Contradicts) > 0 || d.Status != "" || d.Kind == knowledge.KindMemory {
 				prevDocs[p] = *d // what the check needs: references and ids
 			}
 		}
 	}
-	cross = append(cross, checks.Supersession(superseders(l, b.facts, prevDocs))...)
+	sup := superseders(l, b.facts, prevDocs)
+	cross = append(cross, checks.Supersession(sup)...)
+	cross = append(cross, checks.Disputes(sup)...)
 	b.facts = nil
 	b.res.Diagnostics = append(b.res.Diagnostics, cross...)
 	if b.res.Diagnostics.Errors() > 0 && !b.opts.KeepGoing {

@@ -35,7 +35,9 @@ type meta struct {
 	// reviewed when a person last checked it.
 	status     string
 	supersedes []ref
-	reviewed   time.Time
+	// contradicts the documents it disputes.
+	contradicts []ref
+	reviewed    time.Time
 	// extra holds the values of the registry's Meta keys.
 	extra map[string]string
 }
@@ -51,6 +53,7 @@ type check func(v *yaml.Node, m *meta, r reporter)
 var keyChecks = map[string]check{
 	"status":      checkStatus,
 	"supersedes":  checkSupersedes,
+	"contradicts": checkContradicts,
 	"reviewed":    checkReviewed,
 	"version":     checkVersion,
 	"updated":     checkISOTime,
@@ -266,6 +269,16 @@ func checkStatus(v *yaml.Node, m *meta, r reporter) {
 }
 
 func checkSupersedes(v *yaml.Node, m *meta, r reporter) {
+	m.supersedes = append(m.supersedes, refs(v, r)...)
+}
+
+func checkContradicts(v *yaml.Node, m *meta, r reporter) {
+	m.contradicts = append(m.contradicts, refs(v, r)...)
+}
+
+// refs reads a topic key or memory:ID, or a list of them.
+func refs(v *yaml.Node, r reporter) []ref {
+	var out []ref
 	items := []*yaml.Node{v}
 	if v.Kind == yaml.SequenceNode {
 		items = v.Content
@@ -276,8 +289,9 @@ func checkSupersedes(v *yaml.Node, m *meta, r reporter) {
 			r(item.Line, item.Column, Error, "must be a topic key such as deploy/steps or memory:ID, or a list of them, not "+describeNode(item))
 			continue
 		}
-		m.supersedes = append(m.supersedes, ref{Text: strings.TrimSpace(item.Value), Line: item.Line, Col: item.Column})
+		out = append(out, ref{Text: strings.TrimSpace(item.Value), Line: item.Line, Col: item.Column})
 	}
+	return out
 }
 
 func checkReviewed(v *yaml.Node, m *meta, r reporter) {

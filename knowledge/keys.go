@@ -48,6 +48,7 @@ var keys = []Key{
 	{Name: "tags", Type: TextList, Doc: "labels that tag:x filters match"},
 	{Name: "status", Type: Status, Doc: "active, draft, deprecated or superseded; deprecated and superseded documents leave searches"},
 	{Name: "supersedes", Type: Refs, Doc: "the documents this one replaces: topic keys or memory:ID"},
+	{Name: "contradicts", Type: Refs, Doc: "the documents this one disputes: topic keys or memory:ID; both stay searchable, marked disputed, until one is superseded"},
 	{Name: "reviewed", Type: Date, Doc: "when a person last checked the document against the code"},
 	{Name: "owner", Type: Text, Doc: "who answers for the document: a team or a person", Meta: true, Filter: true},
 	{Name: "version", Type: Integer, Doc: "the context file's version, raised on every change"},

@@ -49,7 +49,7 @@ type Kind struct {
 }
 
 // lifecycle are the keys every indexed kind knows.
-var lifecycle = []string{"title", "description", "tags", "status", "supersedes", "reviewed", "owner"}
+var lifecycle = []string{"title", "description", "tags", "status", "supersedes", "contradicts", "reviewed", "owner"}
 
 var kinds = []Kind{
 	{

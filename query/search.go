@@ -110,6 +110,9 @@ type Result struct {
 	// Channels says which rankings found the result: lexical, semantic
 	// or both.
 	Channels []string `json:"channels"`
+	// Disputed names the documents in an unresolved dispute with this
+	// one (contradicts:): both are shown, the newer first.
+	Disputed []string `json:"disputed,omitempty"`
 	// Age is the document's last change, when the build recorded it.
 	Age
 
@@ -171,6 +174,7 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 	resp, err := guarded(ix, func() (*Response, error) { return ix.searchDated(ctx, req) })
 	if err == nil {
 		applyFloor(resp, req.Floor, ix.similarityFloor())
+		ix.markDisputes(resp)
 	}
 	if err == nil && len(notes) > 0 {
 		resp.Notes = append(slices.Clone(notes), resp.Notes...)

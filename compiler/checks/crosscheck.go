@@ -19,6 +19,8 @@ type Facts struct {
 	AttLine, AttCol            int
 	BodyBytes                  int
 	Supersedes                 []Ref
+	Contradicts                []Ref
+	Status                     string
 }
 
 // Cross reports problems between documents: memory ids used twice in a

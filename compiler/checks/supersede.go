@@ -2,6 +2,7 @@ package checks
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -14,6 +15,10 @@ type Superseder struct {
 	Path, Display, Scope, Kind, Topic string
 	ID                                int
 	Refs                              []Ref // line 0 when the position is not known
+	// Disputes are the documents it contradicts, and Status its own
+	// status ("" for active).
+	Disputes []Ref
+	Status   string
 }
 
 // A Ref is a value of a list in frontmatter, such as a document another
@@ -166,6 +171,95 @@ func Retired(docs []artifact.Document) map[string]string {
 				set(docs[t].Path, d.Path)
 			}
 		}
+	}
+	return out
+}
+
+// Disputes reports, at each contradicts: reference's position, a target
+// that does not exist, that the document's scope cannot see, or that is
+// the document itself (errors), and a dispute neither side of which is
+// superseded or deprecated (a warning: it is unresolved).
+func Disputes(docs []Superseder) Diagnostics {
+	var diags Diagnostics
+	report := func(d Superseder, r Ref, sev Severity, msg string) {
+		line, col := r.Line, r.Col
+		if line == 0 {
+			line, col = 1, 1
+		}
+		diags = append(diags, Diagnostic{Path: d.Display, Line: line, Col: col, Severity: sev, Message: "contradicts: " + msg})
+	}
+	retired := retiredOf(docs)
+	for i, d := range docs {
+		for _, r := range d.Disputes {
+			t, why := resolveTarget(docs, d.Scope, r.Text)
+			switch {
+			case t < 0:
+				report(d, r, Error, strings.Replace(why, "a document supersedes only", "a document disputes only", 1))
+			case t == i:
+				report(d, r, Error, fmt.Sprintf("%s is this document itself", r.Text))
+			case !retired[i] && !retired[t]:
+				report(d, r, Warning, fmt.Sprintf("%s and this document disagree, and neither is superseded: both are searched, marked disputed; supersede the one that is wrong (supersedes:, or kbc remember --supersedes), or remove contradicts", docs[t].Display))
+			}
+		}
+	}
+	return diags
+}
+
+// retiredOf marks the documents another supersedes, and those whose
+// status retires them.
+func retiredOf(docs []Superseder) []bool {
+	out := make([]bool, len(docs))
+	for i, d := range docs {
+		if d.Status == "deprecated" || d.Status == "superseded" {
+			out[i] = true
+		}
+		for _, r := range d.Refs {
+			if t, _ := resolveTarget(docs, d.Scope, r.Text); t >= 0 && t != i {
+				out[t] = true
+			}
+		}
+	}
+	return out
+}
+
+// Disputed maps each document in an unresolved dispute (contradicts:,
+// neither side retired) to the paths of the documents it is in dispute
+// with; nil when there are none.
+func Disputed(docs []artifact.Document, retired map[string]string) map[string][]string {
+	var out map[string][]string
+	var all []Superseder
+	for i, d := range docs {
+		if len(d.Contradicts) == 0 {
+			continue
+		}
+		if all == nil {
+			all = make([]Superseder, len(docs))
+			for j, e := range docs {
+				all[j] = Superseder{Path: e.Path, Scope: e.Scope, Kind: e.Kind, Topic: e.Topic, ID: e.ID}
+			}
+		}
+		for _, text := range d.Contradicts {
+			t, _ := resolveTarget(all, d.Scope, text)
+			if t < 0 || t == i {
+				continue
+			}
+			_, goneA := retired[d.Path]
+			_, goneB := retired[docs[t].Path]
+			if goneA || goneB {
+				continue
+			}
+			if out == nil {
+				out = map[string][]string{}
+			}
+			for _, pair := range [][2]string{{d.Path, docs[t].Path}, {docs[t].Path, d.Path}} {
+				if !slices.Contains(out[pair[0]], pair[1]) {
+					out[pair[0]] = append(out[pair[0]], pair[1])
+				}
+			}
+		}
+	}
+	for _, v := range out {
+		slices.Sort(v)
 	}
 	return out
 }

@@ -39,6 +39,9 @@ type Document struct {
 	Status string `json:"status"`
 	// SupersededBy is the path of the document that replaces it, if any.
 	SupersededBy string `json:"superseded_by,omitempty"`
+	// Disputed names the documents in an unresolved dispute with it
+	// (contradicts:).
+	Disputed []string `json:"disputed,omitempty"`
 	query.Age
 }
 
@@ -72,6 +75,7 @@ func Get(ctx context.Context, src Source, ref, dir string) (*Document, error) {
 	}
 	doc.Status = cmp.Or(meta.Status, "active")
 	doc.Age = ageOf(meta)
+	doc.Disputed = src.Header().Disputed[meta.Path]
 	if by, gone := src.Header().Retired[meta.Path]; gone {
 		doc.SupersededBy = by
 		if by != "" || doc.Status == "active" {

@@ -47,7 +47,9 @@ type rememberArgs struct {
 	Source string   `json:"source,omitempty" jsonschema:"where it came from: user-told (the default) or extracted"`
 	// Supersedes retires what the memory corrects.
 	Supersedes []string `json:"supersedes,omitempty" jsonschema:"what this memory replaces, so that search no longer serves it: topic keys or memory:ID"`
-	Dir        string   `json:"dir,omitempty" jsonschema:"the directory whose own scope keeps it (D/.kb/memories, created if needed), relative to the repository root or absolute (default: the deepest scope containing where the server runs)"`
+	// Contradicts are the documents the memory disputes.
+	Contradicts []string `json:"contradicts,omitempty" jsonschema:"what this memory disputes, when neither can be called right yet: topic keys or memory:ID; both are then served, marked disputed"`
+	Dir         string   `json:"dir,omitempty" jsonschema:"the directory whose own scope keeps it (D/.kb/memories, created if needed), relative to the repository root or absolute (default: the deepest scope containing where the server runs)"`
 }
 
 type forgetArgs struct {
@@ -162,7 +164,7 @@ func (w *writer) remember(ctx context.Context, _ *mcp.CallToolRequest, in rememb
 		return nil, nil, err
 	}
 	path, err := authoring.Remember(scope, in.Text, authoring.MemoryOptions{
-		Tags: in.Tags, Source: in.Source, LockDir: w.repo.GitDir(), Root: w.root, Supersedes: in.Supersedes,
+		Tags: in.Tags, Source: in.Source, LockDir: w.repo.GitDir(), Root: w.root, Supersedes: in.Supersedes, Contradicts: in.Contradicts,
 	})
 	if err != nil {
 		return nil, nil, err

@@ -29,7 +29,7 @@ func newRememberCommand(s *cli.Streams, g *globalOptions) *cli.Command {
 	return &cli.Command{
 		Name:      "remember",
 		Usage:     "write a new memory",
-		UsageText: `kbc remember "TEXT" [--tags a,b] [--dir D] [--source S] [--supersedes REF] [--stage]` + "\n   echo TEXT | kbc remember - [...]",
+		UsageText: `kbc remember "TEXT" [--tags a,b] [--dir D] [--source S] [--supersedes REF] [--contradicts REF] [--stage]` + "\n   echo TEXT | kbc remember - [...]",
 		Description: `Writes D/.kb/memories/NNN-slug.md with the text and frontmatter: id (one
 more than the largest id there, so hand-made files never collide), created
 (now, RFC 3339 with zone), tags, and source (user-told unless --source).
@@ -46,12 +46,14 @@ EXAMPLES:
    kbc remember "The billing API rate-limits at 100 requests a second" --tags billing
    kbc remember --dir services/api "Health checks live at /healthz" --stage
    kbc remember "Deploys now go through Argo" --supersedes memory:12
+   kbc remember "The nightly job runs at 03:00, not 02:00" --contradicts memory:7
    git log -1 --format=%B | kbc remember - --source extracted
 
 ` + exitCodesHelp,
 		Flags: []cli.Flag{
 			&cli.StringSliceFlag{Name: "tags", Usage: "tag the memory with `TAGS` (comma-separated or repeated)"},
 			&cli.StringSliceFlag{Name: "supersedes", Usage: "retire what the memory replaces: `REF`, a topic key or memory:ID (comma-separated or repeated)"},
+			&cli.StringSliceFlag{Name: "contradicts", Usage: "mark what the memory disputes: `REF`, a topic key or memory:ID; both stay searchable, marked disputed, until one is superseded"},
 			&cli.StringFlag{Name: "dir", Complete: cli.Dirs, Usage: "write into `D`/.kb/memories (default: the deepest scope containing the current directory)", Destination: &o.dir},
 			&cli.StringFlag{Name: "source", Usage: "record where the memory came from: `S` such as user-told or extracted", Destination: &o.source},
 			&cli.BoolFlag{Name: "stage", Usage: "add the new file to git's index", Destination: &o.stage},
@@ -84,15 +86,19 @@ func runRemember(c *cli.Context, s *cli.Streams, g *globalOptions, o *rememberOp
 	for _, t := range c.StringSlice("tags") {
 		tags = append(tags, strings.Split(t, ",")...)
 	}
-	var supersedes []string
-	for _, s := range c.StringSlice("supersedes") {
-		for _, ref := range strings.Split(s, ",") {
-			if ref = strings.TrimSpace(ref); ref != "" {
-				supersedes = append(supersedes, ref)
+	refs := func(flag string) []string {
+		var out []string
+		for _, s := range c.StringSlice(flag) {
+			for _, ref := range strings.Split(s, ",") {
+				if ref = strings.TrimSpace(ref); ref != "" {
+					out = append(out, ref)
+				}
 			}
 		}
+		return out
 	}
-	path, err := authoring.Remember(scope, text, authoring.MemoryOptions{Tags: tags, Source: o.source, LockDir: repo.GitDir(), Root: repoRoot(repo), Supersedes: supersedes})
+	path, err := authoring.Remember(scope, text, authoring.MemoryOptions{Tags: tags, Source: o.source, LockDir: repo.GitDir(), Root: repoRoot(repo),
+		Supersedes: refs("supersedes"), Contradicts: refs("contradicts")})
 	if err != nil {
 		return err
 	}

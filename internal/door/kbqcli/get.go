@@ -91,6 +91,9 @@ func writeDocument(s *cli.Streams, doc *documents.Document, asJSON bool) error {
 	case doc.Status == "deprecated" || doc.Status == "superseded":
 		fmt.Fprintf(s.Err, "kbq: note: %s is %s\n", visible.Line(doc.Path), doc.Status)
 	}
+	if len(doc.Disputed) > 0 {
+		fmt.Fprintf(s.Err, "kbq: note: %s is disputed by %s, and neither is superseded\n", visible.Line(doc.Path), visible.Line(strings.Join(doc.Disputed, ", ")))
+	}
 	if asJSON {
 		return render.JSON(s.Out, doc)
 	}

@@ -273,7 +273,7 @@ func partText(ctx context.Context, parts []query.Part, d artifact.Document) (fro
 func (j *joined) Header() *artifact.Manifest {
 	j.headerOnce.Do(func() {
 		h := *j.parts[0].Index.Header()
-		h.Retired, h.Statuses = map[string]string{}, map[string]string{}
+		h.Retired, h.Statuses, h.Disputed = map[string]string{}, map[string]string{}, nil
 		for _, p := range j.parts {
 			m := p.Index.Header()
 			for path, by := range m.Retired {
@@ -284,6 +284,14 @@ func (j *joined) Header() *artifact.Manifest {
 			}
 			for path, st := range m.Statuses {
 				h.Statuses[p.Name+":"+path] = st
+			}
+			for path, others := range m.Disputed {
+				if h.Disputed == nil {
+					h.Disputed = map[string][]string{}
+				}
+				for _, o := range others {
+					h.Disputed[p.Name+":"+path] = append(h.Disputed[p.Name+":"+path], p.Name+":"+o)
+				}
 			}
 		}
 		j.header = &h

@@ -43,6 +43,9 @@ func SearchMarkdown(w io.Writer, resp *query.Response) error {
 		case len(r.Updated) >= len("2006-01-02"):
 			fmt.Fprintf(&b, " · updated %s by %s", r.Updated[:len("2006-01-02")], visible.Line(cmp.Or(r.Author, "?")))
 		}
+		if len(r.Disputed) > 0 {
+			fmt.Fprintf(&b, " · **disputed** by %s", visible.Line(strings.Join(r.Disputed, ", ")))
+		}
 		b.WriteString("\n\n")
 		b.WriteString(fence(visible.Text(strings.TrimRight(r.Content, "\n"))))
 		if r.Trimmed {
@@ -142,6 +145,9 @@ func SearchText(w io.Writer, resp *query.Response, color bool) error {
 			place += " · " + visible.Line(m)
 		}
 		fmt.Fprintf(&b, "  %s\n", paint(styleDim, fmt.Sprintf("[%s · %s] %.2f", visible.Line(meta), place, r.Score)))
+		if len(r.Disputed) > 0 {
+			fmt.Fprintf(&b, "    %s\n", paint(styleMatch, "disputed by "+visible.Line(strings.Join(r.Disputed, ", "))))
+		}
 		fmt.Fprintf(&b, "    %s\n", highlight(r.Snippet, r.Highlights, func(t string) string { return paint(styleMatch, t) }))
 	}
 	_, err := io.WriteString(w, b.String())
