@@ -213,7 +213,7 @@ func (g *gen) dispute(resolve bool) {
 	svc := g.service()
 	vals := pick(g.rng, c.values, 3)
 	a, idA := g.memory(fmt.Sprintf(c.text, svc, vals[0]))
-	b, idB := g.memory(fmt.Sprintf(c.other, svc, vals[1]))
+	b, idB := g.memory(fmt.Sprintf(c.other, svc, vals[1]), fmt.Sprintf("contradicts: [memory:%d]", idA))
 	if !resolve {
 		g.ask(Dispute, fmt.Sprintf(c.question, svc), []string{a, b}, nil)
 		return
