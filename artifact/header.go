@@ -355,6 +355,14 @@ func (s *jsonScanner) config(c *Config) bool {
 			c.Hash, ok = s.str()
 		case "org":
 			c.Org, ok = s.list()
+		case "min_score":
+			if s.null() {
+				c.MinScore, ok = nil, true
+			} else {
+				var f float64
+				f, ok = s.float()
+				c.MinScore = &f
+			}
 		case "budgets":
 			ok = s.fields(func(key string) bool {
 				var ok bool

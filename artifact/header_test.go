@@ -15,7 +15,7 @@ import (
 // headers are manifests whose headers between them set every field, and
 // leave each optional one out.
 func headers() []Manifest {
-	importance := 1.5
+	importance, minScore := 1.5, 0.5
 	full := Manifest{
 		Format: Format, FormatVersion: FormatVersion, CompilerVersion: "1.2.3-dev", BuildKey: "f90c65bc72f5e4d7",
 		Index:    "index-73c600577e1fe461",
@@ -26,7 +26,7 @@ func headers() []Manifest {
 		Counts: Counts{Documents: 3, Chunks: 1 << 30, ByKind: map[string]int{"topic": 2, "memory": 1},
 			ByScope: map[string]int{"project": 2, "services/api": 1}, Shadowing: []string{"services/api", "global"}},
 		Fields: map[string]FieldStats{"body": {Docs: 7, Tokens: 1 << 50}, "tags": {}},
-		Config: Config{Hash: "cafe", Budgets: Budgets{Global: 1, Project: 2, Directory: 3, Total: 4}, Org: []string{"github.com/acme/handbook"}},
+		Config: Config{Hash: "cafe", Budgets: Budgets{Global: 1, Project: 2, Directory: 3, Total: 4}, Org: []string{"github.com/acme/handbook"}, MinScore: &minScore},
 		Embeddings: &Embeddings{Provider: "openai", Model: "m", Hash: "h", URL: "http://127.0.0.1:8080/v1",
 			Dims: 384, Quantization: "int8"},
 		Documents: []Document{{Path: "a.md", Importance: &importance}},

@@ -265,3 +265,13 @@ func (s *jsonScanner) int() (int, bool) {
 	}
 	return int(n), ok
 }
+
+// float reads a number as a float64.
+func (s *jsonScanner) float() (float64, bool) {
+	start := s.i
+	if !s.number() {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(unsafe.String(&s.data[start], s.i-start), 64)
+	return f, err == nil
+}

@@ -116,6 +116,9 @@ type Config struct {
 	// Org names the published repositories whose knowledge is in force
 	// as org scopes, outermost first, when kbq reads with a database.
 	Org []string `json:"org,omitempty"`
+	// MinScore, when set, scales the relevance floors of searches that do
+	// not say (0 keeps every result).
+	MinScore *float64 `json:"min_score,omitempty"`
 }
 
 // Budgets are the sizes, in bytes of body text, that the context of each

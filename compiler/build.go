@@ -89,6 +89,14 @@ func (o *Options) budgets() artifact.Budgets {
 	return b.Or(artifact.DefaultBudgets)
 }
 
+// minScore is the configuration's min_score, nil when it says none.
+func (o *Options) minScore() *float64 {
+	if o.Config == nil {
+		return nil
+	}
+	return o.Config.MinScore
+}
+
 // orgScopes are the org scopes the configuration names.
 func (o *Options) orgScopes() []string {
 	if o.Config == nil {
@@ -311,7 +319,7 @@ func (b *indexBuild) manifest(docs []artifact.Document, attachments []string) *a
 	m := &artifact.Manifest{
 		Format: artifact.Format, FormatVersion: artifact.FormatVersion, CompilerVersion: Version,
 		BuildKey: buildKey(b.opts.Options), Source: b.opts.Source, BuiltAt: b.opts.BuiltAt.UTC(),
-		Analysis: b.opts.Analysis, Config: artifact.Config{Hash: b.opts.Config.Hash, Budgets: b.opts.budgets(), Org: b.opts.orgScopes()}, Counts: artifact.Counts{ByKind: map[string]int{}, ByScope: map[string]int{}},
+		Analysis: b.opts.Analysis, Config: artifact.Config{Hash: b.opts.Config.Hash, Budgets: b.opts.budgets(), Org: b.opts.orgScopes(), MinScore: b.opts.minScore()}, Counts: artifact.Counts{ByKind: map[string]int{}, ByScope: map[string]int{}},
 		Fields: map[string]artifact.FieldStats{}, Documents: docs, Attachments: attachments,
 	}
 	if m.Documents == nil {

@@ -56,6 +56,9 @@ type Config struct {
 	// documentation site's status or icon): kbq neither reads nor checks
 	// them.
 	ForeignKeys []string
+	// MinScore, when set, scales the relevance floors of searches of the
+	// artifact (0 keeps every result).
+	MinScore *float64
 	// Org names published repositories whose knowledge is in force in
 	// this one as org scopes, outermost first, when kbq reads with
 	// KBQ_DATABASE_URL set.
@@ -177,6 +180,8 @@ func ParseConfig(data []byte) *Config {
 			c.ForeignKeys = p.foreignKeys(v)
 		case "org":
 			c.Org = p.org(v)
+		case "min_score":
+			c.MinScore = p.minScore(v)
 		}
 	})
 	c.Diagnostics.Sort()
@@ -184,7 +189,17 @@ func ParseConfig(data []byte) *Config {
 }
 
 // configKeys are the settings of the top level, in the order documented.
-var configKeys = []string{"context_files", "max_file_size", "budgets", "ignore", "secrets", "embeddings", "llm", "compact_threshold", "foreign_keys", "org"}
+var configKeys = []string{"context_files", "max_file_size", "budgets", "ignore", "secrets", "embeddings", "llm", "compact_threshold", "foreign_keys", "org", "min_score"}
+
+// minScore reads min_score: a number, 0 or more.
+func (p configParser) minScore(n *yaml.Node) *float64 {
+	var f float64
+	if n.Kind != yaml.ScalarNode || (n.ShortTag() != "!!float" && n.ShortTag() != "!!int") || n.Decode(&f) != nil || f < 0 {
+		p.errorf(n, "min_score must be a number, 0 or more (1 is the default floors, 0 keeps every result), not %s", describeNode(n))
+		return nil
+	}
+	return &f
+}
 
 // org reads org: the names of published repositories, each once.
 func (p configParser) org(n *yaml.Node) []string {

@@ -64,3 +64,18 @@ func plural(n int, one, many string) string {
 	}
 	return many
 }
+
+// floorOf is the floor a search of ix applies: the request's, else the
+// artifact's configured min_score, else the default.
+func (ix *Index) floorOf(req Request) float64 {
+	if req.Floor != 0 {
+		return req.Floor
+	}
+	if f := ix.Manifest.Config.MinScore; f != nil {
+		if *f == 0 {
+			return FloorOff
+		}
+		return *f
+	}
+	return 0
+}

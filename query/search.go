@@ -173,7 +173,7 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 	req.Notes = nil
 	resp, err := guarded(ix, func() (*Response, error) { return ix.searchDated(ctx, req) })
 	if err == nil {
-		applyFloor(resp, req.Floor, ix.similarityFloor())
+		applyFloor(resp, ix.floorOf(req), ix.similarityFloor())
 		ix.markDisputes(resp)
 	}
 	if err == nil && len(notes) > 0 {

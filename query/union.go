@@ -203,7 +203,7 @@ func (ix *Index) scoringEval(c *collection) *eval {
 func (u *Union) Search(ctx context.Context, req Request) (*Response, error) {
 	notes := req.Notes
 	req.Notes = nil
-	floor := req.Floor
+	floor := u.parts[0].Index.floorOf(req)
 	req.Floor = FloorOff // the union's results clear the floors, not each artifact's
 	resp, err := u.search(ctx, req)
 	if err == nil {
