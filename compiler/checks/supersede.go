@@ -161,10 +161,7 @@ func Retired(docs []artifact.Document) map[string]string {
 			continue
 		}
 		if all == nil {
-			all = make([]Superseder, len(docs))
-			for j, e := range docs {
-				all[j] = Superseder{Path: e.Path, Scope: e.Scope, Kind: e.Kind, Topic: e.Topic, ID: e.ID}
-			}
+			all = targetsOf(docs)
 		}
 		for _, text := range d.Supersedes {
 			if t, _ := resolveTarget(all, d.Scope, text); t >= 0 && t != i {
@@ -233,10 +230,7 @@ func Disputed(docs []artifact.Document, retired map[string]string) map[string][]
 			continue
 		}
 		if all == nil {
-			all = make([]Superseder, len(docs))
-			for j, e := range docs {
-				all[j] = Superseder{Path: e.Path, Scope: e.Scope, Kind: e.Kind, Topic: e.Topic, ID: e.ID}
-			}
+			all = targetsOf(docs)
 		}
 		for _, text := range d.Contradicts {
 			t, _ := resolveTarget(all, d.Scope, text)
@@ -260,6 +254,15 @@ func Disputed(docs []artifact.Document, retired map[string]string) map[string][]
 	}
 	for _, v := range out {
 		slices.Sort(v)
+	}
+	return out
+}
+
+// targetsOf are docs as references resolve among them.
+func targetsOf(docs []artifact.Document) []Superseder {
+	out := make([]Superseder, len(docs))
+	for i, d := range docs {
+		out[i] = Superseder{Path: d.Path, Scope: d.Scope, Kind: d.Kind, Topic: d.Topic, ID: d.ID}
 	}
 	return out
 }
