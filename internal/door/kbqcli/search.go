@@ -63,6 +63,13 @@ searches scope S and the scopes below it from anywhere; --all-scopes
 searches everything. When nothing in force matches but other scopes do,
 kbq says how many on stderr.
 
+NOTHING KNOWN: a result that matches too weakly (its words' score a small
+share of what the query's words can score, and its meaning far from the
+query's) is left out, and a query nothing answers gets no results: kbq
+says "no knowledge matches" and exits 1. --min-score F scales those
+floors (2 is stricter; 0 keeps every result); min_score in
+.kb/config.yaml sets it for every search.
+
 SEVERAL REPOSITORIES: --index DIR more than once, --repo NAME (of kbq
 repos list) or --all-repos search several artifacts as one: results are
 ranked as if one artifact had been built from all their files (BM25 with
