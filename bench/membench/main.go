@@ -31,6 +31,7 @@ func main() {
 	model := flag.String("model", os.Getenv("KBQ_TEST_MODEL"), "the model `DIR` for semantic and hybrid modes (default $KBQ_TEST_MODEL)")
 	modes := flag.String("modes", "lexical,semantic,hybrid", "the modes to run, comma-separated")
 	dump := flag.String("dump", "", "write the projects' files under `DIR` too")
+	flag.Float64Var(&weight, "weight", 0, "the hybrid fusion's semantic weight (0: the default)")
 	flag.Float64Var(&minScore, "min-score", 1, "scale the relevance floors (0: off), as kbq search --min-score")
 	flag.BoolVar(&calibrate, "calibrate", false, "print the relevance of the answers and of the best results of unanswerable questions, for the floors")
 	flag.Parse()
@@ -43,6 +44,7 @@ func main() {
 var (
 	calibrate bool
 	minScore  float64
+	weight    float64
 )
 
 type localEmbedder struct{ e *embedding.Encoder }
@@ -93,7 +95,11 @@ func run(seed uint64, projects, per int, model string, modes []string, dump stri
 		if _, err := compiler.Build(ctx, files, opts); err != nil {
 			return fmt.Errorf("%s: %w", p.Name, err)
 		}
-		ix, err := query.Open(opts.Out)
+		ranking := query.DefaultRanking()
+		if weight > 0 {
+			ranking.SemanticWeight = weight
+		}
+		ix, err := query.OpenWith(opts.Out, ranking)
 		if err != nil {
 			return err
 		}
