@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/kbqdev/kbq/artifact"
 )
 
 // Info identifies the model that made a vector: vectors of different
@@ -22,6 +24,13 @@ type Info struct {
 // Info identifies the encoder's model.
 func (e *Encoder) Info() Info {
 	return Info{Provider: "local", Model: e.name, Hash: e.hash, Dims: e.cfg.Hidden}
+}
+
+// Identity says which model embeds, as an artifact's manifest records it:
+// the encoder is a build's embedder (compiler.Embedder) as it is.
+func (e *Encoder) Identity() artifact.Embeddings {
+	i := e.Info()
+	return artifact.Embeddings{Provider: i.Provider, Model: i.Model, Hash: i.Hash, Dims: i.Dims}
 }
 
 // ModelsDir is where models are kept: $KBQ_MODELS, or kbq/models in the

@@ -16,7 +16,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/embedding"
 	"github.com/kbqdev/kbq/internal/membench"
@@ -46,17 +45,6 @@ var (
 	minScore  float64
 	weight    float64
 )
-
-type localEmbedder struct{ e *embedding.Encoder }
-
-func (l localEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	return l.e.Embed(ctx, texts)
-}
-
-func (l localEmbedder) Identity() artifact.Embeddings {
-	i := l.e.Info()
-	return artifact.Embeddings{Provider: i.Provider, Model: i.Model, Hash: i.Hash, Dims: i.Dims}
-}
 
 func run(seed uint64, projects, per int, model string, modes []string, dump string) error {
 	ctx := context.Background()
@@ -90,7 +78,7 @@ func run(seed uint64, projects, per int, model string, modes []string, dump stri
 		}
 		opts := compiler.BuildOptions{Out: tmp + "/" + p.Name}
 		if enc != nil {
-			opts.Embedder = localEmbedder{enc}
+			opts.Embedder = enc
 		}
 		if _, err := compiler.Build(ctx, files, opts); err != nil {
 			return fmt.Errorf("%s: %w", p.Name, err)

@@ -120,18 +120,6 @@ func (e *embedders) openEndpoint(spec *compiler.EmbeddingsConfig) (compiler.Embe
 
 func (e *embedders) warn(err error) { fmt.Fprintf(e.s.Err, "kbc: %v\n", err) }
 
-// localEmbedder is kbq's own encoder, as the compiler wants it.
-type localEmbedder struct{ e *embedding.Encoder }
-
-func (l localEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	return l.e.Embed(ctx, texts)
-}
-
-func (l localEmbedder) Identity() artifact.Embeddings {
-	i := l.e.Info()
-	return artifact.Embeddings{Provider: i.Provider, Model: i.Model, Hash: i.Hash, Dims: i.Dims}
-}
-
 // openLocal opens the model spec names: a model directory, which kbq then
 // finds by its name in the models directory, or the name of a model there,
 // which is downloaded first when kbq knows where from.
@@ -154,7 +142,7 @@ func (e *embedders) openLocal(spec string) (compiler.Embedder, error) {
 	}
 	e.closers = append(e.closers, func() { m.Close() })
 	m.Warm() // while the build compiles
-	return localEmbedder{m}, nil
+	return m, nil
 }
 
 // find finds the model called name in models, downloading it when it is
