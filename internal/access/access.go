@@ -104,14 +104,3 @@ func (p *Policy) MayRead(who *Principal, repo string) bool {
 	}
 	return false
 }
-
-// Readable returns the repositories of names who may read, in their order.
-func (p *Policy) Readable(who *Principal, names []string) []string {
-	var out []string
-	for _, n := range names {
-		if p.MayRead(who, n) {
-			out = append(out, n)
-		}
-	}
-	return out
-}

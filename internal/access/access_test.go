@@ -62,7 +62,4 @@ func TestMayRead(t *testing.T) {
 			t.Errorf("%s reads %s: %v", name, c.repo, got)
 		}
 	}
-	if got := p.Readable(bob, []string{"github.com/acme/ops", "github.com/other/x", "github.com/acme/site"}); len(got) != 2 {
-		t.Errorf("readable: %v", got)
-	}
 }
