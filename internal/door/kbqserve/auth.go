@@ -2,6 +2,7 @@ package kbqserve
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -255,7 +256,7 @@ func (v *oidcVerifier) principal(ctx context.Context, token string) (*access.Pri
 		name, _ = claims[v.claim].(string)
 	}
 	if name == "" {
-		return nil, time.Time{}, fmt.Errorf("%w: it has no %s claim to name the caller by", errToken, cmpOr(v.claim, "sub"))
+		return nil, time.Time{}, fmt.Errorf("%w: it has no %s claim to name the caller by", errToken, cmp.Or(v.claim, "sub"))
 	}
 	p := &access.Principal{Name: "user:" + name, Via: "oidc"}
 	if groups, ok := claims["groups"].([]any); ok {
@@ -272,13 +273,6 @@ func (v *oidcVerifier) principal(ctx context.Context, token string) (*access.Pri
 	v.seen[key] = verified{p, idt.Expiry}
 	v.mu.Unlock()
 	return p, idt.Expiry, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // resourceMetadata is the server's Protected Resource Metadata (RFC 9728),

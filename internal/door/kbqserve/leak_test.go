@@ -123,7 +123,7 @@ func TestNothingLeaks(t *testing.T) {
 		}
 		closeSource()
 	}
-	server, launchRole, plainRole := roleOf(dburl, "server"), roleOf(dburl, "launch"), roleOf(dburl, "plain")
+	server, launchRole, plainRole := pgtest.Role(dburl, "server"), pgtest.Role(dburl, "launch"), pgtest.Role(dburl, "plain")
 	pgtest.Exec(t, dburl, pgstore.ServerGrants(server)...)
 	pgtest.Exec(t, dburl, pgstore.ReadOnlyGrants(launchRole)...)
 	pgtest.Exec(t, dburl, pgstore.ReadOnlyGrants(plainRole)...)
@@ -361,8 +361,4 @@ func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+string(b))
 	return http.DefaultTransport.RoundTrip(r)
-}
-
-func roleOf(url, name string) string {
-	return "kbq_" + name + "_" + url[strings.LastIndex(url, "/")+1:strings.Index(url, "?")]
 }

@@ -22,11 +22,6 @@ var undoAccess = func() []string {
 		`DROP INDEX kbq_repo_file_hash`, `ALTER TABLE kbq_repo DROP COLUMN visibility, DROP COLUMN org_scope`)
 }()
 
-// roleOf is a role name of this test's database (roles are the server's).
-func roleOf(url, name string) string {
-	return "kbq_" + name + "_" + url[strings.LastIndex(url, "/")+1:strings.Index(url, "?")]
-}
-
 // A database role reads exactly the repositories its grants and their
 // visibility allow, in every kbq table and the search view; a text or
 // file shared with a repository it may not read is read through the one
@@ -45,7 +40,7 @@ func TestRowLevelSecurity(t *testing.T) {
 	if _, err := Publish(ctx, owner, source(t, "github.com/other/lib", "a", testkb.Files{".kb/lib.md": "# Lib\n\nThe library.\n"}), Options{}); err != nil {
 		t.Fatal(err)
 	}
-	granted, plain := roleOf(url, "granted"), roleOf(url, "plain")
+	granted, plain := pgtest.Role(url, "granted"), pgtest.Role(url, "plain")
 	pgtest.Exec(t, url, ReadOnlyGrants(granted)...)
 	pgtest.Exec(t, url, ReadOnlyGrants(plain)...)
 	if added, err := AddGrant(ctx, owner, Grant{Principal: "role:" + granted, Pattern: "github.com/acme/*"}); err != nil || !added {
@@ -142,7 +137,7 @@ func TestVisibilityAndOrgScope(t *testing.T) {
 func TestMigrateFromVersion5(t *testing.T) {
 	ctx := context.Background()
 	url, conn := publishedDB(t, "r", files)
-	reader := roleOf(url, "old")
+	reader := pgtest.Role(url, "old")
 	pgtest.Exec(t, url, undoAccess...)
 	pgtest.Exec(t, url, `UPDATE kbq_schema SET version = 5`)
 	pgtest.Exec(t, url, ReadOnlyGrants(reader)...)

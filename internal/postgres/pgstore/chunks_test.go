@@ -119,7 +119,7 @@ func TestTextsAreKeptOnce(t *testing.T) {
 // tsvectors, computed in that session.
 func TestTSVectorsInOneSession(t *testing.T) {
 	url := pgtest.DB(t)
-	role := "kbq_one_session_" + url[strings.LastIndex(url, "/")+1:strings.Index(url, "?")]
+	role := pgtest.Role(url, "one_session")
 	pgtest.Exec(t, url,
 		`CREATE ROLE `+role+` LOGIN CONNECTION LIMIT 1`,
 		`GRANT CREATE ON SCHEMA public TO `+role)
@@ -153,7 +153,7 @@ func TestMigrateFromVersion1(t *testing.T) {
 		`CREATE INDEX kbq_chunk_tsv ON kbq_chunk USING gin (tsv)`,
 		`ALTER TABLE kbq_file ALTER COLUMN data SET STORAGE EXTENDED`,
 		`UPDATE kbq_schema SET version = 1`)
-	reader := "kbq_old_reader_" + url[strings.LastIndex(url, "/")+1:strings.Index(url, "?")]
+	reader := pgtest.Role(url, "old_reader")
 	pgtest.Exec(t, url, `CREATE ROLE `+reader+` LOGIN`, `GRANT SELECT ON kbq_chunk TO `+reader)
 	more := testkb.Files{".kb/rollout.md": "# Rollout\n\nRoll out region by region.\n"}
 	for k, v := range files {
@@ -267,7 +267,7 @@ func TestPublishMergesTheGINIndex(t *testing.T) {
 	if n := pendingGINEntries(t, url, conn); n != 0 {
 		t.Errorf("%d GIN entries left pending by the owner's publish", n)
 	}
-	role := "kbq_writer_" + url[strings.LastIndex(url, "/")+1:strings.Index(url, "?")]
+	role := pgtest.Role(url, "writer")
 	pgtest.Exec(t, url,
 		`CREATE ROLE `+role+` LOGIN BYPASSRLS`,
 		`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO `+role,
@@ -294,7 +294,7 @@ func TestPublishMergesTheGINIndex(t *testing.T) {
 func TestTextsLeftWhenTheyCannotBeRemoved(t *testing.T) {
 	ctx := context.Background()
 	url, conn := publishedDB(t, "r", files)
-	role := "kbq_keeper_" + url[strings.LastIndex(url, "/")+1:strings.Index(url, "?")]
+	role := pgtest.Role(url, "keeper")
 	pgtest.Exec(t, url,
 		`CREATE ROLE `+role+` LOGIN BYPASSRLS`,
 		`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO `+role,

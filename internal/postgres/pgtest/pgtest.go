@@ -301,3 +301,9 @@ func Connect(t testing.TB, url string) *pgx.Conn {
 	t.Cleanup(func() { conn.Close(context.Background()) })
 	return conn
 }
+
+// Role names a role of the database at url (roles are the server's, and
+// the tests' databases share it): kbq_NAME_DATABASE.
+func Role(url, name string) string {
+	return "kbq_" + name + "_" + url[strings.LastIndex(url, "/")+1:strings.Index(url, "?")]
+}
