@@ -65,7 +65,7 @@ func Generate(seed uint64, projects, perProject int) *Bench {
 	for p := range projects {
 		g := &gen{rng: rng, name: names[p%len(names)] + suffix(p/len(names)), files: map[string]string{},
 			day: time.Date(2025, 1, 6, 9, 0, 0, 0, time.UTC)}
-		g.services = pick(rng, services, 4)
+		g.services = pick(rng, services, 6)
 		for i := 0; i < perProject; i++ {
 			switch Categories[i%len(Categories)] {
 			case State:
@@ -242,7 +242,8 @@ func (g *gen) constraint() {
 // twoSessions: a blocker noted in one session, its fix in a later one.
 func (g *gen) twoSessions() {
 	bl := take(g, blockers, func(b blocker) string { return b.problem })
-	svc := g.service()
+	// One blocker a service, or the question could not tell which.
+	svc := take(g, g.services, func(s string) string { return "blocker of " + s })
 	a, _ := g.memory(fmt.Sprintf("Blocker for the %s release: %s.", svc, bl.problem))
 	for range 1 + g.rng.IntN(2) {
 		g.filler()
