@@ -300,6 +300,16 @@ func (v *Vectors) Row(i int) []byte {
 	return v.data[i*size : (i+1)*size : (i+1)*size]
 }
 
+// AppendVector appends vector i, its values scaled back, to dst.
+func (v *Vectors) AppendVector(dst []float32, i int) []float32 {
+	row := v.Row(i)
+	scale := math.Float32frombits(binary.LittleEndian.Uint32(row))
+	for _, b := range row[4:] {
+		dst = append(dst, scale*float32(int8(b)))
+	}
+	return dst
+}
+
 // Dot is the inner product of q with stored vector i.
 func (v *Vectors) Dot(q []float32, i int) float32 {
 	row := v.Row(i)

@@ -81,3 +81,7 @@ func SetScanLimit(n int) func() {
 	maxScannedTotal = n
 	return func() { maxScannedTotal = old }
 }
+
+// FeedbackQuery is the query of the feedback channel of a hybrid search
+// whose first result's text is text.
+func FeedbackQuery(ix *Index, q, text string) string { return ix.feedbackQuery(q, text) }

@@ -50,6 +50,11 @@ type Ranking struct {
 	SemanticWeight float64
 	// Fusion is FusionRRF or FusionConvex; "" means DefaultFusion.
 	Fusion string
+	// Diversity, from 0 to 1, is how much a result's likeness to those
+	// ranked above it counts against its relevance in the rankings by
+	// meaning (maximal marginal relevance, diversify.go); 0, the default,
+	// ranks by relevance, near-copies still last.
+	Diversity float64
 	// RecencyWeight, from 0 to 1, is the share of a score a search's
 	// recency prior moves (Request.Recency); 0 means DefaultRecencyWeight.
 	RecencyWeight float64

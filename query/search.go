@@ -68,8 +68,11 @@ type Request struct {
 	// them (a repository's own, over an org scope's; Union sets it).
 	HideTopics []string
 
-	noSnippets bool        // results without snippets, for a search that fuses them
-	coll       *collection // the statistics of several artifacts searched as one
+	noSnippets bool // results without snippets, for a search that fuses them
+	// undiversified: a channel's ranking as it is, for a search that
+	// fuses or merges it and diversifies the whole (diversify.go).
+	undiversified bool
+	coll          *collection // the statistics of several artifacts searched as one
 	// scoped, in a Union with org scopes, is how each artifact's search
 	// differs: where an org scope is read from, and what it hides.
 	scoped map[*Index]scopedRequest
@@ -133,6 +136,10 @@ type Result struct {
 	chunk int
 	depth int
 	doc   uint64 // the chunk's number in the index
+	ix    *Index // the index that holds it
+	// feedback is the chunk's lexical share of the words of a hybrid
+	// search's first result (fuse): how much it shares with the answer.
+	feedback float64
 }
 
 // Response answers a Request.
@@ -173,7 +180,7 @@ func (ix *Index) Search(ctx context.Context, req Request) (*Response, error) {
 	req.Notes = nil
 	resp, err := guarded(ix, func() (*Response, error) { return ix.searchDated(ctx, req) })
 	if err == nil {
-		applyFloor(resp, ix.floorOf(req), ix.similarityFloor())
+		applyFloor(resp, ix.floorOf(req), ix.similarityFloor(), ix.Mode(req) == ModeHybrid)
 		ix.markDisputes(resp)
 	}
 	if err == nil && len(notes) > 0 {
@@ -310,7 +317,13 @@ func (ix *Index) search(ctx context.Context, req Request) (*Response, error) {
 					return nil, err
 				}
 			}
-			resp, err = ix.searchSemantic(req, selected, cons, req.N)
+			k := req.N
+			if !req.undiversified {
+				k = max(k, diversifyDepth*k, minDiversify)
+			}
+			if resp, err = ix.searchSemantic(req, selected, cons, k); err == nil && !req.undiversified {
+				resp.Results = diversify(resp.Results, req.N, ix.ranking.Diversity)
+			}
 		} else {
 			resp, err = ix.searchHybrid(ctx, req, selected, cons)
 		}
@@ -682,7 +695,7 @@ func (ix *Index) hits(docs []scoredDoc, a *arena) ([]hit, error) {
 		if h.err != nil {
 			return nil, fmt.Errorf("read stored fields of %s: %w", h.Path, h.err)
 		}
-		h.doc = d.doc
+		h.doc, h.ix = d.doc, ix
 	}
 	return hits, nil
 }

@@ -11,12 +11,14 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/bits-and-blooms/bitset"
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/mmap"
+	"github.com/kbqdev/kbq/knowledge"
 )
 
 // Search modes: which channels find results.
@@ -306,6 +308,7 @@ func hamming(q []uint64, b []byte) int {
 // its document's index, built once per index.
 type rowMap struct {
 	g, doc []uint32
+	row    []int32 // by chunk number: the chunk's row, -1 for none
 }
 
 func (ix *Index) rowMap(vecs *artifact.Vectors) (*rowMap, error) {
@@ -344,6 +347,13 @@ func (ix *Index) readRowMap(vecs *artifact.Vectors) (*rowMap, error) {
 	}
 	if len(m.g) != vecs.Count {
 		return nil, fmt.Errorf("%w: %d vectors for the documents' %d chunks", artifact.ErrCorrupt, vecs.Count, len(m.g))
+	}
+	m.row = make([]int32, end)
+	for i := range m.row {
+		m.row[i] = -1
+	}
+	for row, g := range m.g {
+		m.row[g] = int32(row)
 	}
 	return m, nil
 }
@@ -464,12 +474,24 @@ func (ix *Index) searchHybrid(ctx context.Context, req Request, selected bool, c
 	if semErr != nil {
 		return nil, semErr
 	}
-	return fuse(req, lex, sem, ix.ranking), nil
+	return fuse(req, lex, sem, ix.ranking, func(top Result) (*Response, error) {
+		fbReq := lexReq
+		if fbReq.Query = ix.feedbackQuery(req.Query, top.Content); fbReq.Query == "" {
+			return nil, nil
+		}
+		return ix.search(ctx, fbReq)
+	})
 }
 
 // fuse combines the rankings of the words (lex) and of the meaning (sem)
-// into req.N results, with ranking's fusion and weights.
-func fuse(req Request, lex, sem *Response, ranking Ranking) *Response {
+// into req.N results, with ranking's fusion and weights, diversified
+// unless req is undiversified. When the first result is a memory,
+// feedback, when set, ranks the documents that share its own words
+// (feedbackQuery), or returns nil: the second half of an answer in two
+// memories (a blocker, then its fix in a later session) shares the
+// first's words more than the question's. The memories it ranks gain
+// feedbackWeight times their share of those words.
+func fuse(req Request, lex, sem *Response, ranking Ranking, feedback func(top Result) (*Response, error)) (*Response, error) {
 	type fused struct {
 		Result
 		score float64
@@ -484,25 +506,33 @@ func fuse(req Request, lex, sem *Response, ranking Ranking) *Response {
 	fusion := cmp.Or(ranking.Fusion, DefaultFusion)
 	byKey := map[string]*fused{}
 	var all []*fused
-	for c, channel := range []*Response{lex, sem} {
-		weight := 1 - w
-		if c == 1 {
-			weight = w
-		}
+	// add fuses channel in; a feedback channel (skip: the first result's
+	// key) only re-ranks the candidates the query's own channels found,
+	// which met its filters.
+	add := func(channel *Response, weight float64, skip string) {
 		lo, hi := 0.0, 0.0
 		if n := len(channel.Results); n > 0 {
 			hi, lo = channel.Results[0].Score, channel.Results[n-1].Score
 		}
 		for rank, r := range channel.Results {
-			f, ok := byKey[key(r)]
+			k := key(r)
+			if k == skip {
+				continue
+			}
+			f, ok := byKey[k]
+			if skip != "" && (!ok || r.Lexical < fairFeedback || r.Kind != knowledge.KindMemory) {
+				continue
+			}
 			if !ok {
 				f = &fused{Result: r}
 				f.Channels = nil
-				byKey[key(r)] = f
+				byKey[k] = f
 				all = append(all, f)
 			}
-			switch fusion {
-			case FusionConvex:
+			switch {
+			case skip != "":
+				f.score += weight * r.Lexical
+			case fusion == FusionConvex:
 				if hi > lo {
 					f.score += weight * (r.Score - lo) / (hi - lo)
 				} else {
@@ -511,17 +541,88 @@ func fuse(req Request, lex, sem *Response, ranking Ranking) *Response {
 			default:
 				f.score += 2 * weight / float64(rrfK+rank+1)
 			}
-			f.Channels = append(f.Channels, r.Channels...)
-			f.Lexical, f.Similarity = max(f.Lexical, r.Lexical), max(f.Similarity, r.Similarity)
+			for _, c := range r.Channels {
+				if !slices.Contains(f.Channels, c) {
+					f.Channels = append(f.Channels, c)
+				}
+			}
+			if skip == "" {
+				f.Lexical, f.Similarity = max(f.Lexical, r.Lexical), max(f.Similarity, r.Similarity)
+			} else { // the feedback's words are not the query's
+				f.feedback = r.Lexical
+			}
 		}
 	}
-	slices.SortStableFunc(all, func(a, b *fused) int {
-		return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(b.depth, a.depth), cmp.Compare(a.Path, b.Path))
-	})
-	resp := &Response{Query: req.Query, Total: lex.Total, TotalExact: lex.TotalExact, Notes: lex.Notes, Results: []Result{}}
-	for _, f := range all[:min(len(all), req.N)] {
-		f.Result.Score = f.score
-		resp.Results = append(resp.Results, f.Result)
+	sort := func() {
+		slices.SortStableFunc(all, func(a, b *fused) int {
+			return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(b.depth, a.depth), cmp.Compare(a.Path, b.Path))
+		})
 	}
-	return resp
+	add(lex, 1-w, "")
+	add(sem, w, "")
+	sort()
+	// The first result shown: superseded ones are left out after.
+	first := slices.IndexFunc(all, func(f *fused) bool { return req.IncludeSuperseded || !f.retired() })
+	if feedback != nil && first >= 0 && all[first].Kind == knowledge.KindMemory {
+		fb, err := feedback(all[first].Result)
+		if err != nil {
+			return nil, err
+		}
+		if fb != nil {
+			add(fb, feedbackWeight, key(all[first].Result))
+			sort()
+		}
+	}
+	ranked := make([]Result, len(all))
+	for i, f := range all {
+		f.Result.Score = f.score
+		ranked[i] = f.Result
+	}
+	if !req.undiversified {
+		ranked = diversify(ranked, req.N, ranking.Diversity)
+	}
+	return &Response{Query: req.Query, Total: lex.Total, TotalExact: lex.TotalExact, Notes: lex.Notes, Results: ranked[:min(len(ranked), req.N)]}, nil
+}
+
+// feedbackWeight weighs the feedback channel of a hybrid search against
+// the words' and the meaning's, which weigh 1 together: a candidate gains
+// it times its share of the feedback query's words. feedbackTerms is how
+// many of the first result's words that query takes.
+const (
+	feedbackWeight = 1.0
+	feedbackTerms  = 8
+)
+
+// feedbackQuery is a query of the rarest words of text (the first
+// result's) that query lacks: up to feedbackTerms of them, rarest first.
+func (ix *Index) feedbackQuery(query, text string) string {
+	an := artifact.NewAnalyzer(ix.Manifest.Analysis)
+	seen := map[string]bool{}
+	an.Terms([]byte(query), func(term []byte, _, _ int) { seen[string(term)] = true })
+	type word struct {
+		text string
+		idf  float64
+	}
+	var words []word
+	an.Terms([]byte(text), func(term []byte, start, end int) {
+		if seen[string(term)] {
+			return
+		}
+		seen[string(term)] = true
+		var df uint64
+		for _, s := range ix.engine.segs {
+			if p, ok, err := s.text.Lookup(term); err == nil && ok {
+				df += uint64(p.DF)
+			}
+		}
+		if df > 0 {
+			words = append(words, word{text[start:end], IDF(df, uint64(ix.Manifest.Counts.Chunks))})
+		}
+	})
+	slices.SortStableFunc(words, func(a, b word) int { return cmp.Compare(b.idf, a.idf) })
+	var q []string
+	for _, w := range words[:min(len(words), feedbackTerms)] {
+		q = append(q, w.text)
+	}
+	return strings.Join(q, " ")
 }

@@ -3,11 +3,13 @@ package query_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -184,5 +186,74 @@ func TestEmbedWhileWarming(t *testing.T) {
 		if !errors.Is(err, artifact.ErrCorrupt) {
 			t.Errorf("mode %s, vectors cut short: %v, want a corrupt artifact", mode, err)
 		}
+	}
+}
+
+// The feedback query of a hybrid search is the first result's rarest
+// words the question lacks, rarest first: what its follow-up shares.
+func TestFeedbackQuery(t *testing.T) {
+	files := testkb.Files{}
+	for i, text := range []string{
+		"Blocker for the auth release: the license scan flags an unapproved dependency.",
+		"Fixed the license scan flags by replacing it with the approved fork; auth can ship.",
+		"The auth service listens on port 8080.",
+		"The auth release notes are in the wiki.",
+		"Blocker for the billing release: the staging database is out of disk.",
+	} {
+		files[fmt.Sprintf(".kb/memories/%03d-note.md", i+1)] = fmt.Sprintf("---\nid: %d\ncreated: 2025-01-0%dT09:00:00Z\n---\n%s\n", i+1, i+1, text)
+	}
+	ix := open(t, files)
+	got := query.FeedbackQuery(ix, "Is the blocker of the auth release resolved?", "Blocker for the auth release: the license scan flags an unapproved dependency.")
+	// Those only the blocker holds first, then those its fix shares; none
+	// of the question's.
+	if want := "unapproved dependency license scan flags"; got != want {
+		t.Errorf("feedback query %q, want %q", got, want)
+	}
+}
+
+// Both halves of an answer in two memories: a blocker, and its fix in a
+// later session that shares the blocker's words more than the question's,
+// are both in a hybrid search's top 5, above the other blockers that
+// match the question's words; by words alone the fix is not.
+func TestSecondHalf(t *testing.T) {
+	files := testkb.Files{}
+	for i, text := range []string{
+		"Blocker for the auth release: the license scan flags an unapproved dependency.",
+		"Blocker for the billing release: the staging database is out of disk.",
+		"Blocker for the search release: the signing key for the mobile build expired.",
+		"Blocker for the gateway release: the migration locks the orders table.",
+		"Blocker for the ingest release: the CDN serves stale assets after deploys.",
+		"Blocker for the reports release: the SSO callback URL is not registered.",
+		"The auth service listens on port 8080.",
+		"Demoed the auth changes to the platform team.",
+		"Fixed the license scan flags by replacing it with the approved fork; auth can ship.",
+	} {
+		files[fmt.Sprintf(".kb/memories/%03d-note.md", i+1)] = fmt.Sprintf("---\nid: %d\ncreated: 2025-01-%02dT09:00:00Z\n---\n%s\n", i+1, i+1, text)
+	}
+	embedder := wordVectors{dims: 96}
+	ix, err := query.Open(buildWithVectors(t, files, embedder))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	q := "Is the blocker of the auth release resolved, and how?"
+	vec, _ := embedder.Embed(context.Background(), []string{q})
+	top5 := func(mode string) []string {
+		resp, err := ix.Search(context.Background(), query.Request{Query: q, Vector: vec[0], Mode: mode, N: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var paths []string
+		for _, r := range resp.Results {
+			paths = append(paths, r.Path)
+		}
+		return paths
+	}
+	blocker, fix := ".kb/memories/001-note.md", ".kb/memories/009-note.md"
+	if got := top5(query.ModeHybrid); !slices.Contains(got, blocker) || !slices.Contains(got, fix) {
+		t.Errorf("hybrid top 5 %v: want both %s and %s", got, blocker, fix)
+	}
+	if got := top5(query.ModeLexical); slices.Contains(got, fix) {
+		t.Errorf("lexical top 5 %v holds the fix: the test shows nothing", got)
 	}
 }

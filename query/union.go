@@ -207,7 +207,7 @@ func (u *Union) Search(ctx context.Context, req Request) (*Response, error) {
 	req.Floor = FloorOff // the union's results clear the floors, not each artifact's
 	resp, err := u.search(ctx, req)
 	if err == nil {
-		applyFloor(resp, floor, u.parts[0].Index.similarityFloor())
+		applyFloor(resp, floor, u.parts[0].Index.similarityFloor(), u.Mode(req) == ModeHybrid)
 	}
 	if err == nil && len(notes) > 0 {
 		resp.Notes = append(slices.Clone(notes), resp.Notes...)
@@ -503,6 +503,9 @@ func (u *Union) hybrid(ctx context.Context, parts []Part, req Request, mode stri
 		return resp, err
 	}
 	depth := max(req.N, fusionDepth)
+	if mode == ModeSemantic {
+		depth = max(depth, diversifyDepth*req.N) // as Index.Search ranks them
+	}
 	var lex *Response
 	if mode != ModeSemantic {
 		lexReq := req
@@ -513,7 +516,7 @@ func (u *Union) hybrid(ctx context.Context, parts []Part, req Request, mode stri
 		}
 	}
 	semReq := req
-	semReq.Mode, semReq.N, semReq.noSnippets = ModeSemantic, depth, true
+	semReq.Mode, semReq.N, semReq.noSnippets, semReq.undiversified = ModeSemantic, depth, true, true
 	byIndex := map[*Index][]float32{}
 	for _, p := range meaning {
 		byIndex[p.Index] = vectorOf(p)
@@ -527,11 +530,23 @@ func (u *Union) hybrid(ctx context.Context, parts []Part, req Request, mode stri
 	}
 	var resp *Response
 	if mode == ModeSemantic {
-		sem.Results = sem.Results[:min(len(sem.Results), req.N)]
+		sem.Results = diversify(sem.Results, req.N, parts[0].Index.ranking.Diversity)
 		resp = sem
 	} else {
 		ranking := parts[0].Index.ranking
-		resp = fuse(req, lex, sem, ranking)
+		if resp, err = fuse(req, lex, sem, ranking, func(top Result) (*Response, error) {
+			if top.ix == nil {
+				return nil, nil
+			}
+			fbReq := req
+			fbReq.Query, fbReq.Mode, fbReq.N, fbReq.noSnippets = top.ix.feedbackQuery(req.Query, top.Content), ModeLexical, depth, true
+			if fbReq.Query == "" {
+				return nil, nil
+			}
+			return u.lexical(ctx, parts, fbReq)
+		}); err != nil {
+			return nil, err
+		}
 	}
 	if len(odd) > 0 {
 		resp.Notes = append(resp.Notes, fmt.Sprintf("%s: searched by words only (no vectors, or none of a model the query was embedded by)", strings.Join(odd, ", ")))

@@ -31,6 +31,7 @@ func main() {
 	modes := flag.String("modes", "lexical,semantic,hybrid", "the modes to run, comma-separated")
 	dump := flag.String("dump", "", "write the projects' files under `DIR` too")
 	flag.Float64Var(&weight, "weight", 0, "the hybrid fusion's semantic weight (0: the default)")
+	flag.Float64Var(&diversity, "diversity", 0, "the rankings by meaning's diversity (maximal marginal relevance), as kbq eval --diversity")
 	flag.Float64Var(&minScore, "min-score", 1, "scale the relevance floors (0: off), as kbq search --min-score")
 	flag.BoolVar(&calibrate, "calibrate", false, "print the relevance of the answers and of the best results of unanswerable questions, for the floors")
 	flag.Parse()
@@ -42,6 +43,7 @@ func main() {
 
 var (
 	calibrate bool
+	diversity float64
 	minScore  float64
 	weight    float64
 )
@@ -87,6 +89,7 @@ func run(seed uint64, projects, per int, model string, modes []string, dump stri
 		if weight > 0 {
 			ranking.SemanticWeight = weight
 		}
+		ranking.Diversity = diversity
 		ix, err := query.OpenWith(opts.Out, ranking)
 		if err != nil {
 			return err

@@ -2,16 +2,20 @@ package membench
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/kbqdev/kbq/compiler"
+	"github.com/kbqdev/kbq/embedding"
 	"github.com/kbqdev/kbq/internal/testkb"
+	"github.com/kbqdev/kbq/internal/testreq"
 	"github.com/kbqdev/kbq/query"
 )
 
-// searcher builds every project of b and searches them by words.
-func searcher(t *testing.T, b *Bench, mode string) Searcher {
+// searcher builds every project of b, with vectors of enc when it is not
+// nil, and searches them in mode.
+func searcher(t *testing.T, b *Bench, mode string, enc *embedding.Encoder) Searcher {
 	t.Helper()
 	indexes := map[string]*query.Index{}
 	for _, p := range b.Projects {
@@ -22,7 +26,15 @@ func searcher(t *testing.T, b *Bench, mode string) Searcher {
 				t.Fatalf("%s/%s: %v\n%s", p.Name, path, d, text)
 			}
 		}
-		ix, err := query.Open(testkb.Build(t, files))
+		dir := t.TempDir()
+		opts := compiler.BuildOptions{Out: dir}
+		if enc != nil {
+			opts.Embedder = enc
+		}
+		if _, err := compiler.Build(context.Background(), files, opts); err != nil {
+			t.Fatal(err)
+		}
+		ix, err := query.Open(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -30,7 +42,15 @@ func searcher(t *testing.T, b *Bench, mode string) Searcher {
 		indexes[p.Name] = ix
 	}
 	return func(project, q string) ([]string, error) {
-		resp, err := indexes[project].Search(context.Background(), query.Request{Query: q, N: 10, Mode: mode})
+		req := query.Request{Query: q, N: 10, Mode: mode}
+		if enc != nil {
+			v, err := enc.Embed(context.Background(), []string{q})
+			if err != nil {
+				return nil, err
+			}
+			req.Vector = v[0]
+		}
+		resp, err := indexes[project].Search(context.Background(), req)
 		if err != nil {
 			return nil, err
 		}
@@ -79,7 +99,7 @@ func TestGenerate(t *testing.T) {
 // memory answers worse fail here.
 func TestSmallRun(t *testing.T) {
 	b := Generate(11, 2, 40)
-	r, err := Evaluate(b.Questions, searcher(t, b, query.ModeLexical))
+	r, err := Evaluate(b.Questions, searcher(t, b, query.ModeLexical, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,6 +113,50 @@ func TestSmallRun(t *testing.T) {
 	} {
 		if floor[0] < floor[1] {
 			t.Errorf("%s %.3f, under its floor %.3f", name, floor[0], floor[1])
+		}
+	}
+}
+
+// A small run of the default mode with all-MiniLM-L6-v2 (KBQ_TEST_MODEL):
+// it says nothing is known when nothing answers, finds both halves of an
+// answer in two memories, never returns what was replaced, and is at
+// least as good as words alone in every category.
+func TestSmallRunHybrid(t *testing.T) {
+	dir := os.Getenv("KBQ_TEST_MODEL")
+	if dir == "" {
+		testreq.Skip(t, testreq.Model, "KBQ_TEST_MODEL names no model directory")
+	}
+	enc, err := embedding.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := Generate(11, 2, 40)
+	lexical, err := Evaluate(b.Questions, searcher(t, b, query.ModeLexical, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hybrid, err := Evaluate(b.Questions, searcher(t, b, query.ModeHybrid, enc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	lexical.Write(&out, "lexical")
+	hybrid.Write(&out, "hybrid")
+	t.Logf("\n%s", out.String())
+	for name, floor := range map[string][2]float64{
+		"strict":                  {hybrid.All.Strict, 0.85},
+		"abstention":              {hybrid.ByCategory[Unanswerable].Abstention, 0.6},
+		"two-sessions, recall@10": {hybrid.ByCategory[TwoSessions].Recall10, 0.9},
+		"two-sessions, all in 5":  {hybrid.ByCategory[TwoSessions].AllIn5, 0.5},
+		"stale":                   {-hybrid.All.Stale, -0.002},
+	} {
+		if floor[0] < floor[1] {
+			t.Errorf("hybrid %s %.3f, under its floor %.3f", name, floor[0], floor[1])
+		}
+	}
+	for _, c := range Categories {
+		if h, l := hybrid.ByCategory[c].Strict, lexical.ByCategory[c].Strict; h < l {
+			t.Errorf("%s: hybrid strict %.3f under lexical %.3f", c, h, l)
 		}
 	}
 }

@@ -24,19 +24,20 @@ import (
 )
 
 type evalOptions struct {
-	index    string
-	beir     bool
-	docID    string
-	minNDCG  float64
-	json     bool
-	worst    int
-	k1, b    float64
-	mode     string
-	fusion   string
-	weight   float64
-	recency  string
-	minScore float64
-	rweight  float64
+	index     string
+	beir      bool
+	docID     string
+	minNDCG   float64
+	json      bool
+	worst     int
+	k1, b     float64
+	mode      string
+	fusion    string
+	weight    float64
+	recency   string
+	minScore  float64
+	rweight   float64
+	diversity float64
 }
 
 func newEvalCommand(s *cli.Streams) *cli.Command {
@@ -81,6 +82,7 @@ them by measurement.
 			&cli.StringFlag{Name: "mode", Complete: cli.Values(query.Modes...), Usage: "search in `MODE`: hybrid, lexical or semantic (default: hybrid when the artifact has vectors)", Destination: &o.mode},
 			&cli.StringFlag{Name: "recency", Usage: "rank recently changed documents higher, with a half-life of `AGE` (90d, 12w, 6m, 1y), as kbq search --recency", Destination: &o.recency},
 			&cli.FloatFlag{Name: "min-score", Usage: "scale the relevance floors by `F`, as kbq search --min-score (1: the default; 0 keeps every result)", Value: 1, Destination: &o.minScore},
+			&cli.FloatFlag{Name: "diversity", Usage: "count a result's likeness to those above it against it by the share `D` (0 to 1) in the rankings by meaning (maximal marginal relevance; 0, the default, is off)", Destination: &o.diversity},
 			&cli.FloatFlag{Name: "recency-weight", Usage: "the share `W` (0 to 1) of a score the recency prior moves", Value: query.DefaultRecencyWeight, Destination: &o.rweight},
 		},
 		Action: func(c *cli.Context) error { return runEval(c, s, o) },
@@ -88,9 +90,12 @@ them by measurement.
 }
 
 func runEval(c *cli.Context, s *cli.Streams, o *evalOptions) error {
-	ranking := query.Ranking{K1: o.k1, B: o.b, Boosts: maps.Clone(query.DefaultBoosts), Fusion: o.fusion, SemanticWeight: o.weight, RecencyWeight: o.rweight}
+	ranking := query.Ranking{K1: o.k1, B: o.b, Boosts: maps.Clone(query.DefaultBoosts), Fusion: o.fusion, SemanticWeight: o.weight, RecencyWeight: o.rweight, Diversity: o.diversity}
 	if o.fusion != query.FusionRRF && o.fusion != query.FusionConvex || o.weight <= 0 || o.weight > 1 {
 		return cli.Usagef("--fusion %q --semantic-weight %g: want rrf or convex, and a weight above 0 and at most 1", o.fusion, o.weight)
+	}
+	if o.diversity < 0 || o.diversity > 1 {
+		return cli.Usagef("--diversity %g: want a share from 0 to 1", o.diversity)
 	}
 	if o.rweight <= 0 || o.rweight > 1 {
 		return cli.Usagef("--recency-weight %g: want a weight above 0 and at most 1", o.rweight)
