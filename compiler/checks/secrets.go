@@ -35,6 +35,10 @@ type secretRule struct {
 	// urlPassword: the secret is a URL's password, a placeholder unless
 	// it is more than a word that names one.
 	urlPassword bool
+	// maybe, when set, says whether a match of re could hold the keyword
+	// at line[off:], a test far cheaper than re that lets no match
+	// through: the rule's regexp runs only on lines where one could.
+	maybe func(line []byte, off int) bool
 }
 
 var secretRules = []secretRule{
@@ -72,20 +76,66 @@ var secretRules = []secretRule{
 		re: lazyRegexp(`(?:^|[\\'"\x60\s>=:(,)])([a-zA-Z0-9_~.]{3}\dQ~[a-zA-Z0-9_~.-]{31,34})(?:$|[\\'"\x60\s<),])`)},
 	{name: "JSON web token", keywords: []string{"eyj"}, entropy: 3, group: 1,
 		re: lazyRegexp(`\b(ey[a-zA-Z0-9]{17,}\.ey[a-zA-Z0-9\/\\_-]{17,}\.(?:[a-zA-Z0-9\/\\_-]{10,}={0,2})?)(?:[\x60'"\s;]|\\[nr]|$)`)},
-	{name: "Twilio API key", keywords: []string{"sk"}, entropy: 3, group: 1,
+	{name: "Twilio API key", keywords: []string{"sk"}, entropy: 3, group: 1, maybe: twilioKey,
 		re: lazyRegexp(`(?:^|[^A-Za-z0-9_])(SK[0-9a-fA-F]{32})(?:[^A-Za-z0-9_]|$)`)},
 	{name: "Azure storage account key", keywords: []string{"accountkey"}, entropy: 4, group: 1,
 		re: lazyRegexp(`(?i)AccountKey\s{0,3}=\s{0,3}([A-Za-z0-9+/]{40,100}={0,2})`)},
 	// A password inside a URL: scheme://user:password@host.
-	{name: "password in a URL", keywords: []string{"://"}, group: 1, urlPassword: true,
+	{name: "password in a URL", keywords: []string{"://"}, group: 1, urlPassword: true, maybe: userAndPassword,
 		re: lazyRegexp(`\b[A-Za-z][A-Za-z0-9+.-]{1,20}://[^\s/:@'"\x60<>]{1,100}:([^\s/@'"\x60<>]{3,200})@[A-Za-z0-9[]`)},
 	// An opaque bearer token in an Authorization header.
 	{name: "bearer token", keywords: []string{"bearer"}, entropy: 3.5, group: 1, generic: true,
 		re: lazyRegexp(`(?i)\bbearer\s{1,3}([A-Za-z0-9._~+/-]{20,500}=*)(?:[\x60'"\s;,)]|\\[nr]|$)`)},
 	// password=, api_key: and the like with a value that looks random.
-	{name: "credential assignment", entropy: 3.5, group: 1, generic: true,
-		keywords: []string{"passw", "pwd", "secret", "token", "api_key", "apikey", "api-key", "access_key", "accesskey", "auth"},
+	{name: "credential assignment", entropy: 3.5, group: 1, generic: true, maybe: nameAssigned,
+		keywords: []string{"passw", "pwd", "secret", "token", "api_key", "apikey", "api-key", "access_key", "accesskey", "access-key", "auth"},
 		re:       lazyRegexp(`(?i)(?:passw(?:or)?d|pwd|secret|token|api[_-]?key|access[_-]?key|client[_-]?secret|auth[_-]?key)["']?\s{0,3}(?:=|:|=>|:=)\s{0,3}["'\x60]?([A-Za-z0-9+/_.=~!@#$%^&*-]{12,150})`)},
+}
+
+// twilioKey: "SK" in capitals and 32 hexadecimal digits.
+func twilioKey(line []byte, off int) bool {
+	if off+34 > len(line) || line[off] != 'S' || line[off+1] != 'K' {
+		return false
+	}
+	for _, c := range line[off+2 : off+34] {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// userAndPassword: after "://", a user, a colon, a password and an "@",
+// none of them holding a byte the URL rule excludes.
+func userAndPassword(line []byte, off int) bool {
+	colon := false
+	for _, c := range line[off+3:] {
+		switch {
+		case c == ' ' || c == '\t' || c == '\f' || c == '\r' || c == '/' || c == '\'' || c == '"' || c == '`' || c == '<' || c == '>':
+			return false
+		case c == '@':
+			return colon
+		case c == ':':
+			colon = true
+		}
+	}
+	return false
+}
+
+// nameAssigned: the credential's name (the keyword and the letters, "_"
+// and "-" after it), a quote or not, up to three spaces, and "=" or ":".
+func nameAssigned(line []byte, off int) bool {
+	i := off
+	for i < len(line) && (lowerASCII(line[i]) >= 'a' && lowerASCII(line[i]) <= 'z' || line[i] == '_' || line[i] == '-') {
+		i++
+	}
+	if i < len(line) && (line[i] == '"' || line[i] == '\'') {
+		i++
+	}
+	for n := 0; n < 3 && i < len(line) && (line[i] == ' ' || line[i] == '\t' || line[i] == '\f' || line[i] == '\r'); n++ {
+		i++
+	}
+	return i < len(line) && (line[i] == '=' || line[i] == ':')
 }
 
 // placeholderRE matches values that only stand in for a secret.
@@ -163,18 +213,31 @@ func newKeywordIndex(rules []secretRule) *keywordIndex {
 // each calls fn with the rule and offset of every keyword in text, in
 // order of offset.
 func (ix *keywordIndex) each(text []byte, fn func(rule, off int)) {
-	for i := 0; i+1 < len(text); i++ {
-		g := ix.pair[uint16(lowerASCII(text[i]))<<8|uint16(lowerASCII(text[i+1]))]
+	if len(text) < 2 {
+		return
+	}
+	pair := uint16(lower[text[0]])
+	for i := 1; i < len(text); i++ {
+		pair = pair<<8 | uint16(lower[text[i]])
+		g := ix.pair[pair]
 		if g == 0 {
 			continue
 		}
 		for _, k := range ix.groups[g-1] {
-			if hasPrefixFold(text[i:], k.text) {
-				fn(k.rule, i)
+			if hasPrefixFold(text[i-1:], k.text) {
+				fn(k.rule, i-1)
 			}
 		}
 	}
 }
+
+// lower maps each byte to its ASCII lowercase.
+var lower = func() (t [256]byte) {
+	for i := range t {
+		t[i] = lowerASCII(byte(i))
+	}
+	return t
+}()
 
 func lowerASCII(c byte) byte {
 	if 'A' <= c && c <= 'Z' {
@@ -213,12 +276,15 @@ func (rule secretRule) scan(src *Text, offs []int, allowed Allowed, report Repor
 		if line <= seen {
 			continue
 		}
-		seen = line
 		start := src.Lines[line-1]
 		end := len(text)
 		if line < len(src.Lines) {
 			end = src.Lines[line] - 1
 		}
+		if rule.maybe != nil && !rule.maybe(text[start:end], off-start) {
+			continue // another keyword on the line may pass
+		}
+		seen = line
 		for _, m := range rule.re().FindAllSubmatchIndex(text[start:end], -1) {
 			s, e := m[2*rule.group], m[2*rule.group+1]
 			if s >= 0 {
