@@ -27,6 +27,7 @@ func main() {
 	queries := flag.String("q", "", "a file of queries, one a line")
 	rounds := flag.Int("rounds", 20, "rounds of every query, after one round of warm-up")
 	start := flag.String("start", "", "a command that starts the server: time it to its first answer, then measure")
+	flag.StringVar(&mode, "mode", "", "search in `MODE` (hybrid, lexical or semantic; default: the server's)")
 	flag.StringVar(&authorization, "auth", "", "send `VALUE` as every request's Authorization header (Bearer TOKEN)")
 	flag.Parse()
 	qs, err := readLines(*queries)
@@ -91,7 +92,7 @@ var authorization string
 
 func search(base, q string) (time.Duration, error) {
 	t0 := time.Now()
-	req, err := http.NewRequest(http.MethodGet, base+"/search?n=10&q="+url.QueryEscape(q), nil)
+	req, err := http.NewRequest(http.MethodGet, base+"/search?n=10&q="+url.QueryEscape(q)+modeParam(), nil)
 	if err != nil {
 		return 0, err
 	}
@@ -133,4 +134,14 @@ func fail(err error) {
 	stop()
 	fmt.Fprintln(os.Stderr, "httplat:", err)
 	os.Exit(1)
+}
+
+// mode is the search mode of every request, "" for the server's default.
+var mode string
+
+func modeParam() string {
+	if mode == "" {
+		return ""
+	}
+	return "&mode=" + url.QueryEscape(mode)
 }
