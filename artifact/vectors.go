@@ -310,6 +310,21 @@ func (v *Vectors) AppendVector(dst []float32, i int) []float32 {
 	return dst
 }
 
+// Cosine is the cosine of the angle between a and b, 0 when either is
+// zero.
+func Cosine(a, b []float32) float64 {
+	var ab, aa, bb float64
+	for i := range a {
+		ab += float64(a[i]) * float64(b[i])
+		aa += float64(a[i]) * float64(a[i])
+		bb += float64(b[i]) * float64(b[i])
+	}
+	if aa == 0 || bb == 0 {
+		return 0
+	}
+	return ab / math.Sqrt(aa*bb)
+}
+
 // Dot is the inner product of q with stored vector i.
 func (v *Vectors) Dot(q []float32, i int) float32 {
 	row := v.Row(i)

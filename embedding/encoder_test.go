@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/embedding/embeddingtest"
 	"github.com/kbqdev/kbq/internal/testreq"
 )
@@ -65,7 +66,7 @@ func matchesReference(t *testing.T, e *Encoder) {
 			t.Fatal(err)
 		}
 		for _, v := range [][]float32{one[0], batch[i]} {
-			if c := cosine(v, r.Vector); c < 0.999 {
+			if c := artifact.Cosine(v, r.Vector); c < 0.999 {
 				t.Errorf("%.40q: cosine %.5f with the reference, want ≥ 0.999", r.Text, c)
 			}
 		}
@@ -74,16 +75,6 @@ func matchesReference(t *testing.T, e *Encoder) {
 	if !long {
 		t.Error("no reference text reaches 256 tokens: the cut is not tested")
 	}
-}
-
-func cosine(a, b []float32) float64 {
-	var ab, aa, bb float64
-	for i := range a {
-		ab += float64(a[i]) * float64(b[i])
-		aa += float64(a[i]) * float64(a[i])
-		bb += float64(b[i]) * float64(b[i])
-	}
-	return ab / math.Sqrt(aa*bb)
 }
 
 // TestEncoderMatchesDefinition runs tiny models, in half and single
@@ -132,7 +123,7 @@ func TestEncoderMatchesDefinition(t *testing.T) {
 			for j, v := range want {
 				wantf[j] = float32(v)
 			}
-			if c := cosine(quantized[i], wantf); c < 0.999 {
+			if c := artifact.Cosine(quantized[i], wantf); c < 0.999 {
 				t.Errorf("half=%v %.30q: eight-bit weights give a cosine of %.5f with the definition, want ≥ 0.999", half, text, c)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/embedding/embeddingtest"
 )
 
@@ -121,7 +122,7 @@ func TestHostileText(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, v := range vecs {
-		if c := cosine(v, v); c < 0.999 || c > 1.001 {
+		if c := artifact.Cosine(v, v); c < 0.999 || c > 1.001 {
 			t.Errorf("%.20q: |v|² = %v, want a unit vector", texts[i], c)
 		}
 	}
@@ -204,8 +205,8 @@ func TestLoadCache(t *testing.T) {
 		t.Fatalf("no cache after a load: %v", err)
 	}
 	freshQuant, _ := embedWith(LoadQuantized)
-	if slices.Equal(freshQuant, fresh) || cosine(freshQuant, fresh) < 0.999 {
-		t.Errorf("eight-bit weights: cosine %.6f with the weights as they are, want below 1 and ≥ 0.999", cosine(freshQuant, fresh))
+	if slices.Equal(freshQuant, fresh) || artifact.Cosine(freshQuant, fresh) < 0.999 {
+		t.Errorf("eight-bit weights: cosine %.6f with the weights as they are, want below 1 and ≥ 0.999", artifact.Cosine(freshQuant, fresh))
 	}
 	// What the cache gives is exactly what the model's files give.
 	same := func(what string) {
@@ -213,7 +214,7 @@ func TestLoadCache(t *testing.T) {
 		v, h := embed()
 		q, _ := embedWith(LoadQuantized)
 		if h != hash || !slices.Equal(v, fresh) || !slices.Equal(q, freshQuant) {
-			t.Errorf("%s: hash %s, cosines %.6f and %.6f; want %s and the same vectors", what, h, cosine(v, fresh), cosine(q, freshQuant), hash)
+			t.Errorf("%s: hash %s, cosines %.6f and %.6f; want %s and the same vectors", what, h, artifact.Cosine(v, fresh), artifact.Cosine(q, freshQuant), hash)
 		}
 	}
 	same("from the cache")
@@ -280,8 +281,8 @@ func TestLoadCache(t *testing.T) {
 	if err := os.WriteFile(tok, []byte(changed), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if v, h := embed(); h == hash || cosine(v, fresh) > 0.9999 {
-		t.Errorf("after the tokenizer changed: hash %s (was %s), cosine %.6f: the stale cache was used", h, hash, cosine(v, fresh))
+	if v, h := embed(); h == hash || artifact.Cosine(v, fresh) > 0.9999 {
+		t.Errorf("after the tokenizer changed: hash %s (was %s), cosine %.6f: the stale cache was used", h, hash, artifact.Cosine(v, fresh))
 	}
 
 	// A directory the process cannot write loads without a cache.

@@ -1,6 +1,10 @@
 package query
 
-import "math"
+import (
+	"math"
+
+	"github.com/kbqdev/kbq/artifact"
+)
 
 // Diversifying the top results: an answer that spans two documents (a
 // blocker noted in one session, its fix in a later one) needs both near
@@ -71,7 +75,7 @@ func diversifyWith(ranked []Result, n int, diversity float64, vectorOf func(Resu
 		if v := vecs[best]; v != nil && !cands[best].retired() {
 			for i, w := range vecs {
 				if !taken[i] && w != nil && oneModel(models[best], models[i]) {
-					likeness[i] = max(likeness[i], cosine(v, w))
+					likeness[i] = max(likeness[i], artifact.Cosine(v, w))
 				}
 			}
 		}
@@ -119,17 +123,4 @@ func (r Result) retired() bool {
 // oneModel reports whether the vectors of a and b were made by one model.
 func oneModel(a, b *Index) bool {
 	return a == b || a.Manifest.Embeddings != nil && b.Manifest.Embeddings != nil && a.Manifest.Embeddings.Same(*b.Manifest.Embeddings)
-}
-
-func cosine(a, b []float32) float64 {
-	var dot, na, nb float64
-	for i := range a {
-		dot += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
 }
