@@ -47,8 +47,12 @@ const (
 // FloorOff, as Request.Floor, keeps every result.
 const FloorOff = -1
 
-// similarityFloor is the floor of the model whose vectors ix holds.
+// similarityFloor is the floor of the model whose vectors ix holds (nil:
+// the default).
 func (ix *Index) similarityFloor() float64 {
+	if ix == nil {
+		return DefaultSimilarityFloor
+	}
 	if e := ix.Manifest.Embeddings; e != nil {
 		if f, ok := SimilarityFloors[e.Model]; ok {
 			return f

@@ -79,3 +79,39 @@ func TestDiversify(t *testing.T) {
 		t.Errorf("without vectors: %v, want the order as ranked", got)
 	}
 }
+
+// A document only the meaning found, with a similarity under the model's
+// floor, ranks below every strong match by words, though the fusion's
+// scaled scores put it above one.
+func TestWeakMeaningBelowWords(t *testing.T) {
+	lex := &Response{Results: []Result{
+		{Path: "a", Score: 10, Lexical: 0.5, Channels: []string{ModeLexical}},
+		{Path: "b", Score: 5, Lexical: 0.25, Channels: []string{ModeLexical}},
+		{Path: "c", Score: 1, Lexical: 0.05, Channels: []string{ModeLexical}},
+	}}
+	sem := func(similarity float64) *Response {
+		return &Response{Results: []Result{
+			{Path: "w", Score: similarity, Similarity: similarity, Channels: []string{ModeSemantic}},
+			{Path: "x", Score: 0.1, Similarity: 0.1, Channels: []string{ModeSemantic}},
+		}}
+	}
+	order := func(similarity float64) []string {
+		resp, err := fuse(Request{N: 5}, lex, sem(similarity), Ranking{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var paths []string
+		for _, r := range resp.Results {
+			paths = append(paths, r.Path)
+		}
+		return paths
+	}
+	// At the default floor (0.30), w at 0.28 goes below b; at 0.5 it keeps
+	// the place its fused score gives it, above b.
+	if got, want := order(0.28), []string{"a", "b", "w", "c", "x"}; !slices.Equal(got, want) {
+		t.Errorf("similarity 0.28: %v, want %v", got, want)
+	}
+	if got, want := order(0.5), []string{"a", "w", "b", "c", "x"}; !slices.Equal(got, want) {
+		t.Errorf("similarity 0.5: %v, want %v", got, want)
+	}
+}

@@ -573,6 +573,21 @@ func fuse(req Request, lex, sem *Response, ranking Ranking, feedback func(top Re
 			sort()
 		}
 	}
+	// A document only the meaning found, less like the question than its
+	// model's floor, goes below every strong match by words.
+	last := -1
+	for i, f := range all {
+		if f.Lexical >= strongLexical {
+			last = i
+		}
+	}
+	weak := func(f *fused) bool { return f.Lexical == 0 && f.Similarity < f.ix.similarityFloor() }
+	if last > 0 && slices.ContainsFunc(all[:last], weak) {
+		head := slices.Clone(all[:last+1])
+		keep := slices.DeleteFunc(slices.Clone(head), weak)
+		head = slices.DeleteFunc(head, func(f *fused) bool { return !weak(f) })
+		copy(all, append(keep, head...))
+	}
 	ranked := make([]Result, len(all))
 	for i, f := range all {
 		f.Result.Score = f.score
