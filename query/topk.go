@@ -1,10 +1,12 @@
 package query
 
 import (
+	"fmt"
 	"math"
 	"slices"
 
 	"github.com/bits-and-blooms/bitset"
+	segment "github.com/blugelabs/bluge_segment_api"
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/artifact/postings"
@@ -30,7 +32,11 @@ type topQuery struct {
 	must    int            // terms with required set
 	filter  *bitset.BitSet // chunks allowed; nil: all
 	exclude *bitset.BitSet // chunks excluded; nil: none
-	any     bool           // the should terms are alternatives, one required
+	// facets are required keyword terms (kind:, tag: and the like), each
+	// checked on the chunks the terms find rather than read whole: a
+	// filter most chunks meet would otherwise cost its every posting.
+	facets []termNode
+	any    bool // the should terms are alternatives, one required
 }
 
 // topTerm is a scored term of a topQuery.
@@ -105,6 +111,9 @@ func (c *topCompiler) required(n node) bool {
 		c.q.terms = append(c.q.terms, topTerm{node: n, required: true})
 		return true
 	case allNode:
+		return true
+	case termNode:
+		c.q.facets = append(c.q.facets, n)
 		return true
 	case boolNode:
 		for _, m := range n.must {
@@ -291,6 +300,24 @@ func (q *topQuery) runSegment(ev *eval, s seg, col *topCollector, res *topResult
 		return nil
 	}
 	e := evalSegment{q: q, ev: ev, s: s, col: col, res: res, terms: live, fmax: fmax, k1: k1, perDocument: perDocument}
+	for _, f := range q.facets {
+		dict, err := s.Dictionary(f.field)
+		if err != nil {
+			return fmt.Errorf("read dictionary of %s: %w", f.field, err)
+		}
+		pl, err := dict.PostingsList([]byte(f.term), s.deleted, nil)
+		if err != nil {
+			return fmt.Errorf("read postings of %s:%s: %w", f.field, f.term, err)
+		}
+		if pl.Count() == 0 {
+			return nil // no chunk of this segment meets it
+		}
+		it, err := pl.Iterator(false, false, false, nil)
+		if err != nil {
+			return err
+		}
+		e.facets = append(e.facets, facetCursor{it: it, term: f})
+	}
 	var err error
 	if q.must > 0 {
 		err = e.conjunction()
@@ -298,7 +325,36 @@ func (q *topQuery) runSegment(ev *eval, s seg, col *topCollector, res *topResult
 		err = e.disjunction()
 	}
 	e.flush()
+	if err == nil {
+		err = e.facetErr
+	}
 	return err
+}
+
+// facetCursor walks a required keyword term's postings in a segment as
+// the chunks to check come, in ascending order.
+type facetCursor struct {
+	it   segment.PostingsIterator
+	term termNode
+	at   uint64 // the posting it is on; past every chunk when done
+	read bool   // it has moved at all
+}
+
+// holds reports whether chunk doc, at or after the last asked, holds the
+// term.
+func (f *facetCursor) holds(doc uint64) (bool, error) {
+	if !f.read || f.at < doc {
+		f.read = true
+		p, err := f.it.Advance(doc)
+		if err != nil {
+			return false, fmt.Errorf("read postings of %s:%s: %w", f.term.field, f.term.term, err)
+		}
+		f.at = math.MaxUint64
+		if p != nil {
+			f.at = p.Number()
+		}
+	}
+	return f.at == doc, nil
 }
 
 // maxFactor bounds the score factor importance gives.
@@ -321,6 +377,9 @@ type evalSegment struct {
 	pending     scoredDoc
 	pendingLast uint32 // the last chunk of it scored
 	hasPending  bool
+
+	facets   []facetCursor // the query's facets in this segment
+	facetErr error
 }
 
 // exactTotals is how many matches are counted before chunks are skipped,
@@ -393,7 +452,19 @@ func (e *evalSegment) blockBound(t *topTerm, doc uint32) (float64, uint32) {
 func (e *evalSegment) allowed(doc uint32) bool {
 	g := uint(e.s.base + uint64(doc))
 	q := e.q
-	return e.ev.e.live.Test(g) && (q.filter == nil || q.filter.Test(g)) && (q.exclude == nil || !q.exclude.Test(g))
+	if !e.ev.e.live.Test(g) || q.filter != nil && !q.filter.Test(g) || q.exclude != nil && q.exclude.Test(g) {
+		return false
+	}
+	for i := range e.facets {
+		ok, err := e.facets[i].holds(uint64(doc))
+		if err != nil && e.facetErr == nil {
+			e.facetErr = err
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // collect scores a chunk every term that holds it is positioned on, or
