@@ -36,7 +36,10 @@ type topQuery struct {
 	// checked on the chunks the terms find rather than read whole: a
 	// filter most chunks meet would otherwise cost its every posting.
 	facets []termNode
-	any    bool // the should terms are alternatives, one required
+	// without are excluded words (-word), each checked on the chunks the
+	// terms find, as facets are.
+	without []textNode
+	any     bool // the should terms are alternatives, one required
 }
 
 // topTerm is a scored term of a topQuery.
@@ -135,6 +138,13 @@ func (c *topCompiler) required(n node) bool {
 			}
 		}
 		for _, x := range n.mustNot {
+			if b, ok := x.(boolNode); ok && len(b.must) == 1 && len(b.should)+len(b.mustNot) == 0 {
+				x = b.must[0] // -word: one word's term
+			}
+			if t, ok := x.(textNode); ok && t.allFields() {
+				c.q.without = append(c.q.without, t)
+				continue
+			}
 			c.unscored(x, &c.q.exclude, (*bitset.BitSet).InPlaceUnion)
 		}
 		return c.err == nil
@@ -318,6 +328,17 @@ func (q *topQuery) runSegment(ev *eval, s seg, col *topCollector, res *topResult
 		}
 		e.facets = append(e.facets, facetCursor{it: it, term: f})
 	}
+	for _, w := range q.without {
+		p, ok, err := s.text.Lookup([]byte(w.term))
+		if err != nil {
+			return err
+		}
+		if ok {
+			x := &exclusion{sc: ev.termScorer(w)}
+			x.it.Reset(p, docs)
+			e.without = append(e.without, x)
+		}
+	}
 	var err error
 	if q.must > 0 {
 		err = e.conjunction()
@@ -380,6 +401,13 @@ type evalSegment struct {
 
 	facets   []facetCursor // the query's facets in this segment
 	facetErr error
+	without  []*exclusion // the excluded words this segment holds
+}
+
+// exclusion is an excluded word's postings in a segment.
+type exclusion struct {
+	it postings.Iterator
+	sc termScorer
 }
 
 // exactTotals is how many matches are counted before chunks are skipped,
@@ -454,6 +482,13 @@ func (e *evalSegment) allowed(doc uint32) bool {
 	q := e.q
 	if !e.ev.e.live.Test(g) || q.filter != nil && !q.filter.Test(g) || q.exclude != nil && q.exclude.Test(g) {
 		return false
+	}
+	for _, x := range e.without {
+		if x.it.Advance(doc) == doc {
+			if _, ok := x.sc.tf(x.it.Freqs(), e.s.text, doc); ok {
+				return false
+			}
+		}
 	}
 	for i := range e.facets {
 		ok, err := e.facets[i].holds(uint64(doc))
@@ -674,6 +709,11 @@ func (e *evalSegment) conjunction() error {
 func (e *evalSegment) errs() error {
 	for _, t := range e.terms {
 		if err := t.it.Err(); err != nil {
+			return err
+		}
+	}
+	for _, x := range e.without {
+		if err := x.it.Err(); err != nil {
 			return err
 		}
 	}
