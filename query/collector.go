@@ -22,7 +22,11 @@ type scoredDoc struct {
 func topScored(set *bitset.BitSet, scores []float64, k int, factor func(uint64) float64) []scoredDoc {
 	col := topCollector{k: k}
 	for i, ok := set.NextSet(0); ok; i, ok = set.NextSet(i + 1) {
-		col.add(scoredDoc{doc: uint64(i), score: scores[i] * factor(uint64(i))})
+		score := 0.0 // nothing scored: every chunk ties
+		if scores != nil {
+			score = scores[i] * factor(uint64(i))
+		}
+		col.add(scoredDoc{doc: uint64(i), score: score})
 	}
 	return col.result()
 }

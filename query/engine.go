@@ -598,6 +598,7 @@ func (n textNode) fieldsKey() string { return fmt.Sprint(n.in) }
 
 func (n textNode) match(ev *eval, scored bool) (*bitset.BitSet, error) {
 	out := ev.bits()
+	scored = scored && ev.scores != nil // nothing of the query scores
 	if scored && ev.tf == nil {
 		ev.tf = make([]float64, ev.e.maxDoc)
 	}

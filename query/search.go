@@ -526,7 +526,11 @@ func (ix *Index) topK(ctx context.Context, root node, perDocument bool, coll *co
 			return func(k int) (topResult, error) { return q.run(ev, k, perDocument) }, perDocument, ev, nil
 		}
 	}
-	ev.scores = make([]float64, ix.engine.maxDoc)
+	if scored(root) {
+		// By chunk number: what grows with the index is left to the
+		// queries that score.
+		ev.scores = make([]float64, ix.engine.maxDoc)
+	}
 	matched, err := root.match(ev, true)
 	if err != nil {
 		return nil, false, nil, err
