@@ -35,11 +35,7 @@ func TestApplyFloor(t *testing.T) {
 	} {
 		resp := &Response{Results: slices.Clone(c.results)}
 		applyFloor(resp, c.floor, sim, c.hybrid)
-		var got []string
-		for _, r := range resp.Results {
-			got = append(got, r.Path)
-		}
-		if !slices.Equal(got, c.want) {
+		if got := pathsOf(resp.Results); !slices.Equal(got, c.want) {
 			t.Errorf("%s: kept %v, want %v", c.name, got, c.want)
 		}
 		if len(c.want) == 0 && len(resp.Notes) == 0 {
@@ -54,13 +50,6 @@ func TestApplyFloor(t *testing.T) {
 func TestDiversify(t *testing.T) {
 	ranked := []Result{{Path: "a", Score: 1}, {Path: "a-copy", Score: 0.9}, {Path: "b", Score: 0.8}, {Path: "c", Score: 0.5}}
 	vecs := map[string][]float32{"a": {1, 0, 0}, "a-copy": {0.99, 0.05, 0}, "b": {0.8, 0.6, 0}, "c": {0, 0, 1}}
-	paths := func(rs []Result) []string {
-		var out []string
-		for _, r := range rs {
-			out = append(out, r.Path)
-		}
-		return out
-	}
 	for _, c := range []struct {
 		diversity float64
 		n         int
@@ -70,12 +59,12 @@ func TestDiversify(t *testing.T) {
 		{0, 2, []string{"a", "b"}},
 		{0.5, 3, []string{"a", "c", "b"}},
 	} {
-		got := paths(diversifyWith(ranked, c.n, c.diversity, func(r Result) []float32 { return vecs[r.Path] }))
+		got := pathsOf(diversifyWith(ranked, c.n, c.diversity, func(r Result) []float32 { return vecs[r.Path] }))
 		if !slices.Equal(got, c.want) {
 			t.Errorf("diversity %g, %d: %v, want %v", c.diversity, c.n, got, c.want)
 		}
 	}
-	if got := paths(diversify(ranked, 3, 0.5)); !slices.Equal(got, []string{"a", "a-copy", "b"}) {
+	if got := pathsOf(diversify(ranked, 3, 0.5)); !slices.Equal(got, []string{"a", "a-copy", "b"}) {
 		t.Errorf("without vectors: %v, want the order as ranked", got)
 	}
 }
@@ -100,11 +89,7 @@ func TestWeakMeaningBelowWords(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var paths []string
-		for _, r := range resp.Results {
-			paths = append(paths, r.Path)
-		}
-		return paths
+		return pathsOf(resp.Results)
 	}
 	// At the default floor (0.30), w at 0.28 goes below b; at 0.5 it keeps
 	// the place its fused score gives it, above b.
@@ -114,4 +99,12 @@ func TestWeakMeaningBelowWords(t *testing.T) {
 	if got, want := order(0.5), []string{"a", "w", "b", "c", "x"}; !slices.Equal(got, want) {
 		t.Errorf("similarity 0.5: %v, want %v", got, want)
 	}
+}
+
+func pathsOf(rs []Result) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.Path)
+	}
+	return out
 }

@@ -239,15 +239,7 @@ func TestSecondHalf(t *testing.T) {
 	q := "Is the blocker of the auth release resolved, and how?"
 	vec, _ := embedder.Embed(context.Background(), []string{q})
 	top5 := func(mode string) []string {
-		resp, err := ix.Search(context.Background(), query.Request{Query: q, Vector: vec[0], Mode: mode, N: 5})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var paths []string
-		for _, r := range resp.Results {
-			paths = append(paths, r.Path)
-		}
-		return paths
+		return search(t, ix, query.Request{Query: q, Vector: vec[0], Mode: mode, N: 5})
 	}
 	blocker, fix := ".kb/memories/001-note.md", ".kb/memories/009-note.md"
 	if got := top5(query.ModeHybrid); !slices.Contains(got, blocker) || !slices.Contains(got, fix) {
