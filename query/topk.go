@@ -80,7 +80,7 @@ func (ev *eval) compileTop(root node) (*topQuery, bool, error) {
 				return nil, false, nil
 			}
 		}
-		n, err := ev.liveDF(t.node.term)
+		n, err := ev.liveDFIn(t.node)
 		if err != nil {
 			return nil, false, err
 		}
@@ -108,9 +108,6 @@ type topCompiler struct {
 func (c *topCompiler) required(n node) bool {
 	switch n := n.(type) {
 	case textNode:
-		if !n.allFields() {
-			return false
-		}
 		c.q.terms = append(c.q.terms, topTerm{node: n, required: true})
 		return true
 	case allNode:
@@ -141,7 +138,7 @@ func (c *topCompiler) required(n node) bool {
 			if b, ok := x.(boolNode); ok && len(b.must) == 1 && len(b.should)+len(b.mustNot) == 0 {
 				x = b.must[0] // -word: one word's term
 			}
-			if t, ok := x.(textNode); ok && t.allFields() {
+			if t, ok := x.(textNode); ok {
 				c.q.without = append(c.q.without, t)
 				continue
 			}
@@ -160,9 +157,6 @@ func (c *topCompiler) required(n node) bool {
 func (c *topCompiler) optional(n node) bool {
 	switch n := n.(type) {
 	case textNode:
-		if !n.allFields() {
-			return false
-		}
 		c.q.terms = append(c.q.terms, topTerm{node: n})
 		return true
 	case anyNode:
@@ -220,6 +214,37 @@ func scored(n node) bool {
 		return slices.ContainsFunc(n.must, scored) || slices.ContainsFunc(n.should, scored)
 	}
 	return false
+}
+
+// liveDFIn counts the live chunks holding n's term in n's fields, in
+// every segment: from the lists' lengths when n searches every field,
+// else by walking them.
+func (ev *eval) liveDFIn(n textNode) (uint64, error) {
+	if n.allFields() {
+		return ev.liveDF(n.term)
+	}
+	var count uint64
+	var it postings.Iterator
+	for _, s := range ev.e.segs {
+		p, ok, err := s.text.Lookup([]byte(n.term))
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			continue
+		}
+		it.Reset(p, s.text.Docs())
+		it.Only(n.in)
+		for d := it.Next(); d != postings.NoMore; d = it.Next() {
+			if ev.e.live.Test(uint(s.base + uint64(d))) {
+				count++
+			}
+		}
+		if err := it.Err(); err != nil {
+			return 0, err
+		}
+	}
+	return count, nil
 }
 
 // liveDF counts the live chunks holding term, in every segment.
@@ -302,6 +327,9 @@ func (q *topQuery) runSegment(ev *eval, s seg, col *topCollector, res *topResult
 			continue
 		}
 		t.it.Reset(p, docs)
+		if !t.node.allFields() {
+			t.it.Only(t.node.in)
+		}
 		t.max = t.idf * saturate(t.sc.bound(&p.Max), k1) * margin
 		t.hasBlock = false
 		live = append(live, t)

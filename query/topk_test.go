@@ -131,6 +131,10 @@ func randomRequest(r *rand.Rand) query.Request {
 			w = "quokka"
 		case 5:
 			w = "tag:" + vocabulary[r.IntN(len(vocabulary))]
+		case 6:
+			w = "title:" + w
+		case 7:
+			w = "-title:" + w
 		}
 		words = append(words, w)
 	}

@@ -45,6 +45,8 @@ type Iterator struct {
 	err      error
 	doc      [BlockSize]uint32
 	freq     [BlockSize][Fields]uint32
+	only     [Fields]bool // with masked, the fields a chunk must hold the term in
+	masked   bool
 }
 
 // Reset starts the iterator on p, a list of a segment of docs chunks,
@@ -70,8 +72,71 @@ func (it *Iterator) Block() *Block { return &it.block }
 // DF returns the length of the list.
 func (it *Iterator) DF() int { return it.p.DF }
 
+// Only makes the iterator pass over the chunks that hold the term in none
+// of the fields in: a search of some fields. Call it after Reset.
+func (it *Iterator) Only(in [Fields]bool) { it.only, it.masked = in, true }
+
 // Next moves to the next chunk and returns it.
-func (it *Iterator) Next() uint32 {
+func (it *Iterator) Next() uint32 { return it.settle(it.next()) }
+
+// Advance moves to the first chunk at or after target and returns it. It
+// never moves backwards.
+func (it *Iterator) Advance(target uint32) uint32 { return it.settle(it.advance(target)) }
+
+// settle moves on from cur, the current chunk, past those that hold the
+// term in no field Only names.
+func (it *Iterator) settle(cur uint32) uint32 {
+	for it.masked && cur != NoMore {
+		if !it.blockNames() {
+			// No chunk of the block holds the term in those fields: on to
+			// a block that has one, reading skip entries only.
+			for {
+				if !it.nextBlock() {
+					return it.stop()
+				}
+				if it.blockNames() {
+					break
+				}
+			}
+			if !it.decode() {
+				return it.stop()
+			}
+			it.i, it.cur = 0, it.doc[0]
+			cur = it.cur
+			continue
+		}
+		if it.holds() {
+			return cur
+		}
+		cur = it.next()
+	}
+	return cur
+}
+
+// blockNames reports whether a chunk of the current block holds the term
+// in a field Only names, as its bound tells.
+func (it *Iterator) blockNames() bool {
+	for f, in := range it.only {
+		if in && it.block.N[f] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// holds reports whether the current chunk holds the term in a field Only
+// names.
+func (it *Iterator) holds() bool {
+	f := &it.freq[it.i]
+	for i, in := range it.only {
+		if in && f[i] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (it *Iterator) next() uint32 {
 	if !it.started {
 		return it.Advance(0)
 	}
@@ -94,9 +159,7 @@ func (it *Iterator) Next() uint32 {
 	return it.cur
 }
 
-// Advance moves to the first chunk at or after target and returns it. It
-// never moves backwards.
-func (it *Iterator) Advance(target uint32) uint32 {
+func (it *Iterator) advance(target uint32) uint32 {
 	if it.started && (it.cur == NoMore || it.cur >= target) {
 		return it.cur
 	}

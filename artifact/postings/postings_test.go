@@ -484,3 +484,52 @@ func TestPareto(t *testing.T) {
 		}
 	}
 }
+
+// An iterator told Only some fields stops at the chunks holding the term
+// in one of them, by Next and by Advance, and no others.
+func TestIteratorOnly(t *testing.T) {
+	c := randomCorpus(9, 3000, 40)
+	r := c.write(t)
+	for term, list := range c.terms {
+		p, ok, err := r.Lookup([]byte(term))
+		if err != nil || !ok {
+			t.Fatalf("%s: %v %v", term, ok, err)
+		}
+		for f := range Fields {
+			var in [Fields]bool
+			in[f] = true
+			var want []uint32
+			for _, q := range list {
+				if q.freq[f] > 0 {
+					want = append(want, q.doc)
+				}
+			}
+			var it Iterator
+			it.Reset(p, uint32(c.docs))
+			it.Only(in)
+			var got []uint32
+			for d := it.Next(); d != NoMore; d = it.Next() {
+				got = append(got, d)
+				if it.Freqs()[f] == 0 {
+					t.Fatalf("%s, field %d: stopped at %d, which holds none", term, f, d)
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s, field %d: Next gives %d chunks, want %d", term, f, len(got), len(want))
+			}
+			// Advance to every third chunk of the segment.
+			it.Reset(p, uint32(c.docs))
+			it.Only(in)
+			for target := uint32(0); target < uint32(c.docs); target += 3 {
+				i, _ := slices.BinarySearch(want, target)
+				exp := uint32(NoMore)
+				if i < len(want) {
+					exp = want[i]
+				}
+				if d := it.Advance(target); d != exp {
+					t.Fatalf("%s, field %d: Advance(%d) = %d, want %d", term, f, target, d, exp)
+				}
+			}
+		}
+	}
+}
