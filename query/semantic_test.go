@@ -192,17 +192,13 @@ func TestEmbedWhileWarming(t *testing.T) {
 // The feedback query of a hybrid search is the first result's rarest
 // words the question lacks, rarest first: what its follow-up shares.
 func TestFeedbackQuery(t *testing.T) {
-	files := testkb.Files{}
-	for i, text := range []string{
+	ix := open(t, memories(
 		"Blocker for the auth release: the license scan flags an unapproved dependency.",
 		"Fixed the license scan flags by replacing it with the approved fork; auth can ship.",
 		"The auth service listens on port 8080.",
 		"The auth release notes are in the wiki.",
 		"Blocker for the billing release: the staging database is out of disk.",
-	} {
-		files[fmt.Sprintf(".kb/memories/%03d-note.md", i+1)] = fmt.Sprintf("---\nid: %d\ncreated: 2025-01-0%dT09:00:00Z\n---\n%s\n", i+1, i+1, text)
-	}
-	ix := open(t, files)
+	))
 	got := query.FeedbackQuery(ix, "Is the blocker of the auth release resolved?", "Blocker for the auth release: the license scan flags an unapproved dependency.")
 	// Those only the blocker holds first, then those its fix shares; none
 	// of the question's.
@@ -216,8 +212,7 @@ func TestFeedbackQuery(t *testing.T) {
 // are both in a hybrid search's top 5, above the other blockers that
 // match the question's words; by words alone the fix is not.
 func TestSecondHalf(t *testing.T) {
-	files := testkb.Files{}
-	for i, text := range []string{
+	files := memories(
 		"Blocker for the auth release: the license scan flags an unapproved dependency.",
 		"Blocker for the billing release: the staging database is out of disk.",
 		"Blocker for the search release: the signing key for the mobile build expired.",
@@ -227,9 +222,7 @@ func TestSecondHalf(t *testing.T) {
 		"The auth service listens on port 8080.",
 		"Demoed the auth changes to the platform team.",
 		"Fixed the license scan flags by replacing it with the approved fork; auth can ship.",
-	} {
-		files[fmt.Sprintf(".kb/memories/%03d-note.md", i+1)] = fmt.Sprintf("---\nid: %d\ncreated: 2025-01-%02dT09:00:00Z\n---\n%s\n", i+1, i+1, text)
-	}
+	)
 	embedder := wordVectors{dims: 96}
 	ix, err := query.Open(buildWithVectors(t, files, embedder))
 	if err != nil {
@@ -248,4 +241,14 @@ func TestSecondHalf(t *testing.T) {
 	if got := top5(query.ModeLexical); slices.Contains(got, fix) {
 		t.Errorf("lexical top 5 %v holds the fix: the test shows nothing", got)
 	}
+}
+
+// memories are the files of one-line memories, numbered from 1 and a day
+// apart.
+func memories(texts ...string) testkb.Files {
+	files := testkb.Files{}
+	for i, text := range texts {
+		files[fmt.Sprintf(".kb/memories/%03d-note.md", i+1)] = fmt.Sprintf("---\nid: %d\ncreated: 2025-01-%02dT09:00:00Z\n---\n%s\n", i+1, i+1, text)
+	}
+	return files
 }
