@@ -13,13 +13,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/embedding"
 	"github.com/kbqdev/kbq/internal/membench"
-	"github.com/kbqdev/kbq/internal/testkb"
 	"github.com/kbqdev/kbq/query"
 )
 
@@ -63,68 +62,44 @@ func run(seed uint64, projects, per int, model string, modes []string, dump stri
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	indexes := map[string]*query.Index{}
 	memories := 0
 	for _, p := range b.Projects {
-		files := testkb.Files{}
 		for path, text := range p.Files {
-			files[path] = text
 			if strings.Contains(path, "/memories/") {
 				memories++
 			}
 			if dump != "" {
-				full := dump + "/" + p.Name + "/" + path
-				os.MkdirAll(full[:strings.LastIndex(full, "/")], 0o755)
+				full := filepath.Join(dump, p.Name, path)
+				os.MkdirAll(filepath.Dir(full), 0o755)
 				os.WriteFile(full, []byte(text), 0o644)
 			}
 		}
-		opts := compiler.BuildOptions{Out: tmp + "/" + p.Name}
-		if enc != nil {
-			opts.Embedder = enc
-		}
-		if _, err := compiler.Build(ctx, files, opts); err != nil {
-			return fmt.Errorf("%s: %w", p.Name, err)
-		}
-		ranking := query.DefaultRanking()
-		if weight > 0 {
-			ranking.SemanticWeight = weight
-		}
-		ranking.Diversity = diversity
-		ix, err := query.OpenWith(opts.Out, ranking)
-		if err != nil {
-			return err
-		}
-		defer ix.Close()
-		indexes[p.Name] = ix
 	}
+	ranking := query.DefaultRanking()
+	if weight > 0 {
+		ranking.SemanticWeight = weight
+	}
+	ranking.Diversity = diversity
+	indexes, err := membench.Build(ctx, b, tmp, enc, ranking)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, ix := range indexes {
+			ix.Close()
+		}
+	}()
 	fmt.Printf("%d projects, %d memories, %d questions (seed %d)\n\n", len(b.Projects), memories, len(b.Questions), seed)
 	for _, mode := range modes {
 		if mode != query.ModeLexical && enc == nil {
 			fmt.Printf("%s: no model (-model DIR): not run\n\n", mode)
 			continue
 		}
-		search := func(project, q string) ([]string, error) {
-			req := query.Request{Query: q, N: 10, Mode: mode, Floor: minScore}
-			if minScore == 0 {
-				req.Floor = query.FloorOff
-			}
-			if mode != query.ModeLexical {
-				v, err := enc.Embed(ctx, []string{q})
-				if err != nil {
-					return nil, err
-				}
-				req.Vector = v[0]
-			}
-			resp, err := indexes[project].Search(ctx, req)
-			if err != nil {
-				return nil, err
-			}
-			var out []string
-			for _, r := range resp.Results {
-				out = append(out, r.Path)
-			}
-			return out, nil
+		floor := minScore
+		if minScore == 0 {
+			floor = query.FloorOff
 		}
+		search := membench.Search(ctx, indexes, enc, mode, floor)
 		if calibrate {
 			printRelevance(ctx, b, indexes, enc, mode)
 		}

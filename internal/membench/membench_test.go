@@ -8,7 +8,6 @@ import (
 
 	"github.com/kbqdev/kbq/compiler"
 	"github.com/kbqdev/kbq/embedding"
-	"github.com/kbqdev/kbq/internal/testkb"
 	"github.com/kbqdev/kbq/internal/testreq"
 	"github.com/kbqdev/kbq/query"
 )
@@ -17,49 +16,23 @@ import (
 // nil, and searches them in mode.
 func searcher(t *testing.T, b *Bench, mode string, enc *embedding.Encoder) Searcher {
 	t.Helper()
-	indexes := map[string]*query.Index{}
 	for _, p := range b.Projects {
-		files := testkb.Files{}
 		for path, text := range p.Files {
-			files[path] = text
 			if d := compiler.Validate(path, []byte(text)); d.Errors() > 0 {
 				t.Fatalf("%s/%s: %v\n%s", p.Name, path, d, text)
 			}
 		}
-		dir := t.TempDir()
-		opts := compiler.BuildOptions{Out: dir}
-		if enc != nil {
-			opts.Embedder = enc
-		}
-		if _, err := compiler.Build(context.Background(), files, opts); err != nil {
-			t.Fatal(err)
-		}
-		ix, err := query.Open(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ix.Close() })
-		indexes[p.Name] = ix
 	}
-	return func(project, q string) ([]string, error) {
-		req := query.Request{Query: q, N: 10, Mode: mode}
-		if enc != nil {
-			v, err := enc.Embed(context.Background(), []string{q})
-			if err != nil {
-				return nil, err
-			}
-			req.Vector = v[0]
-		}
-		resp, err := indexes[project].Search(context.Background(), req)
-		if err != nil {
-			return nil, err
-		}
-		var out []string
-		for _, r := range resp.Results {
-			out = append(out, r.Path)
-		}
-		return out, nil
+	indexes, err := Build(context.Background(), b, t.TempDir(), enc, query.DefaultRanking())
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		for _, ix := range indexes {
+			ix.Close()
+		}
+	})
+	return Search(context.Background(), indexes, enc, mode, 0)
 }
 
 // The generator is deterministic, its histories compile, and every
