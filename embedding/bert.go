@@ -411,10 +411,7 @@ func (e *Encoder) embed(ids []int32, workers int) []float32 {
 		layerNorm(b.x, l.attnNorm.gamma, l.attnNorm.beta, eps)
 		linear(n, b.x, &l.inter, l.interBias, b.inter, e.cfg.Intermediate, workers)
 		spread(n, split, func(_, lo, hi int) {
-			inter := b.inter[lo*e.cfg.Intermediate : hi*e.cfg.Intermediate]
-			for i, v := range inter {
-				inter[i] = gelu(v)
-			}
+			geluAll(b.inter[lo*e.cfg.Intermediate : hi*e.cfg.Intermediate])
 		})
 		linear(n, b.inter, &l.out, l.outBias, b.tmp, h, workers)
 		addInto(b.x, b.tmp)

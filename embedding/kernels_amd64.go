@@ -38,5 +38,18 @@ func halfToFloatF16C(dst *float32, src *byte, n int)
 //go:noescape
 func dequantAVX2(dst *float32, src *byte, scales *byte, n int)
 
+// kernelQ4x2 sets c[i*ldc+j], i < 4 and j < 2, to the products of the four
+// rows of a at a (lda apart) with the two rows of an eight-bit matrix at
+// w, k bytes apart, their groups' scales at scales (k/32 floats a row),
+// widened as they are read; k is a multiple of 32.
+//
+//go:noescape
+func kernelQ4x2(k int, a *float32, lda int, w *byte, scales *byte, c *float32, ldc int)
+
+// geluAVX2 applies gelu to the n values at x, n a multiple of 8.
+//
+//go:noescape
+func geluAVX2(x *float32, n int)
+
 // cpuidF16C reports whether the processor converts half floats.
 func cpuidF16C() bool

@@ -253,3 +253,404 @@ TEXT ·cpuidF16C(SB), NOSPLIT, $0-1
 	ANDL $1, CX
 	MOVB CX, ret+0(FP)
 	RET
+
+// func kernelQ4x2(k int, a *float32, lda int, w *byte, scales *byte, c *float32, ldc int)
+//
+// Four rows of a against two rows of an eight-bit matrix, widened as they
+// are read: eight accumulators, Y0–Y3 for the first weight row against
+// rows 0–3 of a, Y4–Y7 for the second. Each round takes one group of 32
+// weights of each row: the group's scale is broadcast once, each eight
+// weights are sign-extended, converted and scaled, then multiplied into
+// the four rows of a, read straight from memory. k is a multiple of 32;
+// the weight rows are k bytes apart and their scales k/32 floats apart.
+TEXT ·kernelQ4x2(SB), NOSPLIT, $0-56
+	MOVQ k+0(FP), CX
+	SHLQ $2, CX
+	MOVQ a+8(FP), SI
+	MOVQ lda+16(FP), R10
+	SHLQ $2, R10
+	LEAQ (R10)(R10*2), R11
+	MOVQ w+24(FP), DI
+	MOVQ k+0(FP), R8
+	MOVQ scales+32(FP), BX
+	MOVQ R8, R9
+	SHRQ $3, R9
+	ADDQ SI, CX
+
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+qgroup:
+	VBROADCASTSS (BX), Y8
+	VBROADCASTSS (BX)(R9*1), Y9
+
+	VPMOVSXBD (DI), Y10
+	VPMOVSXBD (DI)(R8*1), Y11
+	VCVTDQ2PS Y10, Y10
+	VCVTDQ2PS Y11, Y11
+	VMULPS    Y8, Y10, Y10
+	VMULPS    Y9, Y11, Y11
+	VMOVUPS   (SI), Y12
+	VFMADD231PS Y10, Y12, Y0
+	VFMADD231PS Y11, Y12, Y4
+	VMOVUPS   (SI)(R10*1), Y13
+	VFMADD231PS Y10, Y13, Y1
+	VFMADD231PS Y11, Y13, Y5
+	VMOVUPS   (SI)(R10*2), Y14
+	VFMADD231PS Y10, Y14, Y2
+	VFMADD231PS Y11, Y14, Y6
+	VMOVUPS   (SI)(R11*1), Y15
+	VFMADD231PS Y10, Y15, Y3
+	VFMADD231PS Y11, Y15, Y7
+
+	VPMOVSXBD 8(DI), Y10
+	VPMOVSXBD 8(DI)(R8*1), Y11
+	VCVTDQ2PS Y10, Y10
+	VCVTDQ2PS Y11, Y11
+	VMULPS    Y8, Y10, Y10
+	VMULPS    Y9, Y11, Y11
+	VMOVUPS   32(SI), Y12
+	VFMADD231PS Y10, Y12, Y0
+	VFMADD231PS Y11, Y12, Y4
+	VMOVUPS   32(SI)(R10*1), Y13
+	VFMADD231PS Y10, Y13, Y1
+	VFMADD231PS Y11, Y13, Y5
+	VMOVUPS   32(SI)(R10*2), Y14
+	VFMADD231PS Y10, Y14, Y2
+	VFMADD231PS Y11, Y14, Y6
+	VMOVUPS   32(SI)(R11*1), Y15
+	VFMADD231PS Y10, Y15, Y3
+	VFMADD231PS Y11, Y15, Y7
+
+	VPMOVSXBD 16(DI), Y10
+	VPMOVSXBD 16(DI)(R8*1), Y11
+	VCVTDQ2PS Y10, Y10
+	VCVTDQ2PS Y11, Y11
+	VMULPS    Y8, Y10, Y10
+	VMULPS    Y9, Y11, Y11
+	VMOVUPS   64(SI), Y12
+	VFMADD231PS Y10, Y12, Y0
+	VFMADD231PS Y11, Y12, Y4
+	VMOVUPS   64(SI)(R10*1), Y13
+	VFMADD231PS Y10, Y13, Y1
+	VFMADD231PS Y11, Y13, Y5
+	VMOVUPS   64(SI)(R10*2), Y14
+	VFMADD231PS Y10, Y14, Y2
+	VFMADD231PS Y11, Y14, Y6
+	VMOVUPS   64(SI)(R11*1), Y15
+	VFMADD231PS Y10, Y15, Y3
+	VFMADD231PS Y11, Y15, Y7
+
+	VPMOVSXBD 24(DI), Y10
+	VPMOVSXBD 24(DI)(R8*1), Y11
+	VCVTDQ2PS Y10, Y10
+	VCVTDQ2PS Y11, Y11
+	VMULPS    Y8, Y10, Y10
+	VMULPS    Y9, Y11, Y11
+	VMOVUPS   96(SI), Y12
+	VFMADD231PS Y10, Y12, Y0
+	VFMADD231PS Y11, Y12, Y4
+	VMOVUPS   96(SI)(R10*1), Y13
+	VFMADD231PS Y10, Y13, Y1
+	VFMADD231PS Y11, Y13, Y5
+	VMOVUPS   96(SI)(R10*2), Y14
+	VFMADD231PS Y10, Y14, Y2
+	VFMADD231PS Y11, Y14, Y6
+	VMOVUPS   96(SI)(R11*1), Y15
+	VFMADD231PS Y10, Y15, Y3
+	VFMADD231PS Y11, Y15, Y7
+
+	ADDQ $32, DI
+	ADDQ $4, BX
+	ADDQ $128, SI
+	CMPQ SI, CX
+	JLT  qgroup
+
+	// Row i of a against the two weight rows: Y(i) and Y(4+i) summed
+	// pairwise within halves, two rows of a at a time, and the halves
+	// joined: the four sums of rows i and i+1, stored two by two.
+	MOVQ c+40(FP), DX
+	MOVQ ldc+48(FP), R8
+	SHLQ $2, R8
+
+	VHADDPS Y4, Y0, Y0
+	VHADDPS Y5, Y1, Y1
+	VHADDPS Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X8
+	VADDPS X8, X0, X0
+	VMOVLPS X0, (DX)
+	VMOVHPS X0, (DX)(R8*1)
+
+	LEAQ (DX)(R8*2), DX
+	VHADDPS Y6, Y2, Y2
+	VHADDPS Y7, Y3, Y3
+	VHADDPS Y3, Y2, Y2
+	VEXTRACTF128 $1, Y2, X8
+	VADDPS X8, X2, X2
+	VMOVLPS X2, (DX)
+	VMOVHPS X2, (DX)(R8*1)
+
+	VZEROUPPER
+	RET
+
+// func geluAVX2(x *float32, n int)
+//
+// gelu over n values at x, n a multiple of 8, eight at a time, as the Go
+// gelu computes each: erf by Abramowitz and Stegun 7.1.26, its exponential
+// by Cephes' expf reduced to 2^n·e^r, n added to the exponent bits.
+TEXT ·geluAVX2(SB), NOSPLIT, $0-16
+	MOVQ x+0(FP), DI
+	MOVQ n+8(FP), CX
+	VMOVUPS geluOne<>(SB), Y11
+	VMOVUPS geluAbs<>(SB), Y12
+	VMOVUPS geluSign<>(SB), Y13
+	VMOVUPS geluHalf<>(SB), Y14
+
+gelu:
+	VMOVUPS (DI), Y0
+	VMULPS  geluInvSqrt2<>(SB), Y0, Y1 // u = x/√2
+	VANDPS  Y12, Y1, Y2
+	VMINPS  geluFour<>(SB), Y2, Y2     // a = min(|u|, 4)
+
+	VMOVAPS Y11, Y3
+	VFMADD231PS geluP<>(SB), Y2, Y3    // 1 + p·a
+	VDIVPS  Y3, Y11, Y4                // t
+
+	VMOVUPS geluA5<>(SB), Y5
+	VFMADD213PS geluA4<>(SB), Y4, Y5
+	VFMADD213PS geluA3<>(SB), Y4, Y5
+	VFMADD213PS geluA2<>(SB), Y4, Y5
+	VFMADD213PS geluA1<>(SB), Y4, Y5
+	VMULPS  Y4, Y5, Y5                 // the polynomial in t
+
+	VMULPS  Y2, Y2, Y6
+	VXORPS  Y13, Y6, Y6                // z = -a²
+	VMULPS  geluLog2e<>(SB), Y6, Y7
+	VADDPS  Y14, Y7, Y7
+	VROUNDPS $1, Y7, Y7                // n = floor(z·log2 e + 1/2)
+	VFNMADD231PS geluLn2hi<>(SB), Y7, Y6
+	VFNMADD231PS geluLn2lo<>(SB), Y7, Y6 // r = z - n·ln 2
+	VMOVUPS geluE0<>(SB), Y8
+	VFMADD213PS geluE1<>(SB), Y6, Y8
+	VFMADD213PS geluE2<>(SB), Y6, Y8
+	VFMADD213PS geluE3<>(SB), Y6, Y8
+	VFMADD213PS geluE4<>(SB), Y6, Y8
+	VFMADD213PS geluE5<>(SB), Y6, Y8
+	VMULPS  Y6, Y6, Y9
+	VFMADD213PS Y6, Y9, Y8             // p·r² + r
+	VADDPS  Y11, Y8, Y8                // e^r
+	VCVTPS2DQ Y7, Y7
+	VPSLLD  $23, Y7, Y7
+	VPADDD  Y7, Y8, Y8                 // e^z = 2^n·e^r
+
+	VFNMADD213PS Y11, Y8, Y5           // erf(|u|) = 1 - poly·e^z
+	VANDPS  Y13, Y1, Y10
+	VXORPS  Y10, Y5, Y5                // with u's sign
+	VADDPS  Y11, Y5, Y5
+	VMULPS  Y0, Y5, Y5
+	VMULPS  Y14, Y5, Y5                // x·(1 + erf(u))/2
+	VMOVUPS Y5, (DI)
+
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNZ  gelu
+
+	VZEROUPPER
+	RET
+
+// The constants of geluAVX2, eight copies each.
+DATA geluInvSqrt2<>+0(SB)/4, $0x3f3504f3
+DATA geluInvSqrt2<>+4(SB)/4, $0x3f3504f3
+DATA geluInvSqrt2<>+8(SB)/4, $0x3f3504f3
+DATA geluInvSqrt2<>+12(SB)/4, $0x3f3504f3
+DATA geluInvSqrt2<>+16(SB)/4, $0x3f3504f3
+DATA geluInvSqrt2<>+20(SB)/4, $0x3f3504f3
+DATA geluInvSqrt2<>+24(SB)/4, $0x3f3504f3
+DATA geluInvSqrt2<>+28(SB)/4, $0x3f3504f3
+GLOBL geluInvSqrt2<>(SB), RODATA|NOPTR, $32
+DATA geluP<>+0(SB)/4, $0x3ea7ba05
+DATA geluP<>+4(SB)/4, $0x3ea7ba05
+DATA geluP<>+8(SB)/4, $0x3ea7ba05
+DATA geluP<>+12(SB)/4, $0x3ea7ba05
+DATA geluP<>+16(SB)/4, $0x3ea7ba05
+DATA geluP<>+20(SB)/4, $0x3ea7ba05
+DATA geluP<>+24(SB)/4, $0x3ea7ba05
+DATA geluP<>+28(SB)/4, $0x3ea7ba05
+GLOBL geluP<>(SB), RODATA|NOPTR, $32
+DATA geluFour<>+0(SB)/4, $0x40800000
+DATA geluFour<>+4(SB)/4, $0x40800000
+DATA geluFour<>+8(SB)/4, $0x40800000
+DATA geluFour<>+12(SB)/4, $0x40800000
+DATA geluFour<>+16(SB)/4, $0x40800000
+DATA geluFour<>+20(SB)/4, $0x40800000
+DATA geluFour<>+24(SB)/4, $0x40800000
+DATA geluFour<>+28(SB)/4, $0x40800000
+GLOBL geluFour<>(SB), RODATA|NOPTR, $32
+DATA geluA1<>+0(SB)/4, $0x3e827906
+DATA geluA1<>+4(SB)/4, $0x3e827906
+DATA geluA1<>+8(SB)/4, $0x3e827906
+DATA geluA1<>+12(SB)/4, $0x3e827906
+DATA geluA1<>+16(SB)/4, $0x3e827906
+DATA geluA1<>+20(SB)/4, $0x3e827906
+DATA geluA1<>+24(SB)/4, $0x3e827906
+DATA geluA1<>+28(SB)/4, $0x3e827906
+GLOBL geluA1<>(SB), RODATA|NOPTR, $32
+DATA geluA2<>+0(SB)/4, $0xbe91a98e
+DATA geluA2<>+4(SB)/4, $0xbe91a98e
+DATA geluA2<>+8(SB)/4, $0xbe91a98e
+DATA geluA2<>+12(SB)/4, $0xbe91a98e
+DATA geluA2<>+16(SB)/4, $0xbe91a98e
+DATA geluA2<>+20(SB)/4, $0xbe91a98e
+DATA geluA2<>+24(SB)/4, $0xbe91a98e
+DATA geluA2<>+28(SB)/4, $0xbe91a98e
+GLOBL geluA2<>(SB), RODATA|NOPTR, $32
+DATA geluA3<>+0(SB)/4, $0x3fb5f0e3
+DATA geluA3<>+4(SB)/4, $0x3fb5f0e3
+DATA geluA3<>+8(SB)/4, $0x3fb5f0e3
+DATA geluA3<>+12(SB)/4, $0x3fb5f0e3
+DATA geluA3<>+16(SB)/4, $0x3fb5f0e3
+DATA geluA3<>+20(SB)/4, $0x3fb5f0e3
+DATA geluA3<>+24(SB)/4, $0x3fb5f0e3
+DATA geluA3<>+28(SB)/4, $0x3fb5f0e3
+GLOBL geluA3<>(SB), RODATA|NOPTR, $32
+DATA geluA4<>+0(SB)/4, $0xbfba00e3
+DATA geluA4<>+4(SB)/4, $0xbfba00e3
+DATA geluA4<>+8(SB)/4, $0xbfba00e3
+DATA geluA4<>+12(SB)/4, $0xbfba00e3
+DATA geluA4<>+16(SB)/4, $0xbfba00e3
+DATA geluA4<>+20(SB)/4, $0xbfba00e3
+DATA geluA4<>+24(SB)/4, $0xbfba00e3
+DATA geluA4<>+28(SB)/4, $0xbfba00e3
+GLOBL geluA4<>(SB), RODATA|NOPTR, $32
+DATA geluA5<>+0(SB)/4, $0x3f87dc22
+DATA geluA5<>+4(SB)/4, $0x3f87dc22
+DATA geluA5<>+8(SB)/4, $0x3f87dc22
+DATA geluA5<>+12(SB)/4, $0x3f87dc22
+DATA geluA5<>+16(SB)/4, $0x3f87dc22
+DATA geluA5<>+20(SB)/4, $0x3f87dc22
+DATA geluA5<>+24(SB)/4, $0x3f87dc22
+DATA geluA5<>+28(SB)/4, $0x3f87dc22
+GLOBL geluA5<>(SB), RODATA|NOPTR, $32
+DATA geluLog2e<>+0(SB)/4, $0x3fb8aa3b
+DATA geluLog2e<>+4(SB)/4, $0x3fb8aa3b
+DATA geluLog2e<>+8(SB)/4, $0x3fb8aa3b
+DATA geluLog2e<>+12(SB)/4, $0x3fb8aa3b
+DATA geluLog2e<>+16(SB)/4, $0x3fb8aa3b
+DATA geluLog2e<>+20(SB)/4, $0x3fb8aa3b
+DATA geluLog2e<>+24(SB)/4, $0x3fb8aa3b
+DATA geluLog2e<>+28(SB)/4, $0x3fb8aa3b
+GLOBL geluLog2e<>(SB), RODATA|NOPTR, $32
+DATA geluLn2hi<>+0(SB)/4, $0x3f318000
+DATA geluLn2hi<>+4(SB)/4, $0x3f318000
+DATA geluLn2hi<>+8(SB)/4, $0x3f318000
+DATA geluLn2hi<>+12(SB)/4, $0x3f318000
+DATA geluLn2hi<>+16(SB)/4, $0x3f318000
+DATA geluLn2hi<>+20(SB)/4, $0x3f318000
+DATA geluLn2hi<>+24(SB)/4, $0x3f318000
+DATA geluLn2hi<>+28(SB)/4, $0x3f318000
+GLOBL geluLn2hi<>(SB), RODATA|NOPTR, $32
+DATA geluLn2lo<>+0(SB)/4, $0xb95e8083
+DATA geluLn2lo<>+4(SB)/4, $0xb95e8083
+DATA geluLn2lo<>+8(SB)/4, $0xb95e8083
+DATA geluLn2lo<>+12(SB)/4, $0xb95e8083
+DATA geluLn2lo<>+16(SB)/4, $0xb95e8083
+DATA geluLn2lo<>+20(SB)/4, $0xb95e8083
+DATA geluLn2lo<>+24(SB)/4, $0xb95e8083
+DATA geluLn2lo<>+28(SB)/4, $0xb95e8083
+GLOBL geluLn2lo<>(SB), RODATA|NOPTR, $32
+DATA geluE0<>+0(SB)/4, $0x39506967
+DATA geluE0<>+4(SB)/4, $0x39506967
+DATA geluE0<>+8(SB)/4, $0x39506967
+DATA geluE0<>+12(SB)/4, $0x39506967
+DATA geluE0<>+16(SB)/4, $0x39506967
+DATA geluE0<>+20(SB)/4, $0x39506967
+DATA geluE0<>+24(SB)/4, $0x39506967
+DATA geluE0<>+28(SB)/4, $0x39506967
+GLOBL geluE0<>(SB), RODATA|NOPTR, $32
+DATA geluE1<>+0(SB)/4, $0x3ab743ce
+DATA geluE1<>+4(SB)/4, $0x3ab743ce
+DATA geluE1<>+8(SB)/4, $0x3ab743ce
+DATA geluE1<>+12(SB)/4, $0x3ab743ce
+DATA geluE1<>+16(SB)/4, $0x3ab743ce
+DATA geluE1<>+20(SB)/4, $0x3ab743ce
+DATA geluE1<>+24(SB)/4, $0x3ab743ce
+DATA geluE1<>+28(SB)/4, $0x3ab743ce
+GLOBL geluE1<>(SB), RODATA|NOPTR, $32
+DATA geluE2<>+0(SB)/4, $0x3c088908
+DATA geluE2<>+4(SB)/4, $0x3c088908
+DATA geluE2<>+8(SB)/4, $0x3c088908
+DATA geluE2<>+12(SB)/4, $0x3c088908
+DATA geluE2<>+16(SB)/4, $0x3c088908
+DATA geluE2<>+20(SB)/4, $0x3c088908
+DATA geluE2<>+24(SB)/4, $0x3c088908
+DATA geluE2<>+28(SB)/4, $0x3c088908
+GLOBL geluE2<>(SB), RODATA|NOPTR, $32
+DATA geluE3<>+0(SB)/4, $0x3d2aa9c1
+DATA geluE3<>+4(SB)/4, $0x3d2aa9c1
+DATA geluE3<>+8(SB)/4, $0x3d2aa9c1
+DATA geluE3<>+12(SB)/4, $0x3d2aa9c1
+DATA geluE3<>+16(SB)/4, $0x3d2aa9c1
+DATA geluE3<>+20(SB)/4, $0x3d2aa9c1
+DATA geluE3<>+24(SB)/4, $0x3d2aa9c1
+DATA geluE3<>+28(SB)/4, $0x3d2aa9c1
+GLOBL geluE3<>(SB), RODATA|NOPTR, $32
+DATA geluE4<>+0(SB)/4, $0x3e2aaaaa
+DATA geluE4<>+4(SB)/4, $0x3e2aaaaa
+DATA geluE4<>+8(SB)/4, $0x3e2aaaaa
+DATA geluE4<>+12(SB)/4, $0x3e2aaaaa
+DATA geluE4<>+16(SB)/4, $0x3e2aaaaa
+DATA geluE4<>+20(SB)/4, $0x3e2aaaaa
+DATA geluE4<>+24(SB)/4, $0x3e2aaaaa
+DATA geluE4<>+28(SB)/4, $0x3e2aaaaa
+GLOBL geluE4<>(SB), RODATA|NOPTR, $32
+DATA geluE5<>+0(SB)/4, $0x3f000000
+DATA geluE5<>+4(SB)/4, $0x3f000000
+DATA geluE5<>+8(SB)/4, $0x3f000000
+DATA geluE5<>+12(SB)/4, $0x3f000000
+DATA geluE5<>+16(SB)/4, $0x3f000000
+DATA geluE5<>+20(SB)/4, $0x3f000000
+DATA geluE5<>+24(SB)/4, $0x3f000000
+DATA geluE5<>+28(SB)/4, $0x3f000000
+GLOBL geluE5<>(SB), RODATA|NOPTR, $32
+DATA geluHalf<>+0(SB)/4, $0x3f000000
+DATA geluHalf<>+4(SB)/4, $0x3f000000
+DATA geluHalf<>+8(SB)/4, $0x3f000000
+DATA geluHalf<>+12(SB)/4, $0x3f000000
+DATA geluHalf<>+16(SB)/4, $0x3f000000
+DATA geluHalf<>+20(SB)/4, $0x3f000000
+DATA geluHalf<>+24(SB)/4, $0x3f000000
+DATA geluHalf<>+28(SB)/4, $0x3f000000
+GLOBL geluHalf<>(SB), RODATA|NOPTR, $32
+DATA geluOne<>+0(SB)/4, $0x3f800000
+DATA geluOne<>+4(SB)/4, $0x3f800000
+DATA geluOne<>+8(SB)/4, $0x3f800000
+DATA geluOne<>+12(SB)/4, $0x3f800000
+DATA geluOne<>+16(SB)/4, $0x3f800000
+DATA geluOne<>+20(SB)/4, $0x3f800000
+DATA geluOne<>+24(SB)/4, $0x3f800000
+DATA geluOne<>+28(SB)/4, $0x3f800000
+GLOBL geluOne<>(SB), RODATA|NOPTR, $32
+DATA geluAbs<>+0(SB)/4, $0x7fffffff
+DATA geluAbs<>+4(SB)/4, $0x7fffffff
+DATA geluAbs<>+8(SB)/4, $0x7fffffff
+DATA geluAbs<>+12(SB)/4, $0x7fffffff
+DATA geluAbs<>+16(SB)/4, $0x7fffffff
+DATA geluAbs<>+20(SB)/4, $0x7fffffff
+DATA geluAbs<>+24(SB)/4, $0x7fffffff
+DATA geluAbs<>+28(SB)/4, $0x7fffffff
+GLOBL geluAbs<>(SB), RODATA|NOPTR, $32
+DATA geluSign<>+0(SB)/4, $0x80000000
+DATA geluSign<>+4(SB)/4, $0x80000000
+DATA geluSign<>+8(SB)/4, $0x80000000
+DATA geluSign<>+12(SB)/4, $0x80000000
+DATA geluSign<>+16(SB)/4, $0x80000000
+DATA geluSign<>+20(SB)/4, $0x80000000
+DATA geluSign<>+24(SB)/4, $0x80000000
+DATA geluSign<>+28(SB)/4, $0x80000000
+GLOBL geluSign<>(SB), RODATA|NOPTR, $32

@@ -21,3 +21,11 @@ func kernel3x4h(k int, a *float32, lda int, b *byte, ldb int, c *float32, ldc in
 func dequantAVX2(dst *float32, src *byte, scales *byte, n int) {
 	panic("embedding: no vector kernel on this architecture")
 }
+
+func kernelQ4x2(k int, a *float32, lda int, w *byte, scales *byte, c *float32, ldc int) {
+	panic("embedding: no vector kernel on this architecture")
+}
+
+func geluAVX2(x *float32, n int) {
+	panic("embedding: no vector kernel on this architecture")
+}

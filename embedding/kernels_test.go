@@ -114,6 +114,30 @@ func TestFastMath(t *testing.T) {
 	}
 }
 
+// TestGeluAll holds the vector gelu to the Go one, value by value, and both
+// to x·Φ(x) in double precision, over the activations' range and past the
+// point where erf saturates, with lengths that leave a tail for Go.
+func TestGeluAll(t *testing.T) {
+	var xs []float32
+	for x := float32(-12); x < 12; x += 0.0007 {
+		xs = append(xs, x)
+	}
+	xs = append(xs, 0, float32(math.Copysign(0, -1)), 1e-30, -1e-30, 1e6, -1e6)
+	for _, n := range []int{len(xs), len(xs) - 3, 7} {
+		got := append([]float32(nil), xs[:n]...)
+		geluAll(got)
+		for i, x := range xs[:n] {
+			exact := float64(x) * 0.5 * (1 + math.Erf(float64(x)/math.Sqrt2))
+			if d := math.Abs(float64(got[i]) - float64(gelu(x))); d > 1e-6*math.Max(1, math.Abs(float64(x))) {
+				t.Fatalf("n=%d: gelu(%v) = %v, one at a time %v", n, x, got[i], gelu(x))
+			}
+			if d := math.Abs(float64(got[i]) - exact); d > 1e-6*math.Max(1, math.Abs(float64(x))) {
+				t.Fatalf("n=%d: gelu(%v) = %v, want %v", n, x, got[i], exact)
+			}
+		}
+	}
+}
+
 func BenchmarkMatmul(b *testing.B) {
 	for _, m := range []int{16, 128} {
 		k, n := 384, 1536
@@ -179,6 +203,38 @@ func TestQuantMatmul(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// BenchmarkQuantMatmul multiplies a query's few rows by an eight-bit
+// matrix of MiniLM's intermediate layer's shape, on one goroutine, with
+// the weights widened in registers (fused) and widened into memory first
+// (widened), the two ways mulTQuant has.
+func BenchmarkQuantMatmul(b *testing.B) {
+	k, n := 384, 1536
+	w := matrix{rows: n, cols: k, f32: make([]float32, n*k)}
+	for i := range w.f32 {
+		w.f32[i] = float32(i%17) - 8
+	}
+	q := make([]byte, quantSize(n, k))
+	w.quantize(q)
+	w.setQuant(q)
+	for _, m := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 16} {
+		a, c := make([]float32, m*k), make([]float32, m*n)
+		for _, way := range []string{"fused", "widened"} {
+			if way == "fused" && !useAVX2 {
+				continue
+			}
+			b.Run(fmt.Sprintf("%s/m=%d", way, m), func(b *testing.B) {
+				for b.Loop() {
+					if way == "fused" {
+						w.mulTFused(m, a, c, n, 1)
+					} else {
+						w.mulTWidened(m, a, c, n, 1)
+					}
+				}
+			})
 		}
 	}
 }

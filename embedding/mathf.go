@@ -35,6 +35,19 @@ func gelu(x float32) float32 {
 	return 0.5 * x * (1 + erff(x*(1/math.Sqrt2)))
 }
 
+// geluAll applies gelu to every value of x, eight at a time where the
+// processor has AVX2.
+func geluAll(x []float32) {
+	i := 0
+	if useAVX2 && len(x) >= 8 {
+		i = len(x) &^ 7
+		geluAVX2(&x[0], i)
+	}
+	for ; i < len(x); i++ {
+		x[i] = gelu(x[i])
+	}
+}
+
 // erff is the error function to within 5e-7 (Abramowitz and Stegun
 // 7.1.26), three times as fast as math.Erf, which was a quarter of the
 // encoder's time.
