@@ -125,8 +125,12 @@ func openSeg(dir string, id uint64) (s seg, err error) {
 	if !ok {
 		return s, fmt.Errorf("load segment %s: unexpected type %T", name, loaded)
 	}
-	if s.text, err = postings.Open(filepath.Join(dir, postings.FileName(id))); err != nil {
+	kbt := filepath.Join(dir, postings.FileName(id))
+	if s.text, err = postings.Open(kbt); err != nil {
 		return s, err
+	}
+	if p := partialOf(kbt); p != nil {
+		s.text.SetNeed(p.Need)
 	}
 	if s.stored, err = openStored(name, data, iceSeg); err != nil {
 		return s, err

@@ -3,6 +3,7 @@ package query
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 
@@ -29,7 +30,8 @@ import (
 // per value) and the snappy-compressed values.
 type storedReader struct {
 	f      *os.File
-	index  []byte // the mapped offsets, 8 bytes a chunk: a small, dense table
+	r      io.ReaderAt // f, or what reads it held in part (ReadPartly)
+	index  []byte      // the mapped offsets, 8 bytes a chunk: a small, dense table
 	docs   uint64
 	fields []string
 }
@@ -51,7 +53,11 @@ func openStored(name string, data []byte, seg *ice.Segment) (*storedReader, erro
 	if err != nil {
 		return nil, err
 	}
-	return &storedReader{f: f, index: data[offset : offset+8*docs], docs: docs, fields: seg.Fields()}, nil
+	var r io.ReaderAt = f
+	if p := partialOf(name); p != nil {
+		r = p
+	}
+	return &storedReader{f: f, r: r, index: data[offset : offset+8*docs], docs: docs, fields: seg.Fields()}, nil
 }
 
 func (r *storedReader) close() error { return r.f.Close() }
@@ -101,7 +107,7 @@ func (r *storedReader) visit(doc uint64, a *arena, visit segment.StoredFieldVisi
 	pooled := readBufs.Get().(*[guess]byte)
 	defer readBufs.Put(pooled)
 	buf := pooled[:]
-	n, err := r.f.ReadAt(buf, off)
+	n, err := r.r.ReadAt(buf, off)
 	if n < 2 && err != nil {
 		return fmt.Errorf("read stored fields: %w", err)
 	}
@@ -115,7 +121,7 @@ func (r *storedReader) visit(doc uint64, a *arena, visit segment.StoredFieldVisi
 	need := head + int(metaLen) + int(dataLen)
 	if need > len(buf) {
 		buf = make([]byte, need)
-		if _, err := r.f.ReadAt(buf, off); err != nil {
+		if _, err := r.r.ReadAt(buf, off); err != nil {
 			return fmt.Errorf("read stored fields: %w", err)
 		}
 	}

@@ -28,7 +28,44 @@ type Reader struct {
 	starts  []byte // bit set of the chunks that start a document, u64 words
 	factors []byte // float64 a chunk, or nil
 	unmap   func() error
+	// listsEnd is where the postings lists end and the dictionary
+	// begins; need, when set, is called with the bytes of a list before
+	// it is read (SetNeed).
+	listsEnd uint64
+	need     func(off, end int64) error
 }
+
+// SetNeed has the reader call need with the bytes [off, end) of the file
+// a postings list takes before reading it: a file held in part, whose
+// lists are fetched as searches read them, fetches them then. It must be
+// set before the reader is read.
+func (r *Reader) SetNeed(need func(off, end int64) error) { r.need = need }
+
+// ListsEnd reads the footer of a postings file of size bytes, its last
+// FooterLen bytes, and returns where its postings lists end: they are the
+// file's first bytes, which a search reads by term, before the
+// dictionary and the tables every search reads.
+func ListsEnd(footer []byte, size int64) (int64, error) {
+	if len(footer) != footerLen || string(footer[:4]) != magic || size < footerLen {
+		return 0, fmt.Errorf("%w: not a postings file", ErrCorrupt)
+	}
+	le := binary.LittleEndian
+	if v := le.Uint32(footer[4:]); v != Version {
+		return 0, fmt.Errorf("%w: version %d, want %d", ErrCorrupt, v, Version)
+	}
+	if crc32.ChecksumIEEE(footer[:footerLen-4]) != le.Uint32(footer[footerLen-4:]) {
+		return 0, fmt.Errorf("%w: footer checksum mismatch", ErrCorrupt)
+	}
+	end := le.Uint64(footer[16:])
+	if end > uint64(size-footerLen) {
+		return 0, fmt.Errorf("%w: section offsets out of order", ErrCorrupt)
+	}
+	return int64(end), nil
+}
+
+// FooterLen is how many bytes at the end of a postings file ListsEnd
+// reads.
+const FooterLen = footerLen
 
 // Open maps the postings file name.
 func Open(name string) (*Reader, error) {
@@ -72,6 +109,7 @@ func Parse(data []byte) (*Reader, error) {
 		return nil, fmt.Errorf("%w: section offsets out of order", ErrCorrupt)
 	}
 	r.dict, r.index, r.starts = data[dictOff:indexOff], data[indexOff:lensOff], data[startsOff:startsEnd]
+	r.listsEnd = dictOff
 	blocks := (uint64(r.terms) + dictBlock - 1) / dictBlock
 	if uint64(len(r.index)) != 4*blocks || !r.parseLengths(data[lensOff:docsOff]) || !r.parseDocTable(data[docsOff:startsOff]) || uint64(len(r.starts)) != 8*((uint64(r.docs)+63)/64) {
 		return nil, fmt.Errorf("%w: section sizes do not match %d terms and %d chunks", ErrCorrupt, r.terms, r.docs)
@@ -392,6 +430,15 @@ func (r *Reader) postingsAt(off uint64) (Postings, error) {
 	if off >= uint64(len(r.data)) {
 		return Postings{}, fmt.Errorf("%w: postings offset out of range", ErrCorrupt)
 	}
+	if r.need != nil {
+		end, err := r.listEnd(off)
+		if err == nil {
+			err = r.need(int64(off), int64(end))
+		}
+		if err != nil {
+			return Postings{}, err
+		}
+	}
 	d := r.data[off:]
 	df, n1 := binary.Uvarint(d)
 	skip, n2 := uvarintAt(d, max(n1, 0))
@@ -405,6 +452,42 @@ func (r *Reader) postingsAt(off uint64) (Postings, error) {
 	}
 	p.data, p.skip = d[pos:], int(skip)
 	return p, nil
+}
+
+// listEnd returns where the postings list at off ends: where the next
+// term's begins, the lists being written in the dictionary's order, or
+// where the lists end.
+func (r *Reader) listEnd(off uint64) (uint64, error) {
+	// The last block whose first list begins at or before off holds it.
+	var derr error
+	b := sort.Search(len(r.index)/4, func(i int) bool {
+		first := uint64(0)
+		derr = r.scanBlock(i, func(_ []byte, o uint64) bool { first = o; return false })
+		return derr != nil || first > off
+	}) - 1
+	if derr != nil {
+		return 0, derr
+	}
+	end := r.listsEnd
+	for b = max(b, 0); b < len(r.index)/4; b++ {
+		found := false
+		err := r.scanBlock(b, func(_ []byte, o uint64) bool {
+			if o > off {
+				end, found = o, true
+			}
+			return !found
+		})
+		if err != nil {
+			return 0, err
+		}
+		if found {
+			break
+		}
+	}
+	if end <= off || end > r.listsEnd {
+		return 0, fmt.Errorf("%w: postings offset out of range", ErrCorrupt)
+	}
+	return end, nil
 }
 
 // uvarintAt decodes a uvarint at d[pos:]; n ≤ 0 when there is none.

@@ -20,7 +20,9 @@ func closeOpened(s *cli.Streams, o *reader.Opened) {
 	for _, n := range o.Notes() {
 		fmt.Fprintf(s.Err, "kbq: note: %s\n", n)
 	}
-	o.Close()
+	if err := o.Close(); err != nil {
+		fmt.Fprintf(s.Err, "kbq: note: %v\n", err)
+	}
 }
 
 // newUsage records use, with its one complaint on stderr.

@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"github.com/kbqdev/kbq/internal/door/online"
 	"github.com/kbqdev/kbq/internal/door/reader"
 	"github.com/kbqdev/kbq/internal/mcptest"
+	"github.com/kbqdev/kbq/internal/postgres/pgread"
 	"github.com/kbqdev/kbq/internal/postgres/pgstore"
 	"github.com/kbqdev/kbq/internal/postgres/pgtest"
 	"github.com/kbqdev/kbq/internal/querytest"
@@ -215,4 +218,58 @@ func TestServingDamagedFilesFromTheDatabase(t *testing.T) {
 		store(name, orig)
 	}
 	t.Logf("%d files stored, %d flips, %d requests each: statuses %v", len(stored), flips, len(targets), statuses)
+}
+
+// A server reads a large artifact of the database in part, its first
+// searches fetching what they read, then fetches the rest in the
+// background and, at its next refresh, serves the files whole from the
+// cache.
+func TestServerFetchesInPartThenWhole(t *testing.T) {
+	oldMin, oldAfter := pgread.PartlyMin, completeAfter
+	pgread.PartlyMin, completeAfter = 0, 10*time.Millisecond
+	t.Cleanup(func() { pgread.PartlyMin, completeAfter = oldMin, oldAfter })
+	url := pgtest.DB(t)
+	files := testkb.Files{}
+	for i := range 300 {
+		files[fmt.Sprintf(".kb/notes/n%03d.md", i)] = fmt.Sprintf("# Note %d\n\n%s\n", i, strings.Repeat(fmt.Sprintf("Rotate key %d of the signing service every %d days. ", i, 30+i), 8))
+	}
+	publishFiles(t, url, "api", "a", files)
+	tl, s := followingTools(t, url)
+	if tl.unavailable != nil {
+		t.Fatal(tl.unavailable)
+	}
+	dir := func() string {
+		tl.mu.RLock()
+		defer tl.mu.RUnlock()
+		return tl.many[0].live.Dir()
+	}
+	if !strings.Contains(filepath.Base(dir()), "placing-") {
+		t.Fatalf("served from %s, not from files held in part", dir())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	tl.watch(ctx, s, "test")
+	defer tl.close()
+	defer cancel()
+	cs := connect(t, tl)
+	search := func() string {
+		res, _ := mcptest.Call(t, cs, "knowledge_search", map[string]any{"query": "key 123 signing"})
+		return mcptest.Text(res)
+	}
+	if got := search(); !strings.Contains(got, "Rotate key 123 of the signing service every 153 days") {
+		t.Fatalf("read in part: %s", got)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for filepath.Base(filepath.Dir(dir())) != "repos" {
+		if time.Now().After(deadline) {
+			t.Fatalf("still served from %s", dir())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	partials, _ := filepath.Glob(filepath.Join(s.Getenv("XDG_CACHE_HOME"), "kbq", "db", "files", "partial-*"))
+	if len(partials) > 0 {
+		t.Errorf("partial files left in the cache: %v", partials)
+	}
+	if got := search(); !strings.Contains(got, "Rotate key 123 of the signing service every 153 days") {
+		t.Fatalf("read whole: %s", got)
+	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/kbqdev/kbq/internal/door/online"
 	"github.com/kbqdev/kbq/internal/door/reader"
 	"github.com/kbqdev/kbq/internal/door/render"
+	"github.com/kbqdev/kbq/internal/postgres/pgread"
 	"github.com/kbqdev/kbq/internal/usage"
 	"github.com/kbqdev/kbq/knowledge"
 	"github.com/kbqdev/kbq/query"
@@ -56,6 +57,9 @@ type served struct {
 	mu      sync.RWMutex
 	many    []namedLive
 	refetch func() (*reader.Found, error)
+	// remote reads what the fetch of many left in the database, nil
+	// when it left nothing (reader.Found.Remote).
+	remote *pgread.Remote
 	// policy says who may read which of many.
 	policy access.Policy
 	// fetchErr is why nothing could be fetched from the database yet.
@@ -461,6 +465,8 @@ func serverToolsOf(s *cli.Streams, src *reader.Sources) *served {
 				fmt.Fprintf(s.Err, "kbq: note: %s\n", n)
 			}
 			t.many, t.policy = livesOf(found.Targets), found.Policy
+			t.remote = found.Remote
+			t.complete(found.Remote)
 		}
 		if src.DB != "" {
 			// A database down when the server starts is tried again
@@ -649,20 +655,45 @@ func (t *served) refresh() error {
 	}
 	t.mu.RUnlock()
 	if same {
+		if found.Remote != nil {
+			found.Remote.Close()
+		}
 		return nil
 	}
 	fresh := livesOf(targets)
 	t.mu.Lock()
-	old := t.many
-	t.many = fresh
+	old, oldRemote := t.many, t.remote
+	t.many, t.remote = fresh, found.Remote
 	t.mu.Unlock()
+	t.complete(found.Remote)
 	// Requests in flight hold the old indexes a while longer.
 	time.AfterFunc(time.Minute, func() {
 		for _, n := range old {
 			n.live.Close()
 		}
+		if oldRemote != nil {
+			oldRemote.Close()
+		}
 	})
 	return nil
+}
+
+// completeAfter is how long a server lets its first searches fetch what
+// they read of the database's files before it fetches the rest.
+var completeAfter = time.Second
+
+// complete fetches, in the background and after completeAfter, what r
+// left in the database, into the cache: the next refresh serves the
+// repositories from there.
+func (t *served) complete(r *pgread.Remote) {
+	if r == nil {
+		return
+	}
+	time.AfterFunc(completeAfter, func() {
+		// A failure leaves the searches reading the database as they
+		// need, and the next refresh tries again.
+		r.Complete(context.Background())
+	})
 }
 
 // watch keeps the artifacts current until ctx ends, reporting on stderr.
@@ -690,6 +721,11 @@ func (t *served) close() {
 	for _, l := range t.lives() {
 		l.Close()
 	}
+	t.mu.Lock()
+	if t.remote != nil {
+		t.remote.Close()
+	}
+	t.mu.Unlock()
 }
 
 func newMCPCommand(s *cli.Streams) *cli.Command {

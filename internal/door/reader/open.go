@@ -1,15 +1,18 @@
 package reader
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/cli"
+	"github.com/kbqdev/kbq/internal/postgres/pgread"
 	"github.com/kbqdev/kbq/internal/version"
 	"github.com/kbqdev/kbq/knowledge"
 	"github.com/kbqdev/kbq/query"
@@ -44,6 +47,7 @@ type Opened struct {
 	checks  []*query.FreshnessCheck // by part; nil when there is nothing to check
 	fresh   []*query.Freshness
 	notes   []string // said when the artifacts were found
+	remote  *pgread.Remote
 }
 
 // Fresh says whether the first artifact is behind its repository; zero
@@ -89,14 +93,36 @@ func (o *Opened) Notes() []string {
 	return notes
 }
 
-// Close closes the artifacts.
-func (o *Opened) Close() error {
+// Close closes the artifacts; read from a database in part, it first
+// fetches the rest into the cache.
+func (o *Opened) Close() error { return o.close(true) }
+
+// close closes the artifacts, and with complete first fetches what is
+// left of a database's files.
+func (o *Opened) close(complete bool) error {
 	var errs []error
 	for _, ix := range o.indexes {
 		errs = append(errs, ix.Close())
 	}
+	if o.remote == nil {
+		return errors.Join(errs...)
+	}
+	if complete {
+		// What searches did not read is fetched now, after their
+		// output, so that the next run finds it all in the cache.
+		ctx, cancel := context.WithTimeout(context.Background(), completeTimeout)
+		if err := o.remote.Complete(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("the database's files were not all kept in the cache, and the next search fetches them again: %w", err))
+		}
+		cancel()
+	}
+	o.remote.Close()
 	return errors.Join(errs...)
 }
+
+// completeTimeout bounds the fetch, on closing, of what searches did not
+// read of the database's files.
+const completeTimeout = 2 * time.Minute
 
 // Open opens the artifacts src names: the one found from the current
 // directory (or named by one --index, or $KBQ_INDEX), or several read as
@@ -110,7 +136,7 @@ func Open(getenv func(string) string, src *Sources) (_ *Opened, err error) {
 		if err != nil {
 			return nil, err
 		}
-		targets, o.notes = found.Targets, found.Notes
+		targets, o.notes, o.remote = found.Targets, found.Notes, found.Remote
 	} else {
 		cwd, err := os.Getwd()
 		if err != nil {
@@ -128,7 +154,7 @@ func Open(getenv func(string) string, src *Sources) (_ *Opened, err error) {
 	}
 	defer func() {
 		if err != nil {
-			o.Close()
+			o.close(false)
 		}
 	}()
 	var parts []query.Part

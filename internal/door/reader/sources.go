@@ -81,6 +81,10 @@ type Found struct {
 	Targets []Target
 	Notes   []string
 	Policy  access.Policy
+	// Remote reads, from a database, what searches need of the files
+	// the fetch left there (pgread.FetchPartly); nil when there are none.
+	// Whoever takes the targets completes it, in time, and closes it.
+	Remote *pgread.Remote
 }
 
 // Targets resolves the artifacts src names, without opening them, and
@@ -88,7 +92,7 @@ type Found struct {
 // published yet, for one).
 func Targets(getenv func(string) string, src *Sources) (*Found, error) {
 	if src.DB != "" {
-		return dbTargets(getenv, src)
+		return dbTargets(getenv, src, true)
 	}
 	var targets []Target
 	for _, spec := range src.Indexes {
@@ -208,8 +212,9 @@ func nameOf(root, dir string) string {
 func RepoNameOf(root string) string { return nameOf(root, "") }
 
 // dbTargets fetches the repositories of src.DB into the cache, as
-// artifacts.
-func dbTargets(getenv func(string) string, src *Sources) (*Found, error) {
+// artifacts; partly, it leaves the large segments' stored fields in the
+// database for Found.Remote to fetch as results read them.
+func dbTargets(getenv func(string) string, src *Sources, partly bool) (*Found, error) {
 	if len(src.Indexes) > 0 || src.AllRepos {
 		return nil, cli.Usagef("--db reads the database's repositories: name some with --repo, not --index or --all-repos")
 	}
@@ -223,23 +228,28 @@ func dbTargets(getenv func(string) string, src *Sources) (*Found, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	conn, err := pgread.Connect(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close(context.Background())
 	cache, err := dbCache(getenv)
 	if err != nil {
 		return nil, err
 	}
-	fetched, err := pgread.Fetch(ctx, conn, cache, src.Repos)
+	conn, err := pgread.Connect(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	fetch := pgread.Fetch
+	if partly {
+		fetch = pgread.FetchPartly // which keeps conn, or closes it
+	} else {
+		defer conn.Close(context.Background())
+	}
+	fetched, err := fetch(ctx, conn, cache, src.Repos)
 	if errors.Is(err, pgread.ErrNotPublished) {
 		return nil, cli.Usagef("%v", err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", pgread.Where(cfg), err)
 	}
-	found := &Found{Notes: fetched.Notes, Policy: access.Policy{Grants: fetched.Grants, Visibility: map[string]string{}}}
+	found := &Found{Notes: fetched.Notes, Policy: access.Policy{Grants: fetched.Grants, Visibility: map[string]string{}}, Remote: fetched.Remote}
 	for _, r := range fetched.Repos {
 		found.Targets = append(found.Targets, Target{Name: r.Name, Dir: r.Dir, Visibility: r.Visibility, OrgScope: r.OrgScope})
 		found.Policy.Visibility[r.Name] = r.Visibility
@@ -263,7 +273,7 @@ func dbCache(getenv func(string) string) (string, error) {
 // OrgTargets fetches the org scopes names lists, in that order, from the
 // database of $KBQ_DATABASE_URL.
 func OrgTargets(getenv func(string) string, names []string) ([]Target, error) {
-	found, err := dbTargets(getenv, &Sources{DB: "env", Repos: names})
+	found, err := dbTargets(getenv, &Sources{DB: "env", Repos: names}, false)
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ import (
 // pieceSize is the most of a file one query reads. A file of several
 // pieces is read by several sessions at once, and kbc stores files
 // uncompressed, so a piece is read without decompressing what precedes it.
-var pieceSize int64 = 4 << 20
+var pieceSize int64 = 1 << 20
 
 // fetchHelpers is how many sessions, besides the caller's, read files
 // when there is more than a piece to read.
@@ -30,11 +30,68 @@ const fetchHelpers = 3
 // content. More than a piece's worth is read by helper sessions too, all
 // in the caller's snapshot; sessions says how many sessions read.
 func fetchFiles(ctx context.Context, tx pgx.Tx, blobs string, files []file) (sessions int, err error) {
-	if len(files) == 0 {
-		return 0, nil
+	h := startHelpers(ctx, tx, files)
+	defer h.close()
+	return fetchPieces(ctx, tx, h, blobs, files, nil)
+}
+
+// helpers are the sessions that read files beside the caller's, opened in
+// the background (startHelpers) while the caller's goes on.
+type helpers struct {
+	ready chan struct{}
+	conns []*pgx.Conn
+	done  func()
+}
+
+// startHelpers starts opening helper sessions in tx's snapshot when files
+// are more than a piece's worth.
+func startHelpers(ctx context.Context, tx pgx.Tx, files []file) *helpers {
+	h := &helpers{ready: make(chan struct{}), done: func() {}}
+	var total int64
+	for _, f := range files {
+		total += f.size
 	}
+	if total <= pieceSize {
+		close(h.ready)
+		return h
+	}
+	id, ok := exportSnapshot(ctx, tx)
+	if !ok {
+		close(h.ready)
+		return h
+	}
+	cfg := tx.Conn().Config()
+	go func() {
+		defer close(h.ready)
+		h.conns, h.done = snapshotReaders(ctx, cfg, id)
+	}()
+	return h
+}
+
+// get waits for the helper sessions and returns them.
+func (h *helpers) get() []*pgx.Conn {
+	<-h.ready
+	return h.conns
+}
+
+// close closes the helper sessions, once they are open, in the
+// background: their work is done.
+func (h *helpers) close() {
+	go func() {
+		<-h.ready
+		h.done()
+	}()
+}
+
+// fetchPieces reads files whole, and of the partial files the bytes from
+// their tails' starts, a piece at a time, over tx and the helper sessions
+// h side by side. Each whole file is written into blobs under its hash
+// once it matches the hash; each piece of a partial file into it, once
+// its blocks match theirs.
+func fetchPieces(ctx context.Context, tx pgx.Tx, h *helpers, blobs string, files []file, partials []*partial) (sessions int, err error) {
 	type piece struct {
-		file   int
+		file   int      // of files, when part is nil
+		part   *partial // else
 		off, n int64
 	}
 	var pieces []piece
@@ -43,9 +100,18 @@ func fetchFiles(ctx context.Context, tx pgx.Tx, blobs string, files []file) (ses
 	for i, f := range files {
 		total += f.size
 		for off := int64(0); off < f.size; off += pieceSize {
-			pieces = append(pieces, piece{i, off, min(pieceSize, f.size-off)})
+			pieces = append(pieces, piece{file: i, off: off, n: min(pieceSize, f.size-off)})
 			left[i].Add(1)
 		}
+	}
+	for _, p := range partials {
+		total += p.size - p.tail
+		for off := p.tail; off < p.size; off += pieceSize {
+			pieces = append(pieces, piece{part: p, off: off, n: min(pieceSize, p.size-off)})
+		}
+	}
+	if len(files)+len(pieces) == 0 {
+		return 0, nil
 	}
 	g, ctx := errgroup.WithContext(ctx)
 	for _, f := range files {
@@ -63,39 +129,52 @@ func fetchFiles(ctx context.Context, tx pgx.Tx, blobs string, files []file) (ses
 		work <- p
 	}
 	close(work)
-	readers := []interface {
+	type reader interface {
 		QueryRow(context.Context, string, ...any) pgx.Row
-	}{tx}
+	}
+	sessions = 1
+	read := func(r reader) error {
+		for p := range work {
+			if p.part != nil {
+				dst := pieceOf(make([]byte, p.n))
+				err := r.QueryRow(ctx, `SELECT substring(data FROM $2 FOR $3) FROM kbq_file WHERE hash = $1`, p.part.hash, p.off+1, p.n).Scan(&dst)
+				if err == nil {
+					err = p.part.put(p.off, dst)
+				}
+				if err != nil {
+					return fmt.Errorf("read file %.12s: %w", p.part.hash, err)
+				}
+				continue
+			}
+			f := files[p.file]
+			made[p.file].Do(func() { bufs[p.file] = make([]byte, f.size) })
+			// The piece goes from the connection's buffer to the
+			// file's, with no copy in between.
+			dst := pieceOf(bufs[p.file][p.off : p.off+p.n])
+			err := r.QueryRow(ctx, `SELECT substring(data FROM $2 FOR $3) FROM kbq_file WHERE hash = $1`, f.hash, p.off+1, p.n).Scan(&dst)
+			if err != nil {
+				return fmt.Errorf("read file %.12s: %w", f.hash, err)
+			}
+			if left[p.file].Add(-1) == 0 {
+				if err := store(blobs, f, bufs[p.file]); err != nil {
+					return err
+				}
+				bufs[p.file] = nil
+			}
+		}
+		return nil
+	}
+	// The caller's session starts at once; the helpers join as they
+	// are ready.
+	g.Go(func() error { return read(tx) })
 	if total > pieceSize {
-		helpers, done := snapshotReaders(ctx, tx)
-		defer done()
-		for _, h := range helpers {
-			readers = append(readers, h)
+		helpers := h.get()
+		sessions += len(helpers)
+		for _, c := range helpers {
+			g.Go(func() error { return read(c) })
 		}
 	}
-	for _, r := range readers {
-		g.Go(func() error {
-			for p := range work {
-				f := files[p.file]
-				made[p.file].Do(func() { bufs[p.file] = make([]byte, f.size) })
-				// The piece goes from the connection's buffer to the
-				// file's, with no copy in between.
-				dst := pieceOf(bufs[p.file][p.off : p.off+p.n])
-				err := r.QueryRow(ctx, `SELECT substring(data FROM $2 FOR $3) FROM kbq_file WHERE hash = $1`, f.hash, p.off+1, p.n).Scan(&dst)
-				if err != nil {
-					return fmt.Errorf("read file %.12s: %w", f.hash, err)
-				}
-				if left[p.file].Add(-1) == 0 {
-					if err := store(blobs, f, bufs[p.file]); err != nil {
-						return err
-					}
-					bufs[p.file] = nil
-				}
-			}
-			return nil
-		})
-	}
-	return len(readers), g.Wait()
+	return sessions, g.Wait()
 }
 
 // pieceOf is where a piece of a file is read into; it takes exactly its
@@ -122,18 +201,24 @@ func store(blobs string, f file, data []byte) error {
 // snapshotID is the form of what pg_export_snapshot returns.
 var snapshotID = regexp.MustCompile(`^[0-9A-Fa-f-]+$`)
 
-// snapshotReaders opens up to fetchHelpers sessions, as many as the
-// server grants, each in a read-only transaction that sees tx's snapshot;
-// none where the server takes one session. done closes them.
-func snapshotReaders(ctx context.Context, tx pgx.Tx) (readers []*pgx.Conn, done func()) {
-	cfg := tx.Conn().Config()
-	if cfg.DefaultQueryExecMode == pgx.QueryExecModeSimpleProtocol {
-		return nil, func() {}
+// exportSnapshot exports tx's snapshot for other sessions to take, and
+// says whether it could: not where the server takes one session, as
+// PGlite's (which speaks only the simple protocol).
+func exportSnapshot(ctx context.Context, tx pgx.Tx) (string, bool) {
+	if tx.Conn().Config().DefaultQueryExecMode == pgx.QueryExecModeSimpleProtocol {
+		return "", false
 	}
 	var id string
 	if err := tx.QueryRow(ctx, `SELECT pg_export_snapshot()`).Scan(&id); err != nil || !snapshotID.MatchString(id) {
-		return nil, func() {}
+		return "", false
 	}
+	return id, true
+}
+
+// snapshotReaders opens up to fetchHelpers sessions like cfg's, as many
+// as the server grants, each in a read-only transaction that sees the
+// exported snapshot id. done closes them.
+func snapshotReaders(ctx context.Context, cfg *pgx.ConnConfig, id string) (readers []*pgx.Conn, done func()) {
 	readers = pgsession.Open(ctx, cfg, fetchHelpers, func(ctx context.Context, c *pgx.Conn) error {
 		if _, err := c.Exec(ctx, `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`); err != nil {
 			return err

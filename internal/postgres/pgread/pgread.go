@@ -2,8 +2,10 @@
 // kbq --db: each repository's artifact files, stored by content, are
 // fetched once into a local cache and opened as artifacts, so that a
 // search of the database ranks exactly as a search of the repositories'
-// own artifacts (query.Union across them). kbq connects with a role that
-// only reads; every value reaches SQL as a parameter.
+// own artifacts (query.Union across them). A reader that starts cold
+// fetches the tables every search reads first, and what its searches read
+// of the rest as they read it (FetchPartly), before the rest. kbq connects
+// with a role that only reads; every value reaches SQL as a parameter.
 package pgread
 
 import (
@@ -23,6 +25,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/kbqdev/kbq/internal/postgres/blocks"
 	"github.com/kbqdev/kbq/internal/reponame"
 	"github.com/kbqdev/kbq/internal/visible"
 )
@@ -30,8 +33,9 @@ import (
 // SchemaVersion is the newest schema this program reads. Versions 2 to 5
 // changed only how the chunks' tsvectors and keys are kept, which kbq does
 // not read; 6 added who may read what (each repository's visibility and
-// org scope, the grants, row-level security).
-const SchemaVersion = 6
+// org scope, the grants, row-level security); 7 the hashes of each block
+// of a file, which let kbq read a file in part (FetchPartly).
+const SchemaVersion = 7
 
 var (
 	// ErrNoKnowledge means the database holds no published knowledge.
@@ -58,6 +62,9 @@ type Fetched struct {
 	Repos  []Repo
 	Notes  []string
 	Grants []access.Grant
+	// Remote, after FetchPartly, reads what was left in the database;
+	// nil when every file was fetched whole.
+	Remote *Remote
 }
 
 // Fetch reads the repositories names lists (every one when names is
@@ -67,6 +74,26 @@ type Fetched struct {
 // landing meanwhile is seen whole or not at all. A repository whose rows
 // cannot be read is left out with a note; named in names, it is an error.
 func Fetch(ctx context.Context, conn *pgx.Conn, cache string, names []string) (*Fetched, error) {
+	return fetch(ctx, conn, cache, names, false)
+}
+
+// FetchPartly is Fetch leaving in the database what searches read
+// piecemeal of large files, most of an artifact's size: a segment's
+// stored fields, read by result, and its postings lists, read by term
+// (query.PartlyRead). Fetched.Remote fetches what a search reads of them,
+// checked block by block against the hashes kbc publish keeps (schema
+// version 7; files published before are fetched whole), and Complete the
+// rest. The session, conn, is then the Remote's, which closes it; it is
+// closed now when the Remote is nil.
+func FetchPartly(ctx context.Context, conn *pgx.Conn, cache string, names []string) (*Fetched, error) {
+	f, err := fetch(ctx, conn, cache, names, true)
+	if err != nil || f.Remote == nil {
+		conn.Close(ctx)
+	}
+	return f, err
+}
+
+func fetch(ctx context.Context, conn *pgx.Conn, cache string, names []string, partly bool) (_ *Fetched, err error) {
 	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return nil, err
@@ -140,7 +167,7 @@ func Fetch(ctx context.Context, conn *pgx.Conn, cache string, names []string) (*
 	for i, r := range picked {
 		ids[i] = r.id
 	}
-	lists, damaged, err := fileLists(ctx, tx, ids)
+	lists, damaged, err := fileLists(ctx, tx, ids, version)
 	if err != nil {
 		return nil, err
 	}
@@ -173,11 +200,25 @@ func Fetch(ctx context.Context, conn *pgx.Conn, cache string, names []string) (*
 			}
 		}
 	}
-	if _, err := fetchFiles(ctx, tx, blobs, missing); err != nil {
+	// The helper sessions open while the partial files' tails are read.
+	h := startHelpers(ctx, tx, missing)
+	defer h.close()
+	var remote *Remote
+	if partly {
+		if missing, remote, err = startPartials(ctx, tx, conn, blobs, missing); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if err != nil {
+				remote.Close()
+			}
+		}()
+	}
+	if _, err := fetchPieces(ctx, tx, h, blobs, missing, remote.tails()); err != nil {
 		return nil, err
 	}
 	for _, r := range picked {
-		dir, err := place(cache, r.name, lists[r.id])
+		dir, err := remote.place(cache, r.name, lists[r.id])
 		if err != nil {
 			if len(names) > 0 {
 				return nil, fmt.Errorf("%s: %w", r.name, err)
@@ -200,6 +241,9 @@ func Fetch(ctx context.Context, conn *pgx.Conn, cache string, names []string) (*
 		inUse = append(inUse, r.Dir)
 	}
 	evict(cache, inUse, time.Now())
+	if remote != nil && len(remote.partials) > 0 {
+		out.Remote = remote
+	}
 	return out, nil
 }
 
@@ -243,16 +287,23 @@ func grants(ctx context.Context, tx pgx.Tx) ([]access.Grant, error) {
 }
 
 // A file is one file of a published artifact: its name in the artifact
-// directory, the SHA-256 of its content, and its size.
+// directory, the SHA-256 of its content, its size, and, when it was
+// published with them, the SHA-256 of each of its blocks.
 type file struct {
 	name, hash string
 	size       int64
+	blocks     []byte
 }
 
 // fileLists reads the files of the repositories ids, and says why the
 // files of those it cannot use are damaged.
-func fileLists(ctx context.Context, tx pgx.Tx, ids []int64) (lists map[int64][]file, damaged map[int64]string, err error) {
-	rows, err := tx.Query(ctx, `SELECT r.repo_id, r.name, r.hash, f.size FROM kbq_repo_file r JOIN kbq_file f ON f.hash = r.hash
+func fileLists(ctx context.Context, tx pgx.Tx, ids []int64, version int) (lists map[int64][]file, damaged map[int64]string, err error) {
+	// Before version 7 no file has its blocks' hashes.
+	blocksColumn := `NULL::bytea`
+	if version >= 7 {
+		blocksColumn = `f.blocks`
+	}
+	rows, err := tx.Query(ctx, `SELECT r.repo_id, r.name, r.hash, f.size, `+blocksColumn+` FROM kbq_repo_file r JOIN kbq_file f ON f.hash = r.hash
 		WHERE r.repo_id = ANY($1) ORDER BY r.repo_id, r.name`, ids)
 	if err != nil {
 		return nil, nil, err
@@ -261,7 +312,7 @@ func fileLists(ctx context.Context, tx pgx.Tx, ids []int64) (lists map[int64][]f
 	for rows.Next() {
 		var id int64
 		var f file
-		if err := rows.Scan(&id, &f.name, &f.hash, &f.size); err != nil {
+		if err := rows.Scan(&id, &f.name, &f.hash, &f.size, &f.blocks); err != nil {
 			return nil, nil, err
 		}
 		// The hash names a file of the cache, the name a file of the
@@ -273,6 +324,9 @@ func fileLists(ctx context.Context, tx pgx.Tx, ids []int64) (lists map[int64][]f
 		case !local(f.name) || len(f.name) > 255:
 			damaged[id] = fmt.Sprintf("the file name %+q is not one of an artifact", f.name)
 		default:
+			if f.blocks != nil && !blocks.Valid(f.blocks, f.size) {
+				f.blocks = nil // fetched whole, and checked so
+			}
 			lists[id] = append(lists[id], f)
 		}
 	}
@@ -286,17 +340,58 @@ var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
 const maxFileSize = 1 << 30
 
 // place puts files into an artifact directory of the cache, linked from
+// the fetched files, and returns it. A repository with files held in part
+// is placed in a directory of r's, which r removes when it closes: another
+// process must not take those files for whole ones. Repositories of the
+// same files share one.
+func (r *Remote) place(cache, name string, files []file) (string, error) {
+	if r == nil || !slices.ContainsFunc(files, func(f file) bool { return r.partOf(f.hash) != nil }) {
+		return place(cache, name, files)
+	}
+	key := filesKey(files)
+	if dir, ok := r.dirs[key]; ok {
+		return dir, nil
+	}
+	dir, err := os.MkdirTemp(cache, "placing-")
+	if err != nil {
+		return "", err
+	}
+	if r.dirs == nil {
+		r.dirs = map[string]string{}
+	}
+	r.dirs[key] = dir
+	for _, f := range files {
+		src := filepath.Join(cache, "files", f.hash)
+		if p := r.partOf(f.hash); p != nil {
+			src = p.path
+		}
+		if err := link(src, dir, f.name); err != nil {
+			return "", err
+		}
+	}
+	return dir, nil
+}
+
+// link links the file at src as name in the artifact directory dir.
+func link(src, dir, name string) error {
+	if !local(name) {
+		return fmt.Errorf("the database names a file %q outside an artifact", name)
+	}
+	dst := filepath.Join(dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return os.Link(src, dst)
+}
+
+// place puts files into an artifact directory of the cache, linked from
 // the fetched files, and returns it.
 func place(cache, name string, files []file) (string, error) {
 	if len(files) == 0 {
 		return "", fmt.Errorf("%w: it was published without its index (publish it again with this kbc)", ErrNotPublished)
 	}
 	// The artifact directory is named by what it holds.
-	h := sha256.New()
-	for _, f := range files {
-		fmt.Fprintf(h, "%s %s\n", f.name, f.hash)
-	}
-	dir := filepath.Join(cache, "repos", safeName(name)+"-"+hex.EncodeToString(h.Sum(nil))[:16])
+	dir := filepath.Join(cache, "repos", safeName(name)+"-"+filesKey(files)[:16])
 	if _, err := os.Stat(filepath.Join(dir, "manifest.json")); err == nil {
 		return dir, nil
 	}
@@ -306,14 +401,7 @@ func place(cache, name string, files []file) (string, error) {
 	}
 	defer os.RemoveAll(tmp)
 	for _, f := range files {
-		if !local(f.name) {
-			return "", fmt.Errorf("the database names a file %q outside an artifact", f.name)
-		}
-		dst := filepath.Join(tmp, filepath.FromSlash(f.name))
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return "", err
-		}
-		if err := os.Link(filepath.Join(cache, "files", f.hash), dst); err != nil {
+		if err := link(filepath.Join(cache, "files", f.hash), tmp, f.name); err != nil {
 			return "", err
 		}
 	}
@@ -325,6 +413,15 @@ func place(cache, name string, files []file) (string, error) {
 		return "", err
 	}
 	return dir, nil
+}
+
+// filesKey names the files of an artifact directory by what it holds.
+func filesKey(files []file) string {
+	h := sha256.New()
+	for _, f := range files {
+		fmt.Fprintf(h, "%s %s\n", f.name, f.hash)
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // local reports whether name stays inside the artifact directory.

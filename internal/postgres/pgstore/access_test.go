@@ -1,18 +1,24 @@
 package pgstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/kbqdev/kbq/internal/postgres/blocks"
 	"github.com/kbqdev/kbq/internal/postgres/pgtest"
 	"github.com/kbqdev/kbq/internal/testkb"
 )
 
-// undoAccess brings a database of schema version 6 back to 5.
+// undoBlocks brings a database of schema version 7 back to 6.
+var undoBlocks = []string{`ALTER TABLE kbq_file DROP COLUMN blocks`, `UPDATE kbq_schema SET version = 6`}
+
+// undoAccess brings a database of schema version 7 back to 5.
 var undoAccess = func() []string {
-	var out []string
+	out := slices.Clone(undoBlocks)
 	for _, t := range []string{"kbq_repo", "kbq_document", "kbq_chunk", "kbq_repo_file", "kbq_text", "kbq_file"} {
 		out = append(out, `DROP POLICY kbq_read ON `+t, `ALTER TABLE `+t+` DISABLE ROW LEVEL SECURITY`)
 	}
@@ -157,5 +163,50 @@ func TestMigrateFromVersion5(t *testing.T) {
 	}
 	if n := count(t, conn, `SELECT count(*) FROM kbq_repo WHERE visibility = 'internal'`); n != 1 {
 		t.Errorf("%d internal repositories", n)
+	}
+}
+
+// Every file is published with the hashes of its blocks; a database of
+// version 6 is migrated to 7 with its files' blocks unhashed, and a
+// publish that names a file again hashes them.
+func TestFilesCarryTheirBlocksHashes(t *testing.T) {
+	ctx := context.Background()
+	url, conn := publishedDB(t, "r", files)
+	hashed := func() (int, int) {
+		var all, right int
+		rows, err := conn.Query(ctx, `SELECT data, blocks FROM kbq_file`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var data, hashes []byte
+			if err := rows.Scan(&data, &hashes); err != nil {
+				t.Fatal(err)
+			}
+			all++
+			if hashes != nil && bytes.Equal(hashes, blocks.Hashes(data)) {
+				right++
+			}
+		}
+		return all, right
+	}
+	if all, right := hashed(); all == 0 || right != all {
+		t.Fatalf("%d of %d files published with their blocks' hashes", right, all)
+	}
+	pgtest.Exec(t, url, undoBlocks...)
+	if err := Migrate(ctx, conn); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := Version(ctx, conn); err != nil || v != SchemaVersion {
+		t.Fatalf("version %d %v", v, err)
+	}
+	if all, right := hashed(); right != 0 {
+		t.Fatalf("migrated, %d of %d files have hashes they were never given", right, all)
+	}
+	if _, err := Publish(ctx, conn, source(t, "r", "a", files), Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if all, right := hashed(); right != all {
+		t.Errorf("published again, %d of %d files have their blocks' hashes", right, all)
 	}
 }

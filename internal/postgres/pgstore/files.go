@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/internal/postgres/blocks"
 	"github.com/kbqdev/kbq/query"
 )
 
@@ -65,23 +66,27 @@ func writeFiles(ctx context.Context, tx pgx.Tx, repoID int64, dir string, files 
 	for i, f := range files {
 		hashes[i] = f.Hash
 	}
+	// have: the files the database holds, true for those with their
+	// blocks' hashes; a file published before version 7 gets them now.
 	have := map[string]bool{}
-	rows, err := tx.Query(ctx, `SELECT hash FROM kbq_file WHERE hash = ANY($1)`, hashes)
+	rows, err := tx.Query(ctx, `SELECT hash, blocks IS NOT NULL FROM kbq_file WHERE hash = ANY($1)`, hashes)
 	if err != nil {
 		return 0, err
 	}
 	for rows.Next() {
 		var h string
-		if err := rows.Scan(&h); err != nil {
+		var hashed bool
+		if err := rows.Scan(&h, &hashed); err != nil {
 			return 0, err
 		}
-		have[h] = true
+		have[h] = hashed
 	}
 	if err := rows.Err(); err != nil {
 		return 0, err
 	}
 	for _, f := range files {
-		if have[f.Hash] {
+		hashed, held := have[f.Hash]
+		if hashed {
 			continue
 		}
 		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.Name)))
@@ -91,7 +96,14 @@ func writeFiles(ctx context.Context, tx pgx.Tx, repoID int64, dir string, files 
 		if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != f.Hash {
 			return 0, fmt.Errorf("%s changed while it was published", f.Name)
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO kbq_file (hash, size, data) VALUES ($1, $2, $3) ON CONFLICT (hash) DO NOTHING`, f.Hash, f.Size, data); err != nil {
+		if held {
+			if _, err := tx.Exec(ctx, `UPDATE kbq_file SET blocks = $2 WHERE hash = $1 AND blocks IS NULL`, f.Hash, blocks.Hashes(data)); err != nil {
+				return 0, fmt.Errorf("write the block hashes of %s: %w", f.Name, err)
+			}
+			have[f.Hash] = true
+			continue
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO kbq_file (hash, size, data, blocks) VALUES ($1, $2, $3, $4) ON CONFLICT (hash) DO NOTHING`, f.Hash, f.Size, data, blocks.Hashes(data)); err != nil {
 			return 0, fmt.Errorf("write %s: %w", f.Name, err)
 		}
 		have[f.Hash] = true

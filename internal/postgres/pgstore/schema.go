@@ -41,7 +41,12 @@ import (
 //	   allow (access.go). Repositories published before keep being read
 //	   as they were: they are internal, and every role that could read
 //	   them is granted all
-const SchemaVersion = 6
+//	7  kbq_file.blocks keeps the SHA-256 of each 64 KiB block of a file
+//	   (package blocks), so that kbq reads what a search needs of a file,
+//	   checked, before the rest: a segment's stored fields, most of its
+//	   size, as results need them. A file published before gets them
+//	   when a publish names it again; until then it is read whole
+const SchemaVersion = 7
 
 // schema creates the current version.
 var schema = []string{
@@ -91,9 +96,10 @@ var schema = []string{
 	`CREATE TRIGGER kbq_document_deleted AFTER DELETE ON kbq_document
 		REFERENCING OLD TABLE AS deleted FOR EACH STATEMENT EXECUTE FUNCTION kbq_document_deleted()`,
 	`CREATE TABLE kbq_file (
-		hash text PRIMARY KEY,
-		size bigint NOT NULL,
-		data bytea NOT NULL
+		hash   text PRIMARY KEY,
+		size   bigint NOT NULL,
+		data   bytea NOT NULL,
+		blocks bytea
 	)`,
 	`ALTER TABLE kbq_file ALTER COLUMN data SET STORAGE EXTERNAL`,
 	`CREATE TABLE kbq_repo_file (
@@ -102,7 +108,7 @@ var schema = []string{
 		hash    text NOT NULL REFERENCES kbq_file (hash),
 		PRIMARY KEY (repo_id, name)
 	)`,
-	`INSERT INTO kbq_schema (version) VALUES (6)`,
+	`INSERT INTO kbq_schema (version) VALUES (7)`,
 }
 
 func init() {
@@ -182,6 +188,10 @@ var migrations = map[int][]string{
 	}, accessSchema[1:]...),
 		`UPDATE kbq_repo SET visibility = 'internal'`,
 		`UPDATE kbq_schema SET version = 6`),
+	6: {
+		`ALTER TABLE kbq_file ADD COLUMN blocks bytea`,
+		`UPDATE kbq_schema SET version = 7`,
+	},
 }
 
 // schemaLock is the advisory lock key under which the schema is created
