@@ -60,6 +60,10 @@ type served struct {
 	// remote reads what the fetch of many left in the database, nil
 	// when it left nothing (reader.Found.Remote).
 	remote *pgread.Remote
+	// answered, for a database's repositories, is closed once a request
+	// has been answered.
+	answered   chan struct{}
+	answerOnce sync.Once
 	// policy says who may read which of many.
 	policy access.Policy
 	// fetchErr is why nothing could be fetched from the database yet.
@@ -459,7 +463,7 @@ func serverToolsOf(s *cli.Streams, src *reader.Sources) *served {
 		if err != nil && (src.DB == "" || errors.Is(err, cli.ErrUsage)) {
 			return &served{unavailable: err}
 		}
-		t := &served{usage: newUsage(s), embedder: online.QueryEmbedder(s)}
+		t := &served{usage: newUsage(s), embedder: online.QueryEmbedder(s), answered: make(chan struct{})}
 		if found != nil {
 			for _, n := range found.Notes {
 				fmt.Fprintf(s.Err, "kbq: note: %s\n", n)
@@ -510,8 +514,26 @@ type namedLive struct {
 
 // acquire returns what is served now to who (nil: a server that asks no
 // one), and its release function: the repositories who may read, ranked
-// as one with their own statistics, as if no other were served.
+// as one with their own statistics, as if no other were served. The
+// first release lets the fetch of what the database's files left for
+// later begin (complete).
 func (t *served) acquire(who *access.Principal) (reader.Backend, func(), error) {
+	b, release, err := t.backend(who)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, func() {
+		release()
+		t.answerOnce.Do(func() {
+			if t.answered != nil {
+				close(t.answered)
+			}
+		})
+	}, nil
+}
+
+// backend is acquire without counting an answer.
+func (t *served) backend(who *access.Principal) (reader.Backend, func(), error) {
 	if t.unavailable != nil {
 		return nil, nil, t.unavailable
 	}
@@ -678,22 +700,27 @@ func (t *served) refresh() error {
 	return nil
 }
 
-// completeAfter is how long a server lets its first searches fetch what
-// they read of the database's files before it fetches the rest.
+// completeAfter is how long a server that answers nothing waits before
+// it fetches the rest of the database's files.
 var completeAfter = time.Second
 
-// complete fetches, in the background and after completeAfter, what r
-// left in the database, into the cache: the next refresh serves the
-// repositories from there.
+// complete fetches, in the background, what r left in the database, into
+// the cache, once a request has been answered or after completeAfter:
+// the first searches fetch only what they read, and the next refresh
+// serves the repositories whole from the cache.
 func (t *served) complete(r *pgread.Remote) {
 	if r == nil {
 		return
 	}
-	time.AfterFunc(completeAfter, func() {
+	go func() {
+		select {
+		case <-t.answered:
+		case <-time.After(completeAfter):
+		}
 		// A failure leaves the searches reading the database as they
 		// need, and the next refresh tries again.
 		r.Complete(context.Background())
-	})
+	}()
 }
 
 // watch keeps the artifacts current until ctx ends, reporting on stderr.

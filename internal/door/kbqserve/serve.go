@@ -146,7 +146,7 @@ func runServe(ctx context.Context, s *cli.Streams, o *serveOptions) error {
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    maxHeaderBytes,
 	}
-	if _, release, err := t.acquire(nil); err != nil {
+	if _, release, err := t.backend(nil); err != nil {
 		fmt.Fprintf(s.Err, "kbq serve: %v\n", err)
 	} else {
 		release()
