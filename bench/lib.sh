@@ -32,7 +32,7 @@ bench_setup() {
 	work=$(mktemp -d)
 	server_pid=
 	trap bench_cleanup EXIT
-	(cd "$root" && go build -o "$work/bin/" ./cmd/kbc ./cmd/kbq "$@")
+	(cd "$root" && CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/kbc ./cmd/kbq "$@")
 	export PATH="$work/bin:$PATH"
 }
 

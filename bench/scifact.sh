@@ -24,7 +24,7 @@ fi
 [ "${1:-}" = "--" ] && shift
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-(cd "$root" && go build -o "$work/bin/" ./cmd/kbc ./cmd/kbq ./bench/beir2kb)
+(cd "$root" && CGO_ENABLED=0 go build -o "$work/bin/" ./cmd/kbc ./cmd/kbq ./bench/beir2kb)
 repo=${REPO:-$work/repo}
 if [ ! -d "$repo/.kbq" ]; then
 	mkdir -p "$repo"

@@ -41,7 +41,7 @@ need sqlite3:sqlite3 hyperfine:hyperfine /usr/bin/time:time
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 bin=$work/bin
-(cd "$root" && go build -trimpath -ldflags=-s -o "$bin/" ./cmd/kbc ./cmd/kbq ./bench/searchlat)
+(cd "$root" && CGO_ENABLED=0 go build -trimpath -ldflags=-s -o "$bin/" ./cmd/kbc ./cmd/kbq ./bench/searchlat)
 kbc=$bin/kbc
 kbq=$bin/kbq
 

@@ -42,14 +42,15 @@ need sqlite3:sqlite3 hyperfine:hyperfine rg:ripgrep /usr/bin/time:time
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 bin=$work/bin
-(cd "$root" && go build -trimpath -ldflags=-s -o "$bin/" ./cmd/kbc ./cmd/kbq ./bench/searchlat)
+# As the README builds them: static (CGO_ENABLED=0).
+(cd "$root" && CGO_ENABLED=0 go build -trimpath -ldflags=-s -o "$bin/" ./cmd/kbc ./cmd/kbq ./bench/searchlat)
 kbc=$bin/kbc
 kbq=$bin/kbq
 # A Go hello-world, built the same way: the floor for starting kbq.
 mkdir "$work/hello"
 printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello") }\n' >"$work/hello/main.go"
 printf 'module hello\n' >"$work/hello/go.mod"
-(cd "$work/hello" && go build -trimpath -ldflags=-s -o "$bin/hello" .)
+(cd "$work/hello" && CGO_ENABLED=0 go build -trimpath -ldflags=-s -o "$bin/hello" .)
 
 # measure SCALE: one table for the corpus replicated SCALE times.
 measure() {
