@@ -307,3 +307,41 @@ func BenchmarkEncoder(b *testing.B) {
 		})
 	}
 }
+
+// A short text's layers shared by two goroutines (runShared) give the
+// vector one goroutine gives, bit for bit: each share computes its
+// outputs as the whole step does. Checked on the test model, whole and in
+// eight bits, and on the real model when KBQ_TEST_MODEL names it.
+func TestSharedStepsMatchOneGoroutine(t *testing.T) {
+	m := embeddingtest.Default
+	dir := t.TempDir()
+	if err := m.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	dirs := []string{dir}
+	if real := os.Getenv("KBQ_TEST_MODEL"); real != "" {
+		dirs = append(dirs, real)
+	}
+	texts := []string{"", "deploy", "roll back", "roll back the release", "how do I roll back", "retry charges"}
+	for _, dir := range dirs {
+		for name, load := range map[string]func(string) (*Encoder, error){"Load": Load, "LoadQuantized": LoadQuantized} {
+			e, err := load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, text := range texts {
+				ids := e.Tokenizer().Encode(text, MaxTokens)
+				if len(ids) >= 16 {
+					t.Fatalf("%q is %d tokens: not a short text", text, len(ids))
+				}
+				one, shared := e.embed(ids, 1), e.embed(ids, 2)
+				for j := range one {
+					if math.Float32bits(one[j]) != math.Float32bits(shared[j]) {
+						t.Fatalf("%s %s %q: dimension %d is %v shared, %v alone", dir, name, text, j, shared[j], one[j])
+					}
+				}
+			}
+			e.Close()
+		}
+	}
+}

@@ -20,6 +20,22 @@ type matrix struct {
 	scales     []byte // their groups' scales, little-endian float32s
 }
 
+// rowsOf is the matrix of m's rows [r0, r1), sharing its weights.
+func (m *matrix) rowsOf(r0, r1 int) matrix {
+	k := m.cols
+	out := matrix{rows: r1 - r0, cols: k}
+	switch {
+	case m.q8 != nil:
+		out.q8 = m.q8[r0*k : r1*k]
+		out.scales = m.scales[r0*k/quantGroup*4 : r1*k/quantGroup*4]
+	case m.f32 != nil:
+		out.f32 = m.f32[r0*k : r1*k]
+	default:
+		out.f16 = m.f16[r0*k*2 : r1*k*2]
+	}
+	return out
+}
+
 // mulT sets c = a·wᵀ for the m rows of a (w.cols values each); rows of c
 // are ldc apart. With workers > 1 the columns of c are shared among
 // goroutines.
