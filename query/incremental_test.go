@@ -2,7 +2,6 @@ package query_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -11,9 +10,9 @@ import (
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/compiler"
+	"github.com/kbqdev/kbq/internal/querytest"
 	"github.com/kbqdev/kbq/internal/testkb"
 	"github.com/kbqdev/kbq/query"
-	"github.com/kbqdev/kbq/query/documents"
 )
 
 var vocabulary = strings.Fields(`deploy rollback retry backoff billing api gateway cache
@@ -55,45 +54,17 @@ func corpus(r *rand.Rand, n int) testkb.Files {
 // answers runs a fixed set of requests and returns everything they answer.
 func answers(t *testing.T, dir string) string {
 	t.Helper()
-	ix, err := query.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
-	var out strings.Builder
-	for _, req := range []query.Request{
+	out := querytest.Answers(t, dir, []query.Request{
 		{Query: "deploy rollback"}, {Query: "retry backoff billing api", N: 20}, {Query: "cache", Chunks: true, N: 30},
 		{Query: `"feature flag"`}, {Query: "release -canary", N: 10}, {Query: "kube*"}, {Query: "topic", N: 50},
 		{Query: "deploy", Dir: "services/api", N: 10}, {Query: "token session", AllScopes: true, N: 15},
 		{Query: "incident", Kinds: []string{"memory"}}, {Query: "tag:deploy", N: 40}, {Query: "alert pager", MaxTokens: 200},
 		{Query: "schema migration index shard replica timeout latency", N: 25}, {Query: "topics", N: 5},
 		{Query: "* NOT release", N: 50, Chunks: true}, {Query: "* -kube*", N: 50, AllScopes: true, Chunks: true},
-	} {
-		resp, err := ix.Search(context.Background(), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// A total past skipped chunks is a lower bound that depends on
-		// the segments (topk_test.go checks it).
-		resp.Total, resp.TotalExact = 0, false
-		data, _ := json.Marshal(resp)
-		fmt.Fprintf(&out, "%+v\n%s\n", req, data)
-	}
-	docs, err := documents.List(ix, documents.ListRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range docs {
-		doc, err := documents.Get(context.Background(), ix, d.Path, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, _ := json.Marshal(doc)
-		fmt.Fprintf(&out, "%s\n", data)
-	}
+	})
+	ix := querytest.OpenDir(t, dir)
 	m := ix.Manifest
-	fmt.Fprintf(&out, "%+v %+v\n", m.Counts, m.Fields)
-	return out.String()
+	return out + fmt.Sprintf("%+v %+v\n", m.Counts, m.Fields)
 }
 
 func TestIncrementalAnswersLikeFull(t *testing.T) {

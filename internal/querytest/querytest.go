@@ -3,12 +3,16 @@
 package querytest
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/kbqdev/kbq/internal/testkb"
 	"github.com/kbqdev/kbq/query"
+	"github.com/kbqdev/kbq/query/documents"
 )
 
 // Open compiles files and opens the artifact, closed when the test ends.
@@ -45,4 +49,36 @@ func Diff(got, want []query.Result, tol float64) string {
 		}
 	}
 	return ""
+}
+
+// Answers opens the artifact in dir and returns everything it answers to
+// reqs, and to a get of each of its documents, as JSON: two artifacts
+// answer alike when their Answers are equal. A total past skipped chunks
+// is a lower bound that depends on the segments, and is left out.
+func Answers(t testing.TB, dir string, reqs []query.Request) string {
+	t.Helper()
+	ix := OpenDir(t, dir)
+	var out strings.Builder
+	for _, req := range reqs {
+		resp, err := ix.Search(context.Background(), req)
+		if err != nil {
+			t.Fatalf("%+v: %v", req, err)
+		}
+		resp.Total, resp.TotalExact = 0, false
+		data, _ := json.Marshal(resp)
+		fmt.Fprintf(&out, "%+v\n%s\n", req, data)
+	}
+	docs, err := documents.List(ix, documents.ListRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range docs {
+		doc, err := documents.Get(context.Background(), ix, d.Path, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := json.Marshal(doc)
+		fmt.Fprintf(&out, "%s\n", data)
+	}
+	return out.String()
 }

@@ -1,7 +1,6 @@
 package kbqcli
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,7 +9,7 @@ import (
 
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/postgres/pgread"
-	"github.com/kbqdev/kbq/internal/postgres/pgstore"
+	"github.com/kbqdev/kbq/internal/postgres/pgstoretest"
 	"github.com/kbqdev/kbq/internal/postgres/pgtest"
 	"github.com/kbqdev/kbq/internal/testkb"
 )
@@ -27,15 +26,7 @@ func TestSearchReadsTheDatabaseInPart(t *testing.T) {
 	for i := range 300 {
 		files[fmt.Sprintf(".kb/notes/n%03d.md", i)] = fmt.Sprintf("# Note %d\n\n%s\n", i, strings.Repeat(fmt.Sprintf("Rotate key %d of the signing service every %d days. ", i, 30+i), 8))
 	}
-	src, closeSource, err := pgstore.OpenSource(testkb.Build(t, files), "api")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeSource()
-	src.Commit = "a"
-	if _, err := pgstore.Publish(context.Background(), pgtest.Connect(t, url), src, pgstore.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	pgstoretest.Publish(t, url, "api", "a", files)
 	cache := t.TempDir()
 	env := map[string]string{"XDG_CACHE_HOME": cache, "KBQ_USAGE": "off"}
 	search := func() string {

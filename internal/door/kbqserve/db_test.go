@@ -21,6 +21,7 @@ import (
 	"github.com/kbqdev/kbq/internal/mcptest"
 	"github.com/kbqdev/kbq/internal/postgres/pgread"
 	"github.com/kbqdev/kbq/internal/postgres/pgstore"
+	"github.com/kbqdev/kbq/internal/postgres/pgstoretest"
 	"github.com/kbqdev/kbq/internal/postgres/pgtest"
 	"github.com/kbqdev/kbq/internal/querytest"
 	"github.com/kbqdev/kbq/internal/testkb"
@@ -28,15 +29,7 @@ import (
 
 func publishFiles(t *testing.T, url, repo, commit string, files testkb.Files) {
 	t.Helper()
-	src, closeSource, err := pgstore.OpenSource(testkb.Build(t, files), repo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeSource()
-	src.Commit = commit
-	if _, err := pgstore.Publish(context.Background(), pgtest.Connect(t, url), src, pgstore.Options{Force: true}); err != nil {
-		t.Fatal(err)
-	}
+	pgstoretest.Publish(t, url, repo, commit, files)
 }
 
 // followingTools are the servers' tools over the database at url, with a

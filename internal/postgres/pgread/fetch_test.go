@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/kbqdev/kbq/internal/postgres/pgstore"
+	"github.com/kbqdev/kbq/internal/postgres/pgstoretest"
 	"github.com/kbqdev/kbq/internal/postgres/pgtest"
 	"github.com/kbqdev/kbq/internal/testkb"
 )
@@ -24,17 +25,7 @@ func published(t *testing.T, url string) string {
 	for i := range 40 {
 		files[fmt.Sprintf(".kb/notes/n%02d.md", i)] = fmt.Sprintf("# Note %d\n\nRotate key %d of the signing service every %d days.\n", i, i, 30+i)
 	}
-	dir := testkb.Build(t, files)
-	src, closeSource, err := pgstore.OpenSource(dir, "r")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeSource()
-	src.Commit = "a"
-	if _, err := pgstore.Publish(context.Background(), pgtest.Connect(t, url), src, pgstore.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return pgstoretest.Publish(t, url, "r", "a", files)
 }
 
 // small makes files span many pieces for the test.

@@ -12,11 +12,11 @@ import (
 	"testing"
 
 	"github.com/kbqdev/kbq/internal/postgres/blocks"
-	"github.com/kbqdev/kbq/internal/postgres/pgstore"
+	"github.com/kbqdev/kbq/internal/postgres/pgstoretest"
 	"github.com/kbqdev/kbq/internal/postgres/pgtest"
+	"github.com/kbqdev/kbq/internal/querytest"
 	"github.com/kbqdev/kbq/internal/testkb"
 	"github.com/kbqdev/kbq/query"
-	"github.com/kbqdev/kbq/query/documents"
 )
 
 // publishedLarge publishes, as repository r, notes enough that the
@@ -40,49 +40,17 @@ func publishedLargeAs(t *testing.T, url, name string) string {
 		}
 		files[fmt.Sprintf(".kb/notes/n%03d.md", i)] = b.String() + "\n"
 	}
-	dir := testkb.Build(t, files)
-	src, closeSource, err := pgstore.OpenSource(dir, name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeSource()
-	src.Commit = "a"
-	if _, err := pgstore.Publish(context.Background(), pgtest.Connect(t, url), src, pgstore.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return pgstoretest.Publish(t, url, name, "a", files)
 }
 
 // answersOf is what a few searches and a get of every document answer.
 func answersOf(t *testing.T, dir string) string {
 	t.Helper()
-	ix, err := query.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
-	var out strings.Builder
+	var reqs []query.Request
 	for _, q := range []string{"rotate signing", "unit1*", `"deploy the"`, "ledger -invoice", "title:canary", "quota"} {
-		resp, err := ix.Search(context.Background(), query.Request{Query: q, N: 20})
-		if err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		data, _ := json.Marshal(resp)
-		fmt.Fprintf(&out, "%s\n%s\n", q, data)
+		reqs = append(reqs, query.Request{Query: q, N: 20})
 	}
-	docs, err := documents.List(ix, documents.ListRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range docs {
-		doc, err := documents.Get(context.Background(), ix, d.Path, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		data, _ := json.Marshal(doc)
-		fmt.Fprintf(&out, "%s\n", data)
-	}
-	return out.String()
+	return querytest.Answers(t, dir, reqs)
 }
 
 // partlyFromAll reads every file of a segment in part, however small.

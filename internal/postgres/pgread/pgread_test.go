@@ -14,6 +14,7 @@ import (
 
 	"github.com/kbqdev/kbq/internal/postgres/pgread"
 	"github.com/kbqdev/kbq/internal/postgres/pgstore"
+	"github.com/kbqdev/kbq/internal/postgres/pgstoretest"
 	"github.com/kbqdev/kbq/internal/postgres/pgtest"
 	"github.com/kbqdev/kbq/internal/querytest"
 	"github.com/kbqdev/kbq/internal/testkb"
@@ -30,17 +31,7 @@ func TestMain(m *testing.M) {
 // the artifact.
 func publish(t *testing.T, conn *pgx.Conn, repo, commit string, files testkb.Files) *query.Index {
 	t.Helper()
-	dir := testkb.Build(t, files)
-	src, closeSource, err := pgstore.OpenSource(dir, repo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer closeSource()
-	src.Commit = commit
-	if _, err := pgstore.Publish(context.Background(), conn, src, pgstore.Options{Force: true}); err != nil {
-		t.Fatal(err)
-	}
-	return querytest.OpenDir(t, dir)
+	return querytest.OpenDir(t, pgstoretest.PublishOver(t, conn, repo, commit, files))
 }
 
 // fetched fetches repository name from the database and opens it.
