@@ -268,3 +268,31 @@ func TestFetchPartlyUnionSideBySide(t *testing.T) {
 		t.Errorf("the searches read %d bytes for %d bytes of blocks: blocks were read more than once", n, fetched)
 	}
 }
+
+// A search that needs a block of a file a publish has since replaced, and
+// the database dropped, fails saying so, rather than answering from what
+// it has.
+func TestFetchPartlyAfterTheFileIsGone(t *testing.T) {
+	partlyFromAll(t)
+	ctx := context.Background()
+	url := pgtest.DB(t)
+	publishedLarge(t, url)
+	f, err := FetchPartly(ctx, pgtest.Connect(t, url), t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Remote.Close()
+	pgstoretest.Publish(t, url, "r", "b", testkb.Files{".kb/other.md": "# Other\n\nSomething else entirely.\n"})
+	ix, err := query.Open(f.Repos[0].Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	_, err = ix.Search(ctx, query.Request{Query: "rotate signing", N: 20})
+	if err == nil || !strings.Contains(err.Error(), "is no longer in the database: a publish replaced it; search again") {
+		t.Errorf("search said %v", err)
+	}
+	if err := f.Remote.Complete(ctx); err == nil || !strings.Contains(err.Error(), "no longer in the database") {
+		t.Errorf("Complete said %v", err)
+	}
+}
