@@ -765,7 +765,7 @@ type ranked struct {
 // rank verifies phrases, orders hits and collapses each
 // document to its best chunk, keeping the req.N best.
 func (ix *Index) rank(hits []hit, plan *plan, an *artifact.Analyzer, req Request) ranked {
-	var out ranked
+	out := ranked{verified: make([]hit, 0, len(hits)), top: make([]Result, 0, min(req.N, len(hits)))}
 	for _, h := range hits {
 		if !plan.phrasesMatch(h.body, h.Title, h.Heading, an) {
 			continue
