@@ -111,6 +111,7 @@ func runServe(ctx context.Context, s *cli.Streams, o *serveOptions) error {
 			return err
 		}
 	}
+	paceServerGC(s)
 	t := serverToolsOf(s, &o.src)
 	if t.unavailable != nil {
 		// Nothing to serve now or later (no repository, no --index):

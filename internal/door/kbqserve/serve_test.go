@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -413,5 +414,20 @@ func TestHTTPSearchesAreBounded(t *testing.T) {
 	searchTimeout = time.Minute
 	if status, _ := get(t, h, "/search?q=deploy", nil); status != 200 {
 		t.Errorf("once free: %d", status)
+	}
+}
+
+// The servers let the heap grow to three times what it holds before
+// collecting, unless GOGC says otherwise.
+func TestServersPaceTheCollector(t *testing.T) {
+	old := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(old)
+	paceServerGC(&cli.Streams{Getenv: func(string) string { return "" }})
+	if got := debug.SetGCPercent(100); got != 200 {
+		t.Errorf("pace %d, want 200", got)
+	}
+	paceServerGC(&cli.Streams{Getenv: func(k string) string { return map[string]string{"GOGC": "50"}[k] }})
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("with GOGC set, pace %d, want it left alone (100)", got)
 	}
 }
