@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -94,7 +95,11 @@ func PartlyRead(name string) (footerLen int, ok bool) {
 // read piecemeal ends: it is the file's first bytes.
 func PartEnd(name string, footer []byte, size int64) (int64, error) {
 	if strings.HasSuffix(name, ".kbt") {
-		return postings.ListsEnd(footer, size)
+		end, err := postings.ListsEnd(footer, size)
+		if err != nil {
+			return 0, fmt.Errorf("%w: %v", artifact.ErrCorrupt, err)
+		}
+		return end, nil
 	}
 	return StoredFieldsEnd(footer, size)
 }
@@ -103,24 +108,28 @@ func PartEnd(name string, footer []byte, size int64) (int64, error) {
 // StoredFieldsEnd reads.
 const SegmentFooterLen = 44
 
-// IsSegment reports whether name, a file of an artifact, is a segment.
-func IsSegment(name string) bool { return strings.HasSuffix(name, ".seg") }
-
 // StoredFieldsEnd reads the footer of a segment file of size bytes, its
 // last SegmentFooterLen bytes, and returns where its stored fields end:
 // they are the file's first bytes (ice v1: the records, then their
 // offsets, the dictionaries and the footer), which only a search's
 // results read, by record.
 func StoredFieldsEnd(footer []byte, size int64) (int64, error) {
-	if len(footer) != SegmentFooterLen {
+	if len(footer) != SegmentFooterLen || size < SegmentFooterLen {
 		return 0, fmt.Errorf("%w: a segment footer of %d bytes", artifact.ErrCorrupt, len(footer))
 	}
 	// The number of chunks, the stored fields' offsets, the fields'
-	// index, the doc values, the chunk mode, the version and a CRC.
+	// index, the doc values, the chunk mode, the version and a CRC. In
+	// the file the doc values come before the fields' index, both after
+	// the stored fields' offsets (8 bytes a chunk); there may be no doc
+	// values.
 	be := binary.BigEndian
-	stored, version := be.Uint64(footer[8:]), be.Uint32(footer[36:])
-	if version != ice.Version || stored > uint64(size-SegmentFooterLen) {
-		return 0, fmt.Errorf("%w: a segment of version %d whose stored fields end at %d of %d bytes", artifact.ErrCorrupt, version, stored, size)
+	docs, stored, fields, docValues := be.Uint64(footer), be.Uint64(footer[8:]), be.Uint64(footer[16:]), be.Uint64(footer[24:])
+	version := be.Uint32(footer[36:])
+	limit := uint64(size - SegmentFooterLen)
+	ordered := docs <= limit/8 && stored <= limit-8*docs && stored+8*docs <= fields && fields <= limit &&
+		(docValues == math.MaxUint64 || stored+8*docs <= docValues && docValues <= fields)
+	if version != ice.Version || !ordered {
+		return 0, fmt.Errorf("%w: a segment of version %d whose stored fields end at %d of %d bytes, before its index at %d", artifact.ErrCorrupt, version, stored, size, fields)
 	}
 	return int64(stored), nil
 }

@@ -1,6 +1,8 @@
 package query_test
 
 import (
+	"bytes"
+	"errors"
 	"io"
 	"io/fs"
 	"math/rand/v2"
@@ -9,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/testkb"
 	"github.com/kbqdev/kbq/query"
 )
@@ -117,4 +120,57 @@ func TestPartlyHeldIndexAnswersAsWhole(t *testing.T) {
 		t.Error("nothing was asked for")
 	}
 	t.Logf("%d of %d bytes asked for", asked, piecemeal)
+}
+
+// A footer that is not one, or names offsets past its file, is a damaged
+// file, whichever kind.
+func TestPartEndRefusesDamagedFooters(t *testing.T) {
+	dir := testkb.Build(t, corpus(rand.New(rand.NewPCG(7, 8)), 20))
+	checked := 0
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		n, ok := query.PartlyRead(p)
+		if !ok {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		size := int64(len(data))
+		footer := data[size-int64(n):]
+		if end, err := query.PartEnd(p, footer, size); err != nil || end <= 0 || end >= size {
+			t.Errorf("%s: %d, %v", p, end, err)
+		}
+		for name, bad := range map[string][]byte{
+			"short":       footer[1:],
+			"flipped":     flip(footer, n/2),
+			"zeros":       make([]byte, n),
+			"a tiny file": footer,
+		} {
+			at := size
+			if name == "a tiny file" {
+				at = int64(n) + 1
+			}
+			if _, err := query.PartEnd(p, bad, at); !errors.Is(err, artifact.ErrCorrupt) {
+				t.Errorf("%s, %s footer: %v, want a corrupt artifact", filepath.Base(p), name, err)
+			}
+		}
+		checked++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 2 {
+		t.Fatalf("%d files checked", checked)
+	}
+}
+
+func flip(b []byte, i int) []byte {
+	b = bytes.Clone(b)
+	b[i] ^= 0xff
+	return b
 }
