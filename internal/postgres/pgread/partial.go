@@ -256,8 +256,8 @@ func newRemote(conn *pgx.Conn, blobs string) *Remote {
 	return r
 }
 
-// Bytes is how many bytes searches have read from the database since
-// Fetch, and Complete.
+// Bytes is how many bytes have been read from the database since
+// FetchPartly returned: by searches, and by Complete.
 func (r *Remote) Bytes() int64 { return r.src.bytes.Load() }
 
 // Complete fetches what Fetch left in the database, over sessions of its
