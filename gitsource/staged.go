@@ -111,6 +111,13 @@ func (r *Repo) indexInfo() (os.FileInfo, error) {
 	return r.gitDir.Stat("index")
 }
 
+// forget drops the decoded index; the next read decodes the file again.
+func (m *indexMemo) forget() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.stamp, m.idx, m.err = "", nil, nil
+}
+
 func (r *Repo) decodeIndex() (*index.Index, error) {
 	stamp := ""
 	if fi, err := r.indexInfo(); err == nil {

@@ -116,7 +116,7 @@ func openSource(s *cli.Streams, dir string, o *sourceOptions) (*source, error) {
 		if rev == "" {
 			rev = "HEAD"
 		}
-		src.snapshot, err = repo.Rev(rev)
+		src.snapshot, err = repo.RevOnce(rev)
 	}
 	if err != nil {
 		return nil, err

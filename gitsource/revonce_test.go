@@ -1,0 +1,63 @@
+package gitsource
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/kbqdev/kbq/internal/testreq"
+)
+
+// A commit listed from the index says how many files it holds once it has
+// listed one; listed by RevOnce, the decoded index is forgotten after,
+// and by Rev it is kept for the next listing.
+func TestRevOnceForgetsTheIndex(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		testreq.Skip(t, testreq.Git, "git is not installed")
+	}
+	dir := t.TempDir()
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("HOME", t.TempDir())
+	for i := range 12 {
+		name := filepath.Join(dir, fmt.Sprintf(".kb/d%d/n%d.md", i%3, i))
+		os.MkdirAll(filepath.Dir(name), 0o755)
+		os.WriteFile(name, []byte(fmt.Sprint(i)), 0o644)
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "-m", "one"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=A", "GIT_AUTHOR_EMAIL=a@b.c", "GIT_COMMITTER_NAME=A", "GIT_COMMITTER_EMAIL=a@b.c")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	for _, once := range []bool{true, false} {
+		r, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap, err := r.rev("HEAD", once)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := snap.(*revSnapshot)
+		n, hint := 0, 0
+		for _, err := range s.Files() {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 0 {
+				hint = s.SizeHint()
+			}
+			n++
+		}
+		if n != 12 || hint != n {
+			t.Errorf("once=%v: %d files listed, %d foretold", once, n, hint)
+		}
+		if kept := r.index.idx != nil; kept == once {
+			t.Errorf("once=%v: the decoded index kept: %v", once, kept)
+		}
+	}
+}
