@@ -288,9 +288,13 @@ func buildKey(o Options) string {
 
 // readAndParse reads a candidate and parses it. Only I/O failures are
 // errors; problems with the file are diagnostics of the document.
-func readAndParse(c candidate, opts *Options) (*document, error) {
+func (l *listing) readAndParse(c candidate, opts *Options) (*document, error) {
 	maxSize := opts.MaxFileSize
-	data, err := c.src.Read(c.file, maxSize)
+	src, paths := l.src, l.paths // the global scope's references are not checked
+	if c.global {
+		src, paths = l.global, nil
+	}
+	data, err := src.Read(c.file, maxSize)
 	if errors.Is(err, gitsource.ErrTooLarge) {
 		d := &document{Document: artifact.Document{Path: c.path, Scope: c.loc.Scope, Kind: c.loc.Kind, Topic: c.loc.Topic, Blob: c.blob}}
 		d.diags = Diagnostics{{Path: c.display, Line: 1, Col: 1, Severity: Error,
@@ -300,7 +304,7 @@ func readAndParse(c candidate, opts *Options) (*document, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := c.input
+	in := input{path: c.path, display: c.display, blob: c.blob, loc: c.loc, paths: paths}
 	if in.blob == "" {
 		in.blob = gitsource.HashBlob(data)
 	}

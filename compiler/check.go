@@ -56,7 +56,7 @@ func Check(ctx context.Context, src Source, opts CheckOptions) (*CheckResult, er
 	var facts []checks.Facts
 	var dups []checks.DupDoc
 	parse := func(c candidate) (parsed, error) {
-		d, err := readAndParse(c, &opts.Options)
+		d, err := l.readAndParse(c, &opts.Options)
 		return parsed{doc: d, display: c.display}, err
 	}
 	sink := func(p parsed) error {

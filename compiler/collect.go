@@ -29,15 +29,21 @@ type Global struct {
 	Source Source
 }
 
-// candidate is a knowledge file found in a source, not yet read.
+// candidate is a knowledge file found in a source, not yet read: what
+// its listing says, and no more (a build of 92,640 files holds them all
+// to its end, at its peak of memory).
 type candidate struct {
-	input
-	file gitsource.File
-	src  Source
+	path    string // the document's path in the artifact
+	display string // the path diagnostics name
+	blob    string // "" when the source learns it by reading
+	loc     knowledge.Location
+	file    gitsource.File
+	global  bool // the global scope's, read from opts.Global's source
 }
 
 // listing is every knowledge file of a build's sources.
 type listing struct {
+	src, global Source // where the candidates are read from
 	docs        []candidate
 	attachments map[string]bool // scope + "\x00" + path inside .kb/
 	attached    []string        // attachment paths
@@ -54,7 +60,10 @@ type listing struct {
 // leaving out what the configuration ignores.
 func collect(src Source, opts *Options) (*listing, error) {
 	global, contextFiles := opts.Global, opts.ContextFiles
-	l := &listing{attachments: make(map[string]bool), files: make(map[string]string), paths: checks.NewRepoPaths()}
+	l := &listing{src: src, attachments: make(map[string]bool), files: make(map[string]string), paths: checks.NewRepoPaths()}
+	if global != nil {
+		l.global = global.Source
+	}
 	for f, err := range src.Files() {
 		if err != nil {
 			return nil, err
@@ -85,7 +94,7 @@ func collect(src Source, opts *Options) (*listing, error) {
 			continue
 		}
 		l.files[f.Path] = f.Blob
-		l.add(candidate{input: input{path: f.Path, display: f.Path, blob: f.Blob, loc: loc, paths: l.paths}, file: f, src: src})
+		l.add(candidate{path: f.Path, display: f.Path, blob: f.Blob, loc: loc, file: f})
 	}
 	if global != nil {
 		for f, err := range global.Source.Files() {
@@ -97,7 +106,7 @@ func collect(src Source, opts *Options) (*listing, error) {
 				continue
 			}
 			display := filepath.Join(global.Dir, filepath.FromSlash(f.Path))
-			l.add(candidate{input: input{path: knowledge.GlobalPathPrefix + f.Path, display: display, blob: f.Blob, loc: loc}, file: f, src: global.Source})
+			l.add(candidate{path: knowledge.GlobalPathPrefix + f.Path, display: display, blob: f.Blob, loc: loc, file: f, global: true})
 		}
 	}
 	slices.SortFunc(l.docs, func(a, b candidate) int { return cmp.Compare(a.path, b.path) })

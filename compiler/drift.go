@@ -62,7 +62,7 @@ func readDriftDocs(ctx context.Context, l *listing, opts *Options) ([]*checks.Dr
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		d, err := readAndParse(c, opts)
+		d, err := l.readAndParse(c, opts)
 		if err != nil {
 			return nil, err
 		}

@@ -108,7 +108,7 @@ func (b *indexBuild) run(ctx context.Context, l *listing) (*artifact.Manifest, e
 	}
 	done := 0
 	parse := func(c candidate) (parsed, error) {
-		d, err := readAndParse(c, &b.opts.Options)
+		d, err := l.readAndParse(c, &b.opts.Options)
 		if err != nil {
 			return parsed{}, err
 		}
