@@ -83,7 +83,7 @@ func partialOf(name string) Partial {
 func PartlyRead(name string) (footerLen int, ok bool) {
 	switch {
 	case strings.HasSuffix(name, ".seg"):
-		return SegmentFooterLen, true
+		return segmentFooterLen, true
 	case strings.HasSuffix(name, ".kbt"):
 		return postings.FooterLen, true
 	}
@@ -101,20 +101,20 @@ func PartEnd(name string, footer []byte, size int64) (int64, error) {
 		}
 		return end, nil
 	}
-	return StoredFieldsEnd(footer, size)
+	return storedFieldsEnd(footer, size)
 }
 
-// SegmentFooterLen is how many bytes at the end of a segment file
-// StoredFieldsEnd reads.
-const SegmentFooterLen = 44
+// segmentFooterLen is how many bytes at the end of a segment file
+// storedFieldsEnd reads.
+const segmentFooterLen = 44
 
-// StoredFieldsEnd reads the footer of a segment file of size bytes, its
-// last SegmentFooterLen bytes, and returns where its stored fields end:
+// storedFieldsEnd reads the footer of a segment file of size bytes, its
+// last segmentFooterLen bytes, and returns where its stored fields end:
 // they are the file's first bytes (ice v1: the records, then their
 // offsets, the dictionaries and the footer), which only a search's
 // results read, by record.
-func StoredFieldsEnd(footer []byte, size int64) (int64, error) {
-	if len(footer) != SegmentFooterLen || size < SegmentFooterLen {
+func storedFieldsEnd(footer []byte, size int64) (int64, error) {
+	if len(footer) != segmentFooterLen || size < segmentFooterLen {
 		return 0, fmt.Errorf("%w: a segment footer of %d bytes", artifact.ErrCorrupt, len(footer))
 	}
 	// The number of chunks, the stored fields' offsets, the fields'
@@ -125,7 +125,7 @@ func StoredFieldsEnd(footer []byte, size int64) (int64, error) {
 	be := binary.BigEndian
 	docs, stored, fields, docValues := be.Uint64(footer), be.Uint64(footer[8:]), be.Uint64(footer[16:]), be.Uint64(footer[24:])
 	version := be.Uint32(footer[36:])
-	limit := uint64(size - SegmentFooterLen)
+	limit := uint64(size - segmentFooterLen)
 	ordered := docs <= limit/8 && stored <= limit-8*docs && stored+8*docs <= fields && fields <= limit &&
 		(docValues == math.MaxUint64 || stored+8*docs <= docValues && docValues <= fields)
 	if version != ice.Version || !ordered {

@@ -26,15 +26,6 @@ var pieceSize int64 = 1 << 20
 // when there is more than a piece to read.
 const fetchHelpers = 3
 
-// fetchFiles writes files into blobs, each under its hash, checking its
-// content. More than a piece's worth is read by helper sessions too, all
-// in the caller's snapshot; sessions says how many sessions read.
-func fetchFiles(ctx context.Context, tx pgx.Tx, blobs string, files []file) (sessions int, err error) {
-	h := startHelpers(ctx, tx, files)
-	defer h.close()
-	return fetchPieces(ctx, tx, h, blobs, files, nil)
-}
-
 // helpers are the sessions that read files beside the caller's, opened in
 // the background (startHelpers) while the caller's goes on.
 type helpers struct {

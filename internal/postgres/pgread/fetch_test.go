@@ -28,12 +28,15 @@ func published(t *testing.T, url string) string {
 	return pgstoretest.Publish(t, url, "r", "a", files)
 }
 
-// small makes files span many pieces for the test.
-func small(t *testing.T) {
-	old := pieceSize
-	pieceSize = 1000
-	t.Cleanup(func() { pieceSize = old })
+// setFor sets *v to value until the test ends.
+func setFor[T any](t *testing.T, v *T, value T) {
+	old := *v
+	*v = value
+	t.Cleanup(func() { *v = old })
 }
+
+// small makes files span many pieces for the test.
+func small(t *testing.T) { setFor(t, &pieceSize, 1000) }
 
 // Files of several pieces are read by several sessions of one snapshot,
 // a read-only role's included, and put together byte for byte.
@@ -65,7 +68,9 @@ func TestFetchReadsPiecesSideBySide(t *testing.T) {
 		t.Fatalf("the artifact's %d bytes are too few pieces for the test", total)
 	}
 	blobs := t.TempDir()
-	readers, err := fetchFiles(ctx, tx, blobs, files)
+	h := startHelpers(ctx, tx, files)
+	defer h.close()
+	readers, err := fetchPieces(ctx, tx, h, blobs, files, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

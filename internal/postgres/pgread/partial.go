@@ -34,12 +34,11 @@ var PartlyMin int64 = 1 << 20
 // used; the file, once whole, against its own, before it joins the cache
 // under its hash.
 type partial struct {
-	file
-	blocks []byte // the block hashes
-	tail   int64  // where the blocks fetched with the file begin
-	path   string // the data file, in the cache's files
-	f      *os.File
-	src    *source
+	file        // its block hashes among what the database says of it
+	tail int64  // where the blocks fetched with the file begin
+	path string // the data file, in the cache's files
+	f    *os.File
+	src  *source
 
 	mu      sync.Mutex
 	have    []bool                  // by block
@@ -343,7 +342,7 @@ func newPartial(blobs string, f file, partEnd int64, src *source) (*partial, err
 	if err != nil {
 		return nil, err
 	}
-	p := &partial{file: f, blocks: f.blocks, tail: partEnd / blocks.Size * blocks.Size, path: out.Name(), f: out, src: src}
+	p := &partial{file: f, tail: partEnd / blocks.Size * blocks.Size, path: out.Name(), f: out, src: src}
 	p.have = make([]bool, (f.size+blocks.Size-1)/blocks.Size)
 	p.pending = map[int64]chan struct{}{}
 	err = out.Truncate(f.size)

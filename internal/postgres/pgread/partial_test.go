@@ -54,11 +54,7 @@ func answersOf(t *testing.T, dir string) string {
 }
 
 // partlyFromAll reads every file of a segment in part, however small.
-func partlyFromAll(t *testing.T) {
-	old := PartlyMin
-	PartlyMin = 0
-	t.Cleanup(func() { PartlyMin = old })
-}
+func partlyFromAll(t *testing.T) { setFor(t, &PartlyMin, 0) }
 
 // FetchPartly fetches the tables every search reads, and searches fetch
 // the blocks of postings and stored fields they read, checked: the
