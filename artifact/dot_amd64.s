@@ -42,3 +42,69 @@ sum:
 	VZEROUPPER
 	MOVSS X0, ret+24(FP)
 	RET
+
+// func prefetch(p *byte, n int)
+//
+// Asks for the cache lines of the n bytes at p ahead of their use.
+TEXT ·prefetch(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), AX
+	MOVQ n+8(FP), CX
+	ADDQ AX, CX
+
+line:
+	PREFETCHT0 (AX)
+	ADDQ $64, AX
+	CMPQ AX, CX
+	JLT  line
+	RET
+
+// func hamming384(q *uint64, bits *byte, n int, dist *uint16)
+//
+// For each of n rows of six little-endian words at bits, the number of
+// bits that differ from the six words at q, into dist.
+TEXT ·hamming384(SB), NOSPLIT, $0-32
+	MOVQ q+0(FP), SI
+	MOVQ bits+8(FP), BX
+	MOVQ n+16(FP), CX
+	MOVQ dist+24(FP), DI
+	MOVQ 0(SI), R8
+	MOVQ 8(SI), R9
+	MOVQ 16(SI), R10
+	MOVQ 24(SI), R11
+	MOVQ 32(SI), R12
+	MOVQ 40(SI), R13
+	TESTQ CX, CX
+	JLE  done
+
+row:
+	MOVQ    0(BX), AX
+	XORQ    R8, AX
+	POPCNTQ AX, AX
+	MOVQ    8(BX), DX
+	XORQ    R9, DX
+	POPCNTQ DX, DX
+	ADDQ    DX, AX
+	MOVQ    16(BX), DX
+	XORQ    R10, DX
+	POPCNTQ DX, DX
+	ADDQ    DX, AX
+	MOVQ    24(BX), DX
+	XORQ    R11, DX
+	POPCNTQ DX, DX
+	ADDQ    DX, AX
+	MOVQ    32(BX), DX
+	XORQ    R12, DX
+	POPCNTQ DX, DX
+	ADDQ    DX, AX
+	MOVQ    40(BX), DX
+	XORQ    R13, DX
+	POPCNTQ DX, DX
+	ADDQ    DX, AX
+	MOVW    AX, (DI)
+	ADDQ    $48, BX
+	ADDQ    $2, DI
+	DECQ    CX
+	JNZ     row
+
+done:
+	RET

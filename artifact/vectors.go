@@ -7,6 +7,7 @@ import (
 	"io"
 	"iter"
 	"math"
+	mathbits "math/bits"
 )
 
 // VectorsFile holds an index's chunk vectors, one per chunk in the order
@@ -294,6 +295,26 @@ func (v *Vectors) Bits(i int) []byte {
 	return v.bits[i*size : (i+1)*size : (i+1)*size]
 }
 
+// Hamming sets dist[i] to the number of bits in which the words q differ
+// from the bits of vector first+i, for each i of dist; q holds
+// BitWords(Dims) words.
+func (v *Vectors) Hamming(q []uint64, first int, dist []uint16) {
+	size := 8 * len(q)
+	bits := v.bits[first*size : (first+len(dist))*size]
+	if usePOPCNT && len(q) == 6 && len(dist) > 0 {
+		hamming384(&q[0], &bits[0], len(dist), &dist[0])
+		return
+	}
+	for i := range dist {
+		row := bits[i*size : (i+1)*size]
+		d := 0
+		for w, qw := range q {
+			d += mathbits.OnesCount64(qw ^ binary.LittleEndian.Uint64(row[8*w:]))
+		}
+		dist[i] = uint16(d)
+	}
+}
+
 // Row returns vector i as stored: its scale, then its int8 values.
 func (v *Vectors) Row(i int) []byte {
 	size := 4 + v.Dims
@@ -335,6 +356,31 @@ func (v *Vectors) Dot(q []float32, i int) float32 {
 		return scale * dotInt8(&q[0], &vals[0], len(vals))
 	}
 	return scale * dotGo(q, vals)
+}
+
+// prefetchAhead is how many rows ahead of its turn DotRows asks for a
+// row: enough for the fetches to overlap, few enough that the rows
+// fetched stay in cache until used.
+const prefetchAhead = 8
+
+// DotRows sets out[i] to the inner product of q with stored vector
+// rows[i], for rows in any order. Each row is asked of memory a few rows
+// ahead of its turn: the 2,000 candidates of a search among 23,000 rows
+// lie a page or more apart, where the processor's own prefetching does
+// not reach, and read one at a time each waited for memory (the
+// candidates' ranking took 0.39 ms of a warm hybrid search, 0.32 ms with
+// the rows asked ahead).
+func (v *Vectors) DotRows(q []float32, rows []int32, out []float32) {
+	size := 4 + v.Dims
+	for _, r := range rows[:min(prefetchAhead, len(rows))] {
+		prefetch(&v.data[int(r)*size], size)
+	}
+	for i, r := range rows {
+		if j := i + prefetchAhead; j < len(rows) {
+			prefetch(&v.data[int(rows[j])*size], size)
+		}
+		out[i] = v.Dot(q, int(r))
+	}
 }
 
 // dotGo is the inner product of q with the int8 values of vals.

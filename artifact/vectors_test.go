@@ -135,3 +135,88 @@ func TestDotKernel(t *testing.T) {
 		}
 	}
 }
+
+// randomVectors writes count random vectors of dims values and parses
+// them back.
+func randomVectors(t *testing.T, dims, count int) (*Vectors, [][]float32) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(5, 6))
+	var buf bytes.Buffer
+	vw, err := NewVectorWriter(&buf, dims, count)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vecs := make([][]float32, count)
+	for i := range vecs {
+		vecs[i] = make([]float32, dims)
+		for j := range vecs[i] {
+			vecs[i][j] = float32(rng.NormFloat64())
+		}
+		if err := vw.Add(vecs[i], uint64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := vw.Close(nil); err != nil {
+		t.Fatal(err)
+	}
+	v, err := ParseVectors(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v, vecs
+}
+
+// TestHamming: the distances of the bits, from the kernel at 384
+// dimensions and from Go at others, are the bits that differ, counted one
+// by one.
+func TestHamming(t *testing.T) {
+	for _, dims := range []int{384, 70} {
+		v, vecs := randomVectors(t, dims, 37)
+		words := func(i int) []uint64 { // the bits stored for row i
+			var w []uint64
+			for b := v.Bits(i); len(b) > 0; b = b[8:] {
+				w = append(w, binary.LittleEndian.Uint64(b))
+			}
+			return w
+		}
+		q := AppendBits(nil, vecs[3])
+		q[0] ^= 0b1011 // not quite a stored row's
+		for _, span := range [][2]int{{0, 37}, {5, 6}, {11, 30}} {
+			dist := make([]uint16, span[1]-span[0])
+			v.Hamming(q, span[0], dist)
+			for i, got := range dist {
+				row := words(span[0] + i)
+				want := 0
+				for w := range q {
+					for b := range 64 {
+						want += int(q[w]>>b&1 ^ row[w]>>b&1)
+					}
+				}
+				if int(got) != want {
+					t.Errorf("dims %d, row %d: distance %d, want %d", dims, span[0]+i, got, want)
+				}
+			}
+		}
+		if dist := make([]uint16, 1); dims == 384 {
+			v.Hamming(words(3), 3, dist)
+			if dist[0] != 0 {
+				t.Errorf("a vector's distance to its own bits: %d", dist[0])
+			}
+		}
+	}
+}
+
+// TestDotRows: ranking rows in a batch, asked of memory ahead, gives each
+// row's Dot, in the order the rows are given.
+func TestDotRows(t *testing.T) {
+	v, vecs := randomVectors(t, 384, 40)
+	rows := []int32{39, 0, 7, 7, 12, 3, 25, 30, 31, 1, 2, 38, 17, 5}
+	out := make([]float32, len(rows))
+	v.DotRows(vecs[0], rows, out)
+	for i, r := range rows {
+		if want := v.Dot(vecs[0], int(r)); out[i] != want {
+			t.Errorf("row %d: %v, want Dot's %v", r, out[i], want)
+		}
+	}
+	v.DotRows(vecs[0], nil, nil) // nothing to rank
+}

@@ -3,11 +3,9 @@ package query
 import (
 	"cmp"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
-	mathbits "math/bits"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -214,7 +212,11 @@ func (ix *Index) semanticTop(req Request, selected bool, cons constraints, q []f
 			top = top[:k]
 		}
 	}
-	best, bestDoc := scoredDoc{score: -2}, uint32(0)
+	// They are ranked by their stored vectors in one batch, then each
+	// document's best is offered.
+	cands := candidatePool.Get().(*candidateRows)
+	defer candidatePool.Put(cands)
+	cands.rows = cands.rows[:0]
 	for row, d := range (*dist)[:vecs.Count] {
 		switch {
 		case int(d) < limit:
@@ -223,7 +225,13 @@ func (ix *Index) semanticTop(req Request, selected bool, cons constraints, q []f
 		default:
 			continue
 		}
-		s := scoredDoc{doc: uint64(rows.g[row]), score: float64(vecs.Dot(q, row))}
+		cands.rows = append(cands.rows, int32(row))
+	}
+	cands.scores = slices.Grow(cands.scores[:0], len(cands.rows))[:len(cands.rows)]
+	vecs.DotRows(q, cands.rows, cands.scores)
+	best, bestDoc := scoredDoc{score: -2}, uint32(0)
+	for i, row := range cands.rows {
+		s := scoredDoc{doc: uint64(rows.g[row]), score: float64(cands.scores[i])}
 		if perChunk {
 			offer(s)
 			continue
@@ -243,12 +251,25 @@ func (ix *Index) semanticTop(req Request, selected bool, cons constraints, q []f
 	return top, compared, nil
 }
 
+// candidateRows are the rows a search ranks by their stored vectors, and
+// their scores.
+type candidateRows struct {
+	rows   []int32
+	scores []float32
+}
+
+var candidatePool = sync.Pool{New: func() any { return new(candidateRows) }}
+
 // notInForce is the distance of a row whose chunk is not in force.
 const notInForce = math.MaxUint16
 
 // scanBits sets the distance of every row, notInForce for chunks not in
 // force, and returns how many rows are at each distance and how many are
-// in force. Halves of the rows are scanned side by side.
+// in force: the distances in one pass over the bits (a POPCNT kernel at
+// 384 dimensions: 0.17 ms at 23,000 chunks in Go, 0.07 ms), then which
+// chunks are in force. Halves of the rows are scanned side by side beyond
+// 128 Ki rows; below, on the caller's goroutine, as starting another one
+// cost 25 µs.
 func scanBits(vecs *artifact.Vectors, rows *rowMap, inForce *bitset.BitSet, q []uint64, dist []uint16) ([]int32, int) {
 	parts := min(runtime.GOMAXPROCS(0), 2, max(vecs.Count/(64<<10), 1))
 	hists := make([][]int32, parts)
@@ -256,25 +277,29 @@ func scanBits(vecs *artifact.Vectors, rows *rowMap, inForce *bitset.BitSet, q []
 	var wg sync.WaitGroup
 	for p := range parts {
 		lo, hi := vecs.Count*p/parts, vecs.Count*(p+1)/parts
-		wg.Go(func() {
+		scan := func() {
 			hist := make([]int32, 64*len(q)+1) // damaged padding bits count too
+			if vecs.HasBits() {
+				vecs.Hamming(q, lo, dist[lo:hi])
+			} else {
+				clear(dist[lo:hi])
+			}
 			n := 0
-			all, size := vecs.AllBits(), 8*len(q)
 			for row := lo; row < hi; row++ {
 				if !inForce.Test(uint(rows.g[row])) {
 					dist[row] = notInForce
 					continue
 				}
-				d := 0
-				if all != nil {
-					d = hamming(q, all[row*size:row*size+size])
-				}
-				dist[row] = uint16(d)
-				hist[d]++
+				hist[dist[row]]++
 				n++
 			}
 			hists[p], counts[p] = hist, n
-		})
+		}
+		if parts == 1 {
+			scan() // not worth a goroutine's start
+		} else {
+			wg.Go(scan)
+		}
 	}
 	wg.Wait()
 	hist, n := hists[0], counts[0]
@@ -285,23 +310,6 @@ func scanBits(vecs *artifact.Vectors, rows *rowMap, inForce *bitset.BitSet, q []
 		n += counts[p]
 	}
 	return hist, n
-}
-
-// hamming is the number of bits that differ between q and the words of b.
-func hamming(q []uint64, b []byte) int {
-	if len(q) == 6 && len(b) == 48 { // 384 dimensions, all-MiniLM-L6-v2's
-		return mathbits.OnesCount64(q[0]^binary.LittleEndian.Uint64(b[0:])) +
-			mathbits.OnesCount64(q[1]^binary.LittleEndian.Uint64(b[8:])) +
-			mathbits.OnesCount64(q[2]^binary.LittleEndian.Uint64(b[16:])) +
-			mathbits.OnesCount64(q[3]^binary.LittleEndian.Uint64(b[24:])) +
-			mathbits.OnesCount64(q[4]^binary.LittleEndian.Uint64(b[32:])) +
-			mathbits.OnesCount64(q[5]^binary.LittleEndian.Uint64(b[40:]))
-	}
-	d := 0
-	for w, qw := range q {
-		d += mathbits.OnesCount64(qw ^ binary.LittleEndian.Uint64(b[8*w:]))
-	}
-	return d
 }
 
 // rowMap gives each row of the vectors file its chunk's global number and
