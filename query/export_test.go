@@ -85,3 +85,14 @@ func SetScanLimit(n int) func() {
 // FeedbackQuery is the query of the feedback channel of a hybrid search
 // whose first result's text is text.
 func FeedbackQuery(ix *Index, q, text string) string { return ix.feedbackQuery(q, text) }
+
+// SetHybridWords makes the semantic channel of hybrid searches wait for
+// the words' results (await) or never take them, and returns a function
+// that restores the default.
+func SetHybridWords(await bool) func() {
+	hybridWords = wordsIgnored
+	if await {
+		hybridWords = wordsAwaited
+	}
+	return func() { hybridWords = wordsWhenReady }
+}

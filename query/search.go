@@ -683,15 +683,29 @@ func (ix *Index) Blobs(results []Result) []string {
 // hit is a match with its stored fields.
 type hit struct {
 	Result
-	body []byte
-	err  error // a stored field that did not parse
+	body  []byte
+	err   error // a stored field that did not parse
+	found bool  // a copy of another channel's result for the document, not read
 }
 
 // hits reads the stored fields of scored chunks, their values into a.
 func (ix *Index) hits(docs []scoredDoc, a *arena) ([]hit, error) {
+	return ix.hitsBut(docs, nil, a)
+}
+
+// hitsBut is hits, but a chunk of a document in found is a copy of the
+// result found has for it, scored as the chunk is, and not read.
+func (ix *Index) hitsBut(docs []scoredDoc, found map[uint32]*Result, a *arena) ([]hit, error) {
 	hits := make([]hit, len(docs))
 	for i, d := range docs {
 		h := &hits[i]
+		if found != nil {
+			if r, ok := found[ix.rows.docOf(d.doc)]; ok {
+				h.Result, h.found = *r, true
+				h.Score = d.score
+				continue
+			}
+		}
 		h.Score = d.score
 		if err := ix.engine.visitStored(d.doc, a, h.visit); err != nil {
 			return nil, fmt.Errorf("read stored fields: %w", err)

@@ -252,3 +252,69 @@ func memories(texts ...string) testkb.Files {
 	}
 	return files
 }
+
+// TestHybridTakesTheWordsResults: the semantic channel of a hybrid search
+// gives a document the words found its score on their result, without
+// reading it, and the search answers as when it reads every one.
+func TestHybridTakesTheWordsResults(t *testing.T) {
+	embedder := wordVectors{dims: 96}
+	r := rand.New(rand.NewPCG(5, 6))
+	files := corpus(r, 300)
+	dir := buildWithVectors(t, files, embedder)
+	ix, err := query.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	search := func(req query.Request, await bool) *query.Response {
+		t.Helper()
+		defer query.SetHybridWords(await)()
+		vec, _ := embedder.Embed(context.Background(), []string{req.Query})
+		req.Mode, req.Vector, req.MaxTokens = query.ModeHybrid, vec[0], 1<<20
+		resp, err := ix.Search(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	shared := 0
+	for i := range 20 {
+		q := sentence(r, 1+i%4)
+		for _, req := range []query.Request{{Query: q, N: 10}, {Query: q, N: 60}, {Query: q, N: 10, Chunks: true}} {
+			taken, read := search(req, true), search(req, false)
+			if len(read.Results) == 0 {
+				t.Fatalf("%q: no results", q)
+			}
+			for _, res := range taken.Results {
+				if len(res.Channels) == 2 {
+					shared++
+				}
+			}
+			if diff := hybridDiff(taken, read); diff != "" {
+				t.Errorf("%q (n %d, chunks %v): with the words' results taken, %s", q, req.N, req.Chunks, diff)
+			}
+		}
+	}
+	if shared == 0 {
+		t.Error("no result was found by both channels: nothing taken")
+	}
+}
+
+// hybridDiff says how two answers differ, scores compared to within a
+// billionth: the words' scores of two runs of a search may differ in
+// their last bit.
+func hybridDiff(a, b *query.Response) string {
+	if len(a.Results) != len(b.Results) {
+		return fmt.Sprintf("%d results against %d", len(a.Results), len(b.Results))
+	}
+	near := func(x, y float64) bool { return math.Abs(x-y) <= 1e-9*math.Max(1, math.Abs(x)) }
+	for i, x := range a.Results {
+		y := b.Results[i]
+		if x.Path != y.Path || x.Lines != y.Lines || !slices.Equal(x.Channels, y.Channels) || x.Snippet != y.Snippet || x.Content != y.Content ||
+			!near(x.Score, y.Score) || !near(x.Lexical, y.Lexical) || !near(x.Similarity, y.Similarity) {
+			return fmt.Sprintf("result %d: %s lines %v %v score %v (%v, %v), against %s lines %v %v score %v (%v, %v)",
+				i, x.Path, x.Lines, x.Channels, x.Score, x.Lexical, x.Similarity, y.Path, y.Lines, y.Channels, y.Score, y.Lexical, y.Similarity)
+		}
+	}
+	return ""
+}
