@@ -308,7 +308,8 @@ func (ev *eval) noteIDF(term string, idf float64) {
 
 // ideal is the most the query's words can score in a chunk: the sum of
 // their idf, each fully saturated, counting of each OR's alternatives the
-// one that can score most.
+// one that can score most. The terms are summed in order, so that the
+// same search gives the same shares (Result.Lexical) to the last bit.
 func (ev *eval) ideal(alternatives [][]string) float64 {
 	in := map[string]bool{}
 	var sum float64
@@ -320,10 +321,15 @@ func (ev *eval) ideal(alternatives [][]string) float64 {
 		}
 		sum += best
 	}
-	for t, idf := range ev.idfs {
+	rest := make([]string, 0, len(ev.idfs))
+	for t := range ev.idfs {
 		if !in[t] {
-			sum += idf
+			rest = append(rest, t)
 		}
+	}
+	slices.Sort(rest)
+	for _, t := range rest {
+		sum += ev.idfs[t]
 	}
 	return sum
 }

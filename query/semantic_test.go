@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -300,18 +301,15 @@ func TestHybridTakesTheWordsResults(t *testing.T) {
 	}
 }
 
-// hybridDiff says how two answers differ, scores compared to within a
-// billionth: the words' scores of two runs of a search may differ in
-// their last bit.
+// hybridDiff says how two answers differ, scores to the last bit.
 func hybridDiff(a, b *query.Response) string {
 	if len(a.Results) != len(b.Results) {
 		return fmt.Sprintf("%d results against %d", len(a.Results), len(b.Results))
 	}
-	near := func(x, y float64) bool { return math.Abs(x-y) <= 1e-9*math.Max(1, math.Abs(x)) }
 	for i, x := range a.Results {
 		y := b.Results[i]
 		if x.Path != y.Path || x.Lines != y.Lines || !slices.Equal(x.Channels, y.Channels) || x.Snippet != y.Snippet || x.Content != y.Content ||
-			!near(x.Score, y.Score) || !near(x.Lexical, y.Lexical) || !near(x.Similarity, y.Similarity) {
+			x.Score != y.Score || x.Lexical != y.Lexical || x.Similarity != y.Similarity || !reflect.DeepEqual(x, y) {
 			return fmt.Sprintf("result %d: %s lines %v %v score %v (%v, %v), against %s lines %v %v score %v (%v, %v)",
 				i, x.Path, x.Lines, x.Channels, x.Score, x.Lexical, x.Similarity, y.Path, y.Lines, y.Channels, y.Score, y.Lexical, y.Similarity)
 		}
