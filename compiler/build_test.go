@@ -306,3 +306,45 @@ func TestCancelledBuildLeavesThePreviousArtifact(t *testing.T) {
 		}
 	}
 }
+
+// A build from nothing keeps only the facts the checks between documents
+// look at; among many plain topics, each check still sees its documents:
+// a memory id used twice, a missing attachment, a context over its
+// budget, a supersession of nothing and a deprecated topic superseded.
+func TestChecksBetweenDocumentsAmongTopics(t *testing.T) {
+	files := sampleFiles(40)
+	files[".kb/memories/002-b.md"] = "---\nid: 1\ncreated: 2024-05-02T10:00:00Z\n---\nRemember b.\n"
+	files[".kb/articles/spec.md"] = "---\nsource: https://example.com/spec\nfetched: 2024-05-01\nattachment: ./attachments/spec.pdf\n---\n# Spec\n"
+	files["services/api/.kb/context.md"] = "# API\n\n" + strings.Repeat("A line of context that agents load. ", 300) + "\n"
+	files[".kb/topics/new.md"] = "---\nsupersedes: [topics/nosuch]\n---\n# New\n"
+	files[".kb/topics/t0001.md"] = "---\nstatus: deprecated\n---\n# Old\n"
+	files[".kb/topics/t0002.md"] = "---\nsupersedes: [topics/t0001]\n---\n# Replacement\n"
+	res, err := compiler.Build(context.Background(), files, compiler.BuildOptions{Out: t.TempDir(), KeepGoing: true, BuiltAt: testkb.BuiltAt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range res.Diagnostics {
+		got = append(got, d.String())
+	}
+	all := strings.Join(got, "\n")
+	for _, want := range []string{
+		".kb/memories/002-b.md:2:5: warning: duplicate memory id 1",
+		".kb/articles/spec.md:4:13: warning: attachment attachments/spec.pdf does not exist",
+		"services/api/.kb/context.md:1:1: warning: context of scope services/api is",
+		".kb/topics/new.md:2:14: warning: supersedes: no document is topics/nosuch",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no %q in\n%s", want, all)
+		}
+	}
+	if strings.Contains(all, "t0002") {
+		t.Errorf("a valid supersession reported:\n%s", all)
+	}
+	for _, d := range res.Manifest.Documents {
+		switch d.Path {
+		case ".kb/memories/002-b.md", ".kb/articles/spec.md", ".kb/topics/new.md":
+			t.Errorf("%s, in error, was indexed (--keep-going leaves it out)", d.Path)
+		}
+	}
+}

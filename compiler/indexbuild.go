@@ -181,8 +181,19 @@ func (b *indexBuild) assemble(ctx context.Context, l *listing) (*artifact.Manife
 		}
 	}
 	sup := superseders(l, b.facts, prevDocs)
-	cross = append(cross, checks.Supersession(sup)...)
-	cross = append(cross, checks.Disputes(sup)...)
+	refs := append(checks.Supersession(sup), checks.Disputes(sup)...)
+	// A document whose references are in error is left out with the
+	// others in error (--keep-going).
+	display := make(map[string]string)
+	for _, s := range sup {
+		display[s.Display] = s.Path
+	}
+	for _, d := range refs {
+		if p, ok := display[d.Path]; ok && d.Severity == Error {
+			failed[p] = true
+		}
+	}
+	cross = append(cross, refs...)
 	b.facts = nil
 	b.res.Diagnostics = append(b.res.Diagnostics, cross...)
 	if b.res.Diagnostics.Errors() > 0 && !b.opts.KeepGoing {
