@@ -132,7 +132,11 @@ func (b *indexBuild) run(ctx context.Context, l *listing) (*artifact.Manifest, e
 			return nil
 		}
 		b.blobs[p.doc.Path] = p.doc.Blob
-		b.facts = append(b.facts, factsOf(p.doc, p.display))
+		if f := factsOf(p.doc, p.display); b.prev != nil || f.Checked() {
+			// An update keeps every document's, as what it read replaces
+			// what the previous artifact recorded.
+			b.facts = append(b.facts, f)
+		}
 		if !p.reindex {
 			return nil
 		}
