@@ -399,6 +399,8 @@ func (b *indexBuild) flush() {
 			}
 		}()
 		chunks := make([]segment.Document, 0, bt.chunks)
+		// Kept to the end of the build: sized, not grown by doubling.
+		bt.meta = make([]artifact.Document, 0, len(bt.docs))
 		for _, d := range bt.docs {
 			chunks = indexDocument(d, sb.fields, chunks, sb.postings)
 			bt.meta = append(bt.meta, d.Document)
