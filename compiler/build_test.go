@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -234,6 +235,9 @@ func TestIncrementalBuildsMergeSegments(t *testing.T) {
 	// Every merge releases its mapped inputs' pages, as large ones do,
 	// and as often as it can: what it reads after must still be there.
 	defer compiler.ReleaseMergesEvery(10 * time.Microsecond)()
+	// The heap gets less memory while large merges run, and its limit
+	// back after.
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(1 << 30))
 	files := sampleFiles(1000)
 	dir := t.TempDir()
 	testkb.BuildInto(t, dir, files, nil)
@@ -254,6 +258,9 @@ func TestIncrementalBuildsMergeSegments(t *testing.T) {
 			}
 		}
 		most = max(most, segments)
+	}
+	if limit := debug.SetMemoryLimit(-1); limit != 1<<30 {
+		t.Errorf("memory limit %d after the builds, want it restored to %d", limit, 1<<30)
 	}
 	const bound = 5 // the full build's segment and four small ones
 	if most > bound {

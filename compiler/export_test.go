@@ -2,11 +2,11 @@ package compiler
 
 import "time"
 
-// ReleaseMergesEvery has every merge read its segments and release its
-// mapped postings' pages every interval, as large merges do, until the
-// returned function is called.
+// ReleaseMergesEvery has every merge release the pages of its mapped
+// segments and postings every interval and every KiB written, as large
+// merges do, until the returned function is called.
 func ReleaseMergesEvery(every time.Duration) (restore func()) {
-	bytes, was := mapMergeBytes, releaseEvery
-	mapMergeBytes, releaseEvery = 0, every
-	return func() { mapMergeBytes, releaseEvery = bytes, was }
+	bytes, was, written := mapMergeBytes, releaseEvery, releaseBytes
+	mapMergeBytes, releaseEvery, releaseBytes = 0, every, 1<<10
+	return func() { mapMergeBytes, releaseEvery, releaseBytes = bytes, was, written }
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"time"
 
@@ -38,6 +39,7 @@ const (
 type segSize struct {
 	artifact.SnapshotSegment
 	chunks, live uint64
+	bytes        int64 // of its ice segment file
 }
 
 // tierTarget returns the size a full build's segments grow to.
@@ -94,11 +96,16 @@ func incrementalMerges(segs []segSize) [][]int {
 func (b *indexBuild) sizes(segs []artifact.SnapshotSegment) ([]segSize, error) {
 	out := make([]segSize, len(segs))
 	for i, s := range segs {
-		n, err := artifact.CheckSegment(filepath.Join(b.dir, artifact.SegmentName(s.ID)))
+		name := filepath.Join(b.dir, artifact.SegmentName(s.ID))
+		n, err := artifact.CheckSegment(name)
 		if err != nil {
 			return nil, err
 		}
-		out[i] = segSize{SnapshotSegment: s, chunks: n, live: n}
+		fi, err := os.Stat(name)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = segSize{SnapshotSegment: s, chunks: n, live: n, bytes: fi.Size()}
 		if s.Deleted != nil {
 			out[i].live -= min(s.Deleted.GetCardinality(), n)
 		}
@@ -119,6 +126,21 @@ func (b *indexBuild) merge(segs []artifact.SnapshotSegment, docs []artifact.Docu
 	}
 	if len(groups) == 0 {
 		return segs, nil
+	}
+	large := func(group []int) bool {
+		var n int64
+		for _, si := range group {
+			n += sizes[si].bytes
+		}
+		return n > int64(mapMergeBytes)
+	}
+	if slices.ContainsFunc(groups, large) {
+		// The pages large merges map count against the build's memory
+		// with its heap: the heap gets that much less while they run.
+		if limit := debug.SetMemoryLimit(-1); limit != math.MaxInt64 {
+			debug.SetMemoryLimit(max(limit-mergeMappedBytes, limit/2))
+			defer debug.SetMemoryLimit(limit)
+		}
 	}
 	type merged struct {
 		id      uint64
@@ -185,16 +207,21 @@ func (b *indexBuild) merge(segs []artifact.SnapshotSegment, docs []artifact.Docu
 	return out, nil
 }
 
-// mapMergeBytes is the largest merge whose segments are mapped: reading
-// them with pread cost a small build 7% of its time in system calls. A
-// larger merge reads them, as mapped pages count as the build's memory:
-// a merge reads all its inputs at once, and the system maps pages around
-// each one read. Postings are always mapped, and a large merge releases
-// their pages every releaseEvery; a page read again is mapped again from
-// the page cache.
+// mapMergeBytes is the largest merge whose inputs' pages are kept as it
+// reads them. A merge maps its inputs (read with pread, a large merge's
+// segments took 2.2 s in system calls at 30 copies of PowerShell-Docs, 4%
+// of the build), and mapped pages count as the build's memory, the system
+// mapping pages around each one read: a larger merge releases the pages
+// of its segments and postings every releaseEvery and every releaseBytes
+// it writes, and the heap's limit is lowered by mergeMappedBytes while it
+// runs. A page read again is mapped again from the page cache.
 var (
 	mapMergeBytes = 64 << 20
 	releaseEvery  = 10 * time.Millisecond
+	releaseBytes  = 4 << 20
+	// mergeMappedBytes is what the heap's memory limit is lowered by
+	// while large merges run: the pages they have mapped at a time.
+	mergeMappedBytes int64 = 64 << 20
 )
 
 // renumber numbers the chunks of segs as ice.Merge does: the live ones in
@@ -214,6 +241,26 @@ func renumber(segs []segment.Segment, drops []*roaring.Bitmap) [][]uint64 {
 		}
 	}
 	return out
+}
+
+// releasingWriter calls release every releaseBytes written through it: a
+// merge copies much of what it reads, stored fields whole, reading pages
+// as fast as it writes them, faster than releasing's ticks (with the
+// ticks alone, 30 copies of PowerShell-Docs held 128 MB of mapped pages
+// at a time).
+type releasingWriter struct {
+	w       io.Writer
+	n       int
+	release func()
+}
+
+func (r *releasingWriter) Write(p []byte) (int, error) {
+	n, err := r.w.Write(p)
+	if r.n += n; r.n >= releaseBytes {
+		r.n = 0
+		r.release()
+	}
+	return n, err
 }
 
 // releasing calls release every releaseEvery until stop is called.
@@ -251,13 +298,18 @@ func mergeSegments(dir string, in []artifact.SnapshotSegment, id uint64) (_ [][]
 	}
 	defer inputs.close()
 	segs, texts, drops := inputs.segs, inputs.texts, inputs.drops
-	if !inputs.mapped {
-		stop := releasing(func() {
+	output := func(w io.Writer) io.Writer { return w }
+	if inputs.large {
+		release := func() {
 			for _, t := range texts {
 				t.Release()
 			}
-		})
-		defer stop()
+			for _, mem := range inputs.mems {
+				mmap.Release(mem)
+			}
+		}
+		defer releasing(release)()
+		output = func(w io.Writer) io.Writer { return &releasingWriter{w: w, release: release} }
 	}
 	// The postings merge needs the new chunk numbers, which follow from the
 	// deletions alone; it runs beside ice's merge, which must agree.
@@ -265,13 +317,13 @@ func mergeSegments(dir string, in []artifact.SnapshotSegment, id uint64) (_ [][]
 	var text errgroup.Group
 	text.Go(func() error {
 		return writeFileSync(filepath.Join(dir, postings.FileName(id)), func(w io.Writer) error {
-			_, err := postings.Merge(w, texts, newDocs, iceDropped)
+			_, err := postings.Merge(output(w), texts, newDocs, iceDropped)
 			return err
 		})
 	})
 	m := ice.Merge(segs, drops, 1<<20)
 	err = writeFileSync(filepath.Join(dir, artifact.SegmentName(id)), func(w io.Writer) error {
-		_, err := m.WriteTo(w, nil)
+		_, err := m.WriteTo(output(w), nil)
 		return err
 	})
 	if terr := text.Wait(); err == nil {
@@ -292,13 +344,12 @@ type mergeInputs struct {
 	segs   []segment.Segment
 	texts  []*postings.Reader
 	drops  []*roaring.Bitmap
-	files  []*os.File
+	mems   [][]byte // the segments' mappings
 	unmaps []func() error
-	mapped bool // the segments are mapped, not read through files
+	large  bool // over mapMergeBytes: pages are released as the merge goes
 }
 
-// openMergeInputs opens the segments in of dir: mapped when together they
-// are at most mapMergeBytes, else read through their files.
+// openMergeInputs opens and maps the segments in of dir.
 func openMergeInputs(dir string, in []artifact.SnapshotSegment) (_ *mergeInputs, err error) {
 	m := &mergeInputs{drops: make([]*roaring.Bitmap, len(in))}
 	defer func() {
@@ -314,28 +365,15 @@ func openMergeInputs(dir string, in []artifact.SnapshotSegment) (_ *mergeInputs,
 		}
 		size += int(fi.Size())
 	}
-	m.mapped = size <= mapMergeBytes
+	m.large = size > mapMergeBytes
 	for i, s := range in {
-		name := filepath.Join(dir, artifact.SegmentName(s.ID))
-		var data *segment.Data
-		if m.mapped {
-			mem, unmap, err := mmap.Map(name)
-			if err != nil {
-				return nil, fmt.Errorf("merge segment %d: %w", s.ID, err)
-			}
-			m.unmaps = append(m.unmaps, unmap)
-			data = segment.NewDataBytes(mem)
-		} else {
-			f, err := os.Open(name)
-			if err != nil {
-				return nil, fmt.Errorf("merge segment %d: %w", s.ID, err)
-			}
-			m.files = append(m.files, f)
-			if data, err = segment.NewDataFile(f); err != nil {
-				return nil, fmt.Errorf("merge segment %d: %w", s.ID, err)
-			}
+		mem, unmap, err := mmap.Map(filepath.Join(dir, artifact.SegmentName(s.ID)))
+		if err != nil {
+			return nil, fmt.Errorf("merge segment %d: %w", s.ID, err)
 		}
-		seg, err := ice.Load(data)
+		m.unmaps = append(m.unmaps, unmap)
+		m.mems = append(m.mems, mem)
+		seg, err := ice.Load(segment.NewDataBytes(mem))
 		if err != nil {
 			return nil, fmt.Errorf("merge segment %d: %w", s.ID, err)
 		}
@@ -353,9 +391,6 @@ func openMergeInputs(dir string, in []artifact.SnapshotSegment) (_ *mergeInputs,
 func (m *mergeInputs) close() {
 	for _, t := range m.texts {
 		t.Close()
-	}
-	for _, f := range m.files {
-		f.Close()
 	}
 	for _, u := range m.unmaps {
 		u()
