@@ -2,13 +2,14 @@ package gitsource
 
 import (
 	"bytes"
-	"compress/zlib"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"strconv"
 	"sync"
+
+	"github.com/klauspost/compress/zlib"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -20,6 +21,9 @@ import (
 // object is its hash, checked when it was written and by git fsck.
 
 // zlibReaders keeps inflaters between reads; each holds a 32 KiB window.
+// They are klauspost/compress's, which inflate PowerShell-Docs' 3,208
+// loose objects in 153 ms against the standard library's 185: at 30
+// copies, inflating was a tenth of a build of a commit.
 var zlibReaders sync.Pool
 
 // readLoose reads the loose object h as a blob of at most max bytes. It
