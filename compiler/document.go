@@ -3,6 +3,7 @@ package compiler
 import (
 	"bytes"
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"path"
 	"strings"
@@ -287,21 +288,45 @@ func checkControls(name string, data []byte, report reporter) {
 
 // controlAt returns the offset of the first control character in b that is
 // not a tab, a newline or the carriage return of a CRLF, or -1.
+//
+// Eight bytes at a time are passed over when none is below 0x20, 0x7f or
+// 0xc2 (which starts U+0080 to U+00BF): most of a line's bytes. A byte at
+// a time, the scan was 2% of a build's CPU.
 func controlAt(b []byte) int {
-	for i := 0; i < len(b); i++ {
-		switch c := b[i]; {
-		case c == '\t' || c == '\n':
-		case c == '\r':
-			if i+1 >= len(b) || b[i+1] != '\n' {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for i := 0; i < len(b); {
+		end := i + 1
+		if i+8 <= len(b) {
+			w := binary.LittleEndian.Uint64(b[i:])
+			del, c2 := w^0x7f*ones, w^0xc2*ones
+			if ((w-0x20*ones)&^w|(del-ones)&^del|(c2-ones)&^c2)&highs == 0 {
+				i += 8
+				continue
+			}
+			end = i + 8
+		}
+		for ; i < end; i++ {
+			if isControlAt(b, i) {
 				return i
 			}
-		case c < 0x20 || c == 0x7f:
-			return i
-		case c == 0xc2 && i+1 < len(b) && b[i+1] >= 0x80 && b[i+1] <= 0x9f: // U+0080–U+009F
-			return i
 		}
 	}
 	return -1
+}
+
+// isControlAt reports whether b[i] starts a control character other than
+// a tab, a newline or the carriage return of a CRLF.
+func isControlAt(b []byte, i int) bool {
+	switch c := b[i]; {
+	case c == '\t' || c == '\n':
+	case c == '\r':
+		return i+1 >= len(b) || b[i+1] != '\n'
+	case c < 0x20 || c == 0x7f:
+		return true
+	case c == 0xc2 && i+1 < len(b) && b[i+1] >= 0x80 && b[i+1] <= 0x9f: // U+0080–U+009F
+		return true
+	}
+	return false
 }
 
 // controlName names the control character s starts with: U+001B (ESC).
