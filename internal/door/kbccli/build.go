@@ -99,6 +99,7 @@ func runBuild(c *cli.Context, s *cli.Streams, g *globalOptions, o *buildOptions)
 		return cli.Usagef("--embed and --no-embed contradict each other")
 	}
 	o.source.fromContext(c)
+	o.source.once = true
 	src, err := openSource(s, g.workDir(), &o.source)
 	if err != nil {
 		return err
@@ -154,7 +155,7 @@ func compile(ctx context.Context, s *cli.Streams, src *source, set compileSettin
 		ReuseVectors: set.reuseVectors,
 	}
 	if src.info.Mode != "rev" && src.info.Commit != "" {
-		if base, err := src.repo.Rev("HEAD"); err == nil {
+		if base, err := src.repo.RevOnce("HEAD"); err == nil {
 			opts.Base = base
 		}
 	}

@@ -25,6 +25,9 @@ type sourceOptions struct {
 	contextFiles []string
 	maxSize      string
 	jobs         int
+	// once: the source is listed once (a build), and what only a second
+	// listing would use is not kept (gitsource.WorktreeOnce).
+	once bool
 }
 
 func sourceFlags(o *sourceOptions, globalDefault string) []cli.Flag {
@@ -110,7 +113,11 @@ func openSource(s *cli.Streams, dir string, o *sourceOptions) (*source, error) {
 	case o.staged:
 		src.snapshot, err = repo.Staged()
 	case o.worktree, modes == 0 && !inCI(s) && repo.Root() != "":
-		src.snapshot, err = repo.Worktree()
+		if o.once {
+			src.snapshot, err = repo.WorktreeOnce()
+		} else {
+			src.snapshot, err = repo.Worktree()
+		}
 	default:
 		rev := o.rev
 		if rev == "" {
