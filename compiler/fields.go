@@ -67,7 +67,7 @@ func (d indexDoc) EachField(vf segment.VisitField) {
 // its field, which is done with arrays indexed by term id.
 type fieldBuilder struct {
 	an    *artifact.Analyzer
-	words map[string]int32 // word as written → term id, -1 for none
+	words wordTable        // word as written → term id, -1 for none
 	ids   map[string]int32 // index term → term id
 	terms [][]byte         // by term id: the index term, in arena
 	stamp []uint32         // by term id: the field that counted it last
@@ -114,7 +114,7 @@ func newFieldBuilder(a artifact.Analysis) *fieldBuilder {
 // nextSegment forgets the vocabulary if it has grown past its limit; term
 // ids stay the same until it is called again.
 func (b *fieldBuilder) nextSegment() {
-	if len(b.words) >= vocabularyLimit {
+	if b.words.len() >= vocabularyLimit {
 		b.reset()
 	}
 }
@@ -122,7 +122,7 @@ func (b *fieldBuilder) nextSegment() {
 // reset forgets the vocabulary. Terms already handed out stay valid: the
 // arena is only ever appended to.
 func (b *fieldBuilder) reset() {
-	b.words = make(map[string]int32)
+	b.words.reset()
 	b.ids = make(map[string]int32)
 	b.terms, b.stamp, b.slot, b.inDoc = b.terms[:0], b.stamp[:0], b.slot[:0], b.inDoc[:0]
 	b.field = 0
@@ -155,9 +155,10 @@ func (b *fieldBuilder) analyze(value []byte, into []fieldTerm) analyzed {
 	f := analyzed{terms: into}
 	artifact.Words(value, func(start, end int) {
 		word := value[start:end]
-		id, ok := b.words[string(word)]
+		h := wordHash(value, start, end)
+		id, ok := b.words.lookup(word, h)
 		if !ok {
-			id = b.learn(word)
+			id = b.learn(word, h)
 		}
 		if id < 0 {
 			return
@@ -181,8 +182,8 @@ func (b *fieldBuilder) analyze(value []byte, into []fieldTerm) analyzed {
 	return f
 }
 
-// learn adds a word to the vocabulary and returns its term id.
-func (b *fieldBuilder) learn(word []byte) int32 {
+// learn adds a word, hashed h, to the vocabulary and returns its term id.
+func (b *fieldBuilder) learn(word []byte, h uint64) int32 {
 	id := int32(-1)
 	if term := b.an.Term(word); term != nil {
 		var ok bool
@@ -201,7 +202,7 @@ func (b *fieldBuilder) learn(word []byte) int32 {
 			b.inDoc = append(b.inDoc, 0)
 		}
 	}
-	b.words[string(word)] = id
+	b.words.add(word, h, id)
 	return id
 }
 
