@@ -25,17 +25,7 @@ func TestRevOnceForgetsTheIndex(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := snap.(*revSnapshot)
-		n, hint := 0, 0
-		for _, err := range s.Files() {
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n == 0 {
-				hint = s.SizeHint()
-			}
-			n++
-		}
+		n, _, hint := listAll(t, snap)
 		if n != 12 || hint != n {
 			t.Errorf("once=%v: %d files listed, %d foretold", once, n, hint)
 		}
@@ -59,21 +49,8 @@ func TestWorktreeOnceForgetsTheIndex(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := snap.(*dirSnapshot)
 		for listing := range 2 {
-			n, known, hint := 0, 0, 0
-			for f, err := range s.Files() {
-				if err != nil {
-					t.Fatal(err)
-				}
-				if n == 0 {
-					hint = s.SizeHint()
-				}
-				n++
-				if f.Blob != "" {
-					known++
-				}
-			}
+			n, known, hint := listAll(t, snap)
 			if n != 12 || hint != n {
 				t.Errorf("once=%v, listing %d: %d files listed, %d foretold", once, listing, n, hint)
 			}
@@ -90,6 +67,25 @@ func TestWorktreeOnceForgetsTheIndex(t *testing.T) {
 			}
 		}
 	}
+}
+
+// listAll lists snap and returns how many files it listed, how many with
+// their blob known, and how many it foretold once it listed the first.
+func listAll(t *testing.T, snap Snapshot) (n, known, hint int) {
+	t.Helper()
+	for f, err := range snap.Files() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			hint = snap.(interface{ SizeHint() int }).SizeHint()
+		}
+		n++
+		if f.Blob != "" {
+			known++
+		}
+	}
+	return n, known, hint
 }
 
 // committedRepo is a repository of 12 knowledge files, committed, their
