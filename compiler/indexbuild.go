@@ -39,7 +39,7 @@ type indexBuild struct {
 	oldVecs, otherVecs oldVectors
 
 	facts  []checks.Facts
-	blobs  map[string]string // path → blob of every document read, with a base to compare with
+	blobs  map[string]string // path → blob of a document read, when not its listed one; with a base to compare with
 	failed bool              // an error was found; stop writing segments
 	dirtyc chan dirtyResult  // the comparison with the base, once started
 	// baseBlobs holds the base's knowledge files and their blobs, once
@@ -137,7 +137,9 @@ func (b *indexBuild) run(ctx context.Context, l *listing) (*artifact.Manifest, e
 			}
 			return nil
 		}
-		if b.blobs != nil {
+		if b.blobs != nil && l.files[p.doc.Path] != p.doc.Blob {
+			// Only where reading told more than the listing: a blob
+			// unknown until the file was read, or changed since.
 			b.blobs[p.doc.Path] = p.doc.Blob
 		}
 		if f := factsOf(p.doc, p.display); b.prev != nil || f.Checked() {
