@@ -291,26 +291,26 @@ func buildKey(o Options) string {
 func (l *listing) readAndParse(c candidate, opts *Options) (*document, error) {
 	maxSize := opts.MaxFileSize
 	src, paths := l.src, l.paths // the global scope's references are not checked
-	if c.global {
+	if c.global != nil {
 		src, paths = l.global, nil
 	}
 	data, err := src.Read(c.file, maxSize)
 	if errors.Is(err, gitsource.ErrTooLarge) {
-		d := &document{Document: artifact.Document{Path: c.path, Scope: c.loc.Scope, Kind: c.loc.Kind, Topic: c.loc.Topic, Blob: c.blob}}
-		d.diags = Diagnostics{{Path: c.display, Line: 1, Col: 1, Severity: Error,
+		d := &document{Document: artifact.Document{Path: c.path(), Scope: c.loc.Scope, Kind: c.loc.Kind, Topic: c.loc.Topic, Blob: c.blob()}}
+		d.diags = Diagnostics{{Path: c.display(), Line: 1, Col: 1, Severity: Error,
 			Message: fmt.Sprintf("file is over the %s size cap: split it into smaller documents, or raise the cap (max_file_size in "+ConfigPath+", or --max-file-size)", units.Bytes(maxSize))}}
 		return d, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	in := input{path: c.path, display: c.display, blob: c.blob, loc: c.loc, paths: paths}
+	in := input{path: c.path(), display: c.display(), blob: c.blob(), loc: c.loc, paths: paths}
 	if in.blob == "" {
 		in.blob = gitsource.HashBlob(data)
 	}
 	in.data = data
-	if !strings.HasPrefix(c.path, knowledge.GlobalPathPrefix) {
-		in.secrets = opts.Config.secretsAllowedIn(c.path)
+	if !strings.HasPrefix(c.path(), knowledge.GlobalPathPrefix) {
+		in.secrets = opts.Config.secretsAllowedIn(c.path())
 		if opts.Config != nil {
 			in.foreign = opts.Config.ForeignKeys
 		}

@@ -57,7 +57,7 @@ func Check(ctx context.Context, src Source, opts CheckOptions) (*CheckResult, er
 	var dups []checks.DupDoc
 	parse := func(c candidate) (parsed, error) {
 		d, err := l.readAndParse(c, &opts.Options)
-		return parsed{doc: d, display: c.display}, err
+		return parsed{doc: d, display: c.display()}, err
 	}
 	sink := func(p parsed) error {
 		facts = append(facts, factsOf(p.doc, p.display))
@@ -113,14 +113,14 @@ func Check(ctx context.Context, src Source, opts CheckOptions) (*CheckResult, er
 func checkTodo(l *listing, selected func(display string) bool) []candidate {
 	scopes := make(map[string]bool)
 	for _, c := range l.docs {
-		if selected(c.display) {
+		if selected(c.display()) {
 			scopes[c.loc.Scope] = true
 		}
 	}
 	var todo []candidate
 	for _, c := range l.docs {
 		related := scopes[c.loc.Scope] && (c.loc.Kind == knowledge.KindMemory || c.loc.Kind == knowledge.KindContext)
-		if selected(c.display) || related {
+		if selected(c.display()) || related {
 			todo = append(todo, c)
 		}
 	}

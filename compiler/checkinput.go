@@ -44,10 +44,10 @@ func superseders(l *listing, facts []checks.Facts, prev map[string]artifact.Docu
 	}
 	out := make([]checks.Superseder, 0, len(l.docs))
 	for _, c := range l.docs {
-		s := checks.Superseder{Path: c.path, Display: c.display, Scope: c.loc.Scope, Kind: c.loc.Kind, Topic: c.loc.Topic}
-		if f, ok := read[c.path]; ok {
+		s := checks.Superseder{Path: c.path(), Display: c.display(), Scope: c.loc.Scope, Kind: c.loc.Kind, Topic: c.loc.Topic}
+		if f, ok := read[c.path()]; ok {
 			s.ID, s.Refs, s.Disputes, s.Status = f.ID, f.Supersedes, f.Contradicts, f.Status
-		} else if p, ok := prev[c.path]; ok {
+		} else if p, ok := prev[c.path()]; ok {
 			s.ID, s.Status = p.ID, p.Status
 			for _, t := range p.Supersedes {
 				s.Refs = append(s.Refs, checks.Ref{Text: t})
@@ -57,7 +57,7 @@ func superseders(l *listing, facts []checks.Facts, prev map[string]artifact.Docu
 			}
 		}
 		if s.ID == 0 && s.Kind == knowledge.KindMemory {
-			name := path.Base(c.path)
+			name := path.Base(c.path())
 			s.ID, _ = strconv.Atoi(name[:len(name)-len(strings.TrimLeft(name, "0123456789"))])
 		}
 		out = append(out, s)

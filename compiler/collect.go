@@ -33,13 +33,34 @@ type Global struct {
 // its listing says, and no more (a build of 92,640 files holds them all
 // to its end, at its peak of memory).
 type candidate struct {
-	path    string // the document's path in the artifact
-	display string // the path diagnostics name
-	blob    string // "" when the source learns it by reading
-	loc     knowledge.Location
-	file    gitsource.File
-	global  bool // the global scope's, read from opts.Global's source
+	loc  knowledge.Location
+	file gitsource.File // its Blob "" when the source learns it by reading
+	// global, for a file of the global scope (read from opts.Global's
+	// source), names it; a repository's file is named by its path.
+	global *globalName
 }
+
+type globalName struct{ path, display string }
+
+// path is the document's path in the artifact.
+func (c *candidate) path() string {
+	if c.global != nil {
+		return c.global.path
+	}
+	return c.file.Path
+}
+
+// display is the path diagnostics name.
+func (c *candidate) display() string {
+	if c.global != nil {
+		return c.global.display
+	}
+	return c.file.Path
+}
+
+// blob is the file's blob as listed, "" when the source learns it by
+// reading.
+func (c *candidate) blob() string { return c.file.Blob }
 
 // listing is every knowledge file of a build's sources.
 type listing struct {
@@ -94,7 +115,7 @@ func collect(src Source, opts *Options) (*listing, error) {
 			continue
 		}
 		l.files[f.Path] = f.Blob
-		l.add(candidate{path: f.Path, display: f.Path, blob: f.Blob, loc: loc, file: f})
+		l.add(candidate{loc: loc, file: f})
 	}
 	if global != nil {
 		for f, err := range global.Source.Files() {
@@ -106,10 +127,10 @@ func collect(src Source, opts *Options) (*listing, error) {
 				continue
 			}
 			display := filepath.Join(global.Dir, filepath.FromSlash(f.Path))
-			l.add(candidate{path: knowledge.GlobalPathPrefix + f.Path, display: display, blob: f.Blob, loc: loc, file: f, global: true})
+			l.add(candidate{loc: loc, file: f, global: &globalName{knowledge.GlobalPathPrefix + f.Path, display}})
 		}
 	}
-	slices.SortFunc(l.docs, func(a, b candidate) int { return cmp.Compare(a.path, b.path) })
+	slices.SortFunc(l.docs, func(a, b candidate) int { return cmp.Compare(a.path(), b.path()) })
 	return l, nil
 }
 
@@ -122,16 +143,16 @@ func (l *listing) add(c candidate) {
 	f := c.file
 	switch {
 	case f.Kind == gitsource.Unmerged:
-		l.diags = append(l.diags, Diagnostic{Path: c.display, Line: 1, Col: 1, Severity: Error,
+		l.diags = append(l.diags, Diagnostic{Path: c.display(), Line: 1, Col: 1, Severity: Error,
 			Message: "unmerged path: resolve the merge conflict and git add the file"})
 		return
 	case !f.Kind.IsFile():
-		l.skip(c.display, fmt.Sprintf("%s skipped: kbc never follows links or enters submodules (copy the file in instead)", f.Kind))
+		l.skip(c.display(), fmt.Sprintf("%s skipped: kbc never follows links or enters submodules (copy the file in instead)", f.Kind))
 		return
 	}
 	if c.loc.Kind == knowledge.KindAttachment {
 		l.attachments[c.loc.Scope+"\x00"+c.loc.Topic] = true
-		l.attached = append(l.attached, c.path)
+		l.attached = append(l.attached, c.path())
 		return
 	}
 	if len(l.docs) == cap(l.docs) {
@@ -179,10 +200,10 @@ func shadowing(docs []candidate) map[string][]string {
 		}
 		for _, s := range scopes {
 			if shadows(s, c.loc.Scope) {
-				out[c.path] = append(out[c.path], s)
+				out[c.path()] = append(out[c.path()], s)
 			}
 		}
-		slices.Sort(out[c.path])
+		slices.Sort(out[c.path()])
 	}
 	return out
 }

@@ -56,7 +56,7 @@ func Drift(ctx context.Context, head Source, history iter.Seq2[gitsource.Commit,
 func readDriftDocs(ctx context.Context, l *listing, opts *Options) ([]*checks.DriftDoc, error) {
 	var docs []*checks.DriftDoc
 	for _, c := range l.docs {
-		if strings.HasPrefix(c.path, knowledge.GlobalPathPrefix) {
+		if strings.HasPrefix(c.path(), knowledge.GlobalPathPrefix) {
 			continue
 		}
 		if err := ctx.Err(); err != nil {

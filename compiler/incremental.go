@@ -87,8 +87,8 @@ func (p *previous) plan(l *listing, shadow map[string][]string) (todo []candidat
 	reindex = make(map[string]bool)
 	changedScopes := make(map[string]bool)
 	for _, c := range l.docs {
-		old := p.docs[c.path]
-		if old != nil && c.blob == "" {
+		old := p.docs[c.path()]
+		if old != nil && c.blob() == "" {
 			// Its blob is known only once it is read (a file of the global
 			// scope, or one the working tree's stat cache does not vouch
 			// for): it is read, and recompiled if it changed, so the
@@ -96,11 +96,11 @@ func (p *previous) plan(l *listing, shadow map[string][]string) (todo []candidat
 			changedScopes[c.loc.Scope] = true
 			continue
 		}
-		if old != nil && c.blob == old.Blob && slices.Equal(shadow[c.path], old.ShadowedBy) {
+		if old != nil && c.blob() == old.Blob && slices.Equal(shadow[c.path()], old.ShadowedBy) {
 			continue
 		}
-		reindex[c.path] = true
-		p.stale[c.path] = true
+		reindex[c.path()] = true
+		p.stale[c.path()] = true
 		changedScopes[c.loc.Scope] = true
 	}
 	var deletedChunks uint64
@@ -130,8 +130,8 @@ func (p *previous) plan(l *listing, shadow map[string][]string) (todo []candidat
 	}
 	for _, c := range l.docs {
 		crossChecked := c.loc.Kind == knowledge.KindMemory || c.loc.Kind == knowledge.KindArticle || c.loc.Kind == knowledge.KindContext
-		unknown := c.blob == "" && p.docs[c.path] != nil
-		if reindex[c.path] || unknown || (crossChecked && changedScopes[c.loc.Scope]) {
+		unknown := c.blob() == "" && p.docs[c.path()] != nil
+		if reindex[c.path()] || unknown || (crossChecked && changedScopes[c.loc.Scope]) {
 			todo = append(todo, c)
 		}
 	}

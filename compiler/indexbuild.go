@@ -118,8 +118,8 @@ func (b *indexBuild) run(ctx context.Context, l *listing) (*artifact.Manifest, e
 		if err != nil {
 			return parsed{}, err
 		}
-		d.ShadowedBy = shadow[c.path]
-		p := parsed{doc: d, display: c.display, reindex: reindex == nil || reindex[c.path]}
+		d.ShadowedBy = shadow[c.path()]
+		p := parsed{doc: d, display: c.display(), reindex: reindex == nil || reindex[c.path()]}
 		if !p.reindex && !b.prev.unchanged(d) {
 			p.reindex = true // its blob was not known before reading
 		}
@@ -505,16 +505,16 @@ func listed(cands []candidate, docs []artifact.Document) []bool {
 	if slices.IsSortedFunc(docs, func(x, y artifact.Document) int { return cmp.Compare(x.Path, y.Path) }) {
 		j := 0
 		for i, d := range docs {
-			for j < len(cands) && cands[j].path < d.Path {
+			for j < len(cands) && cands[j].path() < d.Path {
 				j++
 			}
-			out[i] = j < len(cands) && cands[j].path == d.Path
+			out[i] = j < len(cands) && cands[j].path() == d.Path
 		}
 		return out
 	}
 	paths := make(map[string]bool, len(cands))
 	for _, c := range cands {
-		paths[c.path] = true
+		paths[c.path()] = true
 	}
 	for i, d := range docs {
 		out[i] = paths[d.Path]

@@ -56,21 +56,21 @@ func recordWorktree(out string, src Source, l *listing, m *artifact.Manifest, op
 	holders := map[string]bool{"": true} // directories that hold a scope or a context file
 	j := 0                               // the listing and the documents are both in path order
 	for _, c := range l.docs {
-		if strings.HasPrefix(c.path, knowledge.GlobalPathPrefix) || c.file.Mod == 0 {
+		if strings.HasPrefix(c.path(), knowledge.GlobalPathPrefix) || c.file.Mod == 0 {
 			continue
 		}
-		for j < len(m.Documents) && m.Documents[j].Path < c.path {
+		for j < len(m.Documents) && m.Documents[j].Path < c.path() {
 			j++
 		}
 		blob := "" // a file left out of the build
-		if j < len(m.Documents) && m.Documents[j].Path == c.path {
+		if j < len(m.Documents) && m.Documents[j].Path == c.path() {
 			blob = m.Documents[j].Blob
 		}
-		w.Files = append(w.Files, artifact.FileStamp{Path: c.path, Size: c.file.Size, Mod: c.file.Mod, Blob: blob})
-		if dir, _, found := knowledge.CutKB(c.path); found {
+		w.Files = append(w.Files, artifact.FileStamp{Path: c.path(), Size: c.file.Size, Mod: c.file.Mod, Blob: blob})
+		if dir, _, found := knowledge.CutKB(c.path()); found {
 			holders[dir] = true
 		} else {
-			holders[dirOf(c.path)] = true
+			holders[dirOf(c.path())] = true
 		}
 	}
 	if config := opts.Config.stamp; config.Mod != 0 {
