@@ -111,7 +111,10 @@ func Load(dir string) (*Encoder, error) { return load(dir, false) }
 // per group of 32 (quant.go), kept in the model's cache: half the bytes of
 // half floats. A process that embeds one query spends most of its time
 // reading the weights for the first time, so this is the encoder for
-// queries; vectors stay within a cosine of 0.9995 of Load's.
+// queries; vectors stay within a cosine of 0.9995 of Load's. Where the
+// processor multiplies bytes (int8.go), the tokens' values are put in
+// eight bits too, which halves the products' time for a cosine of 0.9996
+// on real queries.
 func LoadQuantized(dir string) (*Encoder, error) { return load(dir, true) }
 
 // modelFiles are a model directory's files, as load finds them.
@@ -268,7 +271,10 @@ func (e *Encoder) Warm() {
 		defer e.warming.Done()
 		for i := range e.layers {
 			for _, m := range e.layers[i].matrices() {
-				if m.q8 != nil {
+				if useInt8 && m.u8 != nil {
+					mmap.Touch(m.u8)
+					mmap.Touch(m.scales)
+				} else if m.q8 != nil {
 					mmap.Touch(m.q8)
 					mmap.Touch(m.scales)
 				} else {

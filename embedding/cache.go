@@ -14,7 +14,9 @@ import (
 // CacheFile is kept in a model's directory by Load: what Load otherwise
 // works out from the model's files at every start, the tokenizer's
 // vocabulary table, the model's fingerprint, its table (table.go) and the
-// layers' weights in eight bits for LoadQuantized. Parsing tokenizer.json
+// layers' weights in eight bits for LoadQuantized, twice: as they are and
+// in the order of the eight-bit kernel (int8.go), the one a process reads
+// of the two depending on its processor. Parsing tokenizer.json
 // took 15 ms of a fresh process and the fingerprint 7 ms, and a first
 // load with the eight-bit weights takes about 150 ms, where a query has
 // 15 ms in all; reading the cache takes about one. It is checked
@@ -24,7 +26,7 @@ import (
 // cache is replaced in one rename, never written in place.
 const CacheFile = ".kbq-cache"
 
-const cacheMagic = "KBQMODL2"
+const cacheMagic = "KBQMODL3"
 
 // fileStamp identifies a version of a file cheaply, as git's index does.
 type fileStamp struct{ size, mtime int64 }

@@ -32,12 +32,18 @@ func TestMatchesReference(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer e.Close()
-			matchesReference(t, e)
+			want := 0.999
+			if name == "LoadQuantized" && useInt8 {
+				// Eight-bit activations (int8.go): real queries keep
+				// 0.9996 with Load, a text of punctuation or none 0.9988.
+				want = 0.998
+			}
+			matchesReference(t, e, want)
 		})
 	}
 }
 
-func matchesReference(t *testing.T, e *Encoder) {
+func matchesReference(t *testing.T, e *Encoder, want float64) {
 	var ref []struct {
 		Text   string    `json:"text"`
 		Vector []float32 `json:"vector"`
@@ -66,8 +72,8 @@ func matchesReference(t *testing.T, e *Encoder) {
 			t.Fatal(err)
 		}
 		for _, v := range [][]float32{one[0], batch[i]} {
-			if c := artifact.Cosine(v, r.Vector); c < 0.999 {
-				t.Errorf("%.40q: cosine %.5f with the reference, want ≥ 0.999", r.Text, c)
+			if c := artifact.Cosine(v, r.Vector); c < want {
+				t.Errorf("%.40q: cosine %.5f with the reference, want ≥ %v", r.Text, c, want)
 			}
 		}
 		long = long || len(e.Tokenizer().Encode(r.Text, MaxTokens)) == MaxTokens
@@ -80,10 +86,17 @@ func matchesReference(t *testing.T, e *Encoder) {
 // TestEncoderMatchesDefinition runs tiny models, in half and single
 // precision, against a float64 forward pass written from BERT's definition
 // with none of the encoder's kernels, on texts of 2 to 60 tokens (every
-// remainder of the kernels' three-row tiles).
+// remainder of the kernels' three-row tiles). The wider model's rows are
+// whole blocks of the eight-bit kernel (int8.go), which its quantized
+// encoder multiplies by where the processor has it.
 func TestEncoderMatchesDefinition(t *testing.T) {
-	for _, half := range []bool{true, false} {
-		m := embeddingtest.Default
+	wide := embeddingtest.Default
+	wide.Hidden, wide.Intermediate = 128, 256
+	for _, run := range []struct {
+		model embeddingtest.Model
+		half  bool
+	}{{embeddingtest.Default, true}, {embeddingtest.Default, false}, {wide, true}} {
+		m, half := run.model, run.half
 		m.Half = half
 		dir := t.TempDir()
 		if err := m.Write(dir); err != nil {
@@ -311,14 +324,19 @@ func BenchmarkEncoder(b *testing.B) {
 // A short text's layers shared by two goroutines (runShared) give the
 // vector one goroutine gives, bit for bit: each share computes its
 // outputs as the whole step does. Checked on the test model, whole and in
-// eight bits, and on the real model when KBQ_TEST_MODEL names it.
+// eight bits, with rows of the eight-bit kernel's blocks, and on the real
+// model when KBQ_TEST_MODEL names it.
 func TestSharedStepsMatchOneGoroutine(t *testing.T) {
-	m := embeddingtest.Default
-	dir := t.TempDir()
-	if err := m.Write(dir); err != nil {
-		t.Fatal(err)
+	wide := embeddingtest.Default
+	wide.Hidden, wide.Intermediate = 128, 256 // whole blocks of the eight-bit kernel
+	var dirs []string
+	for _, m := range []embeddingtest.Model{embeddingtest.Default, wide} {
+		dir := t.TempDir()
+		if err := m.Write(dir); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, dir)
 	}
-	dirs := []string{dir}
 	if real := os.Getenv("KBQ_TEST_MODEL"); real != "" {
 		dirs = append(dirs, real)
 	}

@@ -18,6 +18,7 @@ type matrix struct {
 	f16        []byte
 	q8         []byte // int8 weights, when set the ones multiplied by
 	scales     []byte // their groups' scales, little-endian float32s
+	u8         []byte // q8 interleaved for eight-bit activations (int8.go)
 }
 
 // rowsOf is the matrix of m's rows [r0, r1), sharing its weights.
@@ -28,6 +29,9 @@ func (m *matrix) rowsOf(r0, r1 int) matrix {
 	case m.q8 != nil:
 		out.q8 = m.q8[r0*k : r1*k]
 		out.scales = m.scales[r0*k/quantGroup*4 : r1*k/quantGroup*4]
+		if m.u8 != nil {
+			out.u8 = m.u8[r0*k : r1*k]
+		}
 	case m.f32 != nil:
 		out.f32 = m.f32[r0*k : r1*k]
 	default:

@@ -13,6 +13,8 @@ import (
 var (
 	useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 	hasF16C = sync.OnceValue(func() bool { return useAVX2 && cpuidF16C() })
+	// useInt8 says the processor has eight-bit dot products (int8.go).
+	useInt8 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI
 )
 
 // kernel3x4 sets the 3×4 block of c at c to the products of the three rows
@@ -45,6 +47,28 @@ func dequantAVX2(dst *float32, src *byte, scales *byte, n int)
 //
 //go:noescape
 func kernelQ4x2(k int, a *float32, lda int, w *byte, scales *byte, c *float32, ldc int)
+
+// kernelInt8x4x2 sets c[i*ldc+j], i < 4 and j < 2, to the products of
+// the four rows of eight-bit activations at a (k bytes apart; their lanes'
+// starts and scales at start and scales, k/16 apart) with the two rows of
+// interleaved weights at w (k bytes apart; their groups' scales at
+// wscales, k/32 floats a row), as dotInt8 computes them; k is a multiple
+// of 128.
+//
+//go:noescape
+func kernelInt8x4x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32, ldc int)
+
+// kernelInt8x1x2 is kernelInt8x4x2 for one row of activations, into c[0]
+// and c[1].
+//
+//go:noescape
+func kernelInt8x1x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32)
+
+// quantLanesAVX512 is quantRow for the first lanes lanes of a row, lanes
+// a multiple of 8.
+//
+//go:noescape
+func quantLanesAVX512(q *byte, start *int32, scales *float32, a *float32, lanes int)
 
 // geluAVX2 applies gelu to the n values at x, n a multiple of 8.
 //

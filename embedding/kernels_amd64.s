@@ -605,3 +605,275 @@ DATA geluSign<>+20(SB)/4, $0x80000000
 DATA geluSign<>+24(SB)/4, $0x80000000
 DATA geluSign<>+28(SB)/4, $0x80000000
 GLOBL geluSign<>(SB), RODATA|NOPTR, $32
+
+// The lanes of a block's four weight groups: lane l takes group l/2.
+DATA int8Groups<>+0(SB)/4, $0
+DATA int8Groups<>+4(SB)/4, $0
+DATA int8Groups<>+8(SB)/4, $1
+DATA int8Groups<>+12(SB)/4, $1
+DATA int8Groups<>+16(SB)/4, $2
+DATA int8Groups<>+20(SB)/4, $2
+DATA int8Groups<>+24(SB)/4, $3
+DATA int8Groups<>+28(SB)/4, $3
+GLOBL int8Groups<>(SB), RODATA|NOPTR, $32
+
+// func kernelInt8x4x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32, ldc int)
+//
+// Rows i < 4 of the eight-bit activations at a (k bytes apart, their
+// lanes' starts and scales k/16 apart) times rows j < 2 of the interleaved
+// weights at w (k bytes apart, their groups' scales k/32 apart), into
+// c[i*ldc+j]; k is a multiple of 128 (dotInt8 is the same in Go).
+//
+// Y16–Y23 sum a block's integer products, row i against weight row j in
+// Y(16+2i+j), each starting from the lane's start; Y0–Y7 add the blocks'
+// scaled sums in single precision, Y(2i+j). Y8 and Y9 hold the block's
+// weights, Y10 a row's activations, Y11 and Y12 the weight rows' scales
+// spread over the lanes, Y13 a row's lane scales.
+TEXT ·kernelInt8x4x2(SB), NOSPLIT, $0-64
+	MOVQ k+0(FP), R8
+	MOVQ a+8(FP), SI
+	MOVQ start+16(FP), DX
+	MOVQ scales+24(FP), R10
+	MOVQ w+32(FP), DI
+	MOVQ wscales+40(FP), BX
+	MOVQ R8, CX
+	SHRQ $7, CX           // blocks
+	MOVQ R8, R11
+	SHRQ $3, R11          // bytes between weight rows' scales
+	MOVQ R8, R12
+	SHRQ $2, R12          // bytes between rows' lanes
+	LEAQ (SI)(R8*2), R9
+	ADDQ R8, R9           // a's row 3
+	LEAQ (DX)(R12*2), R13
+	ADDQ R12, R13         // start's row 3
+	LEAQ (R10)(R12*2), R14
+	ADDQ R12, R14         // scales' row 3
+
+	VMOVDQU32 int8Groups<>(SB), Y24
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+block:
+	VMOVDQU32 (DX), Y16
+	VMOVDQA32 Y16, Y17
+	VMOVDQU32 (DX)(R12*1), Y18
+	VMOVDQA32 Y18, Y19
+	VMOVDQU32 (DX)(R12*2), Y20
+	VMOVDQA32 Y20, Y21
+	VMOVDQU32 (R13), Y22
+	VMOVDQA32 Y22, Y23
+
+#define INT8STEP(off) \
+	VMOVDQU off(DI), Y8 \
+	VMOVDQU off(DI)(R8*1), Y9 \
+	VMOVDQU off(SI), Y10 \
+	VPDPBUSD Y10, Y8, Y16 \
+	VPDPBUSD Y10, Y9, Y17 \
+	VMOVDQU off(SI)(R8*1), Y10 \
+	VPDPBUSD Y10, Y8, Y18 \
+	VPDPBUSD Y10, Y9, Y19 \
+	VMOVDQU off(SI)(R8*2), Y10 \
+	VPDPBUSD Y10, Y8, Y20 \
+	VPDPBUSD Y10, Y9, Y21 \
+	VMOVDQU off(R9), Y10 \
+	VPDPBUSD Y10, Y8, Y22 \
+	VPDPBUSD Y10, Y9, Y23
+
+	INT8STEP(0)
+	INT8STEP(32)
+	INT8STEP(64)
+	INT8STEP(96)
+
+	VBROADCASTF128 (BX), Y11
+	VPERMPS Y11, Y24, Y11
+	VBROADCASTF128 (BX)(R11*1), Y12
+	VPERMPS Y12, Y24, Y12
+
+#define INT8SCALE(lanes, s0, s1, f0, f1) \
+	VMOVUPS lanes, Y13 \
+	VMULPS Y13, Y11, Y14 \
+	VCVTDQ2PS s0, Y15 \
+	VMULPS Y14, Y15, Y15 \
+	VADDPS Y15, f0, f0 \
+	VMULPS Y13, Y12, Y14 \
+	VCVTDQ2PS s1, Y15 \
+	VMULPS Y14, Y15, Y15 \
+	VADDPS Y15, f1, f1
+
+	INT8SCALE((R10), Y16, Y17, Y0, Y1)
+	INT8SCALE((R10)(R12*1), Y18, Y19, Y2, Y3)
+	INT8SCALE((R10)(R12*2), Y20, Y21, Y4, Y5)
+	INT8SCALE((R14), Y22, Y23, Y6, Y7)
+
+	ADDQ $128, SI
+	ADDQ $128, R9
+	ADDQ $128, DI
+	ADDQ $32, DX
+	ADDQ $32, R13
+	ADDQ $32, R10
+	ADDQ $32, R14
+	ADDQ $16, BX
+	DECQ CX
+	JNZ  block
+
+	// Each sum's eight lanes: the halves added, then pairs of the four.
+#define INT8SUM(y, x, dst) \
+	VEXTRACTF128 $1, y, X15 \
+	VADDPS X15, x, x \
+	VMOVHLPS x, x, X15 \
+	VADDPS X15, x, x \
+	VMOVSHDUP x, X15 \
+	VADDSS X15, x, x \
+	VMOVSS x, dst
+
+	MOVQ c+48(FP), DX
+	MOVQ ldc+56(FP), R8
+	SHLQ $2, R8
+	INT8SUM(Y0, X0, (DX))
+	INT8SUM(Y1, X1, 4(DX))
+	ADDQ R8, DX
+	INT8SUM(Y2, X2, (DX))
+	INT8SUM(Y3, X3, 4(DX))
+	ADDQ R8, DX
+	INT8SUM(Y4, X4, (DX))
+	INT8SUM(Y5, X5, 4(DX))
+	ADDQ R8, DX
+	INT8SUM(Y6, X6, (DX))
+	INT8SUM(Y7, X7, 4(DX))
+	VZEROUPPER
+	RET
+
+DATA int8Abs<>+0(SB)/4, $0x7fffffff
+GLOBL int8Abs<>(SB), RODATA|NOPTR, $4
+DATA int8Max<>+0(SB)/4, $127.0
+GLOBL int8Max<>(SB), RODATA|NOPTR, $4
+
+// func quantLanesAVX512(q *byte, start *int32, scales *float32, a *float32, lanes int)
+//
+// quantRow for lanes lanes of 16 values, a multiple of 8: each lane's
+// largest magnitude over 127 is its scale, its values times 127 over
+// that magnitude are rounded to the nearest integer (ties to even) and
+// written four bytes at a time 32 apart, as the kernel reads them, and
+// -128 times their sum is its start.
+TEXT ·quantLanesAVX512(SB), NOSPLIT, $0-40
+	MOVQ q+0(FP), DI
+	MOVQ start+8(FP), DX
+	MOVQ scales+16(FP), R10
+	MOVQ a+24(FP), SI
+	MOVQ lanes+32(FP), CX
+	VPBROADCASTD int8Abs<>(SB), Z31
+	VMOVSS int8Max<>(SB), X30
+	XORQ R8, R8 // lane
+
+lane:
+	VMOVUPS (SI), Z0
+	VPANDD Z31, Z0, Z1
+	VEXTRACTF64X4 $1, Z1, Y2
+	VMAXPS Y2, Y1, Y1
+	VEXTRACTF128 $1, Y1, X2
+	VMAXPS X2, X1, X1
+	VMOVHLPS X1, X1, X2
+	VMAXPS X2, X1, X1
+	VMOVSHDUP X1, X2
+	VMAXSS X2, X1, X1   // the largest magnitude
+	VDIVSS X30, X1, X3  // its scale
+	VMOVSS X3, (R10)(R8*4)
+	VXORPS X4, X4, X4
+	VUCOMISS X4, X1
+	JEQ zero
+	VDIVSS X1, X30, X4  // 127 over it
+zero:
+	VBROADCASTSS X4, Z4
+	VMULPS Z4, Z0, Z0
+	VCVTPS2DQ Z0, Z0
+	VPMOVSDB Z0, X5
+	// The bytes 32 apart from the lane's place.
+	MOVQ R8, AX
+	ANDQ $7, AX
+	MOVQ R8, BX
+	SHRQ $3, BX
+	SHLQ $7, BX
+	LEAQ (DI)(BX*1), BX
+	VMOVD X5, (BX)(AX*4)
+	VPEXTRD $1, X5, 32(BX)(AX*4)
+	VPEXTRD $2, X5, 64(BX)(AX*4)
+	VPEXTRD $3, X5, 96(BX)(AX*4)
+	// The sum of the sixteen integers.
+	VEXTRACTI64X4 $1, Z0, Y1
+	VPADDD Y1, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD X1, X0, X0
+	VPSHUFD $0x4e, X0, X1
+	VPADDD X1, X0, X0
+	VPSHUFD $0xb1, X0, X1
+	VPADDD X1, X0, X0
+	VMOVD X0, AX
+	IMULL $-128, AX
+	MOVL AX, (DX)(R8*4)
+
+	ADDQ $64, SI
+	INCQ R8
+	CMPQ R8, CX
+	JLT  lane
+	VZEROUPPER
+	RET
+
+// func kernelInt8x1x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32)
+//
+// kernelInt8x4x2 for one row of activations: c[0] and c[1].
+TEXT ·kernelInt8x1x2(SB), NOSPLIT, $0-56
+	MOVQ k+0(FP), R8
+	MOVQ a+8(FP), SI
+	MOVQ start+16(FP), DX
+	MOVQ scales+24(FP), R10
+	MOVQ w+32(FP), DI
+	MOVQ wscales+40(FP), BX
+	MOVQ R8, CX
+	SHRQ $7, CX
+	MOVQ R8, R11
+	SHRQ $3, R11
+
+	VMOVDQU32 int8Groups<>(SB), Y24
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+
+block1:
+	VMOVDQU32 (DX), Y16
+	VMOVDQA32 Y16, Y17
+
+#define INT8STEP1(off) \
+	VMOVDQU off(DI), Y8 \
+	VMOVDQU off(DI)(R8*1), Y9 \
+	VPDPBUSD off(SI), Y8, Y16 \
+	VPDPBUSD off(SI), Y9, Y17
+
+	INT8STEP1(0)
+	INT8STEP1(32)
+	INT8STEP1(64)
+	INT8STEP1(96)
+
+	VBROADCASTF128 (BX), Y11
+	VPERMPS Y11, Y24, Y11
+	VBROADCASTF128 (BX)(R11*1), Y12
+	VPERMPS Y12, Y24, Y12
+	INT8SCALE((R10), Y16, Y17, Y0, Y1)
+
+	ADDQ $128, SI
+	ADDQ $128, DI
+	ADDQ $32, DX
+	ADDQ $32, R10
+	ADDQ $16, BX
+	DECQ CX
+	JNZ  block1
+
+	MOVQ c+48(FP), DX
+	INT8SUM(Y0, X0, (DX))
+	INT8SUM(Y1, X1, 4(DX))
+	VZEROUPPER
+	RET

@@ -2,7 +2,10 @@
 
 package embedding
 
-const useAVX2 = false
+const (
+	useAVX2 = false
+	useInt8 = false
+)
 
 func hasF16C() bool { return false }
 
@@ -27,5 +30,17 @@ func kernelQ4x2(k int, a *float32, lda int, w *byte, scales *byte, c *float32, l
 }
 
 func geluAVX2(x *float32, n int) {
+	panic("embedding: no vector kernel on this architecture")
+}
+
+func kernelInt8x4x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32, ldc int) {
+	panic("embedding: no vector kernel on this architecture")
+}
+
+func quantLanesAVX512(q *byte, start *int32, scales *float32, a *float32, lanes int) {
+	panic("embedding: no vector kernel on this architecture")
+}
+
+func kernelInt8x1x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32) {
 	panic("embedding: no vector kernel on this architecture")
 }

@@ -182,6 +182,7 @@ func TestQuantMatmul(t *testing.T) {
 				q := make([]byte, quantSize(n, k))
 				w.quantize(q)
 				w.setQuant(q)
+				w.u8 = nil // eight-bit activations are TestInt8KernelMatchesGo's
 				widened := make([]float32, n*k)
 				w.dequant(0, widened)
 				plain := make([]float32, n*k)

@@ -17,15 +17,24 @@ const quantGroup = 32
 func quantizable(cols int) bool { return cols > 0 && cols%quantGroup == 0 }
 
 // quantSize is the bytes of a rows × cols matrix's eight-bit form: the
-// weights, a byte each, then one little-endian float32 scale per group.
-func quantSize(rows, cols int) int { return rows*cols + rows*cols/quantGroup*4 }
+// weights, a byte each, then one little-endian float32 scale per group,
+// then, when the rows are whole blocks of the eight-bit kernel, the
+// weights again in its order (interleave).
+func quantSize(rows, cols int) int {
+	n := rows*cols + rows*cols/quantGroup*4
+	if interleavable(cols) {
+		n += rows * cols
+	}
+	return n
+}
 
 // quantize writes the eight-bit form of m into dst, quantSize bytes: each
 // group of a row is stored as the integers nearest its weights divided by
 // the group's scale, the largest magnitude in the group over 127.
 func (m *matrix) quantize(dst []byte) {
 	k := m.cols
-	q, scales := dst[:m.rows*k], dst[m.rows*k:quantSize(m.rows, m.cols)]
+	n := m.rows * k
+	q, scales := dst[:n], dst[n:n+n/quantGroup*4]
 	row := make([]float32, k)
 	for r := range m.rows {
 		if m.f32 != nil {
@@ -51,12 +60,19 @@ func (m *matrix) quantize(dst []byte) {
 			}
 		}
 	}
+	if interleavable(k) {
+		interleave(dst[n+n/quantGroup*4:quantSize(m.rows, k)], q)
+	}
 }
 
 // setQuant points m at its eight-bit form in b, as quantize wrote it.
 func (m *matrix) setQuant(b []byte) {
 	n := m.rows * m.cols
-	m.q8, m.scales = b[:n:n], b[n:quantSize(m.rows, m.cols)]
+	end := n + n/quantGroup*4
+	m.q8, m.scales = b[:n:n], b[n:end:end]
+	if interleavable(m.cols) {
+		m.u8 = b[end:quantSize(m.rows, m.cols)]
+	}
 }
 
 // matrices are a layer's matrices in the order the cache keeps them.
@@ -170,6 +186,10 @@ func (w *matrix) mulTQuant(m int, a []float32, c []float32, ldc int, workers int
 	k := w.cols
 	_ = a[m*k-1]
 	_ = c[(m-1)*ldc+w.rows-1]
+	if useInt8 && w.u8 != nil {
+		w.mulTInt8(m, a, c, ldc, workers)
+		return
+	}
 	if m <= fusedRows && useAVX2 && k%quantGroup == 0 {
 		w.mulTFused(m, a, c, ldc, workers)
 		return

@@ -171,7 +171,9 @@ func (e Embedder) encoder(ctx context.Context, want artifact.Embeddings) (*embed
 	enc := encoders.byDir[dir]
 	if enc == nil {
 		// Queries are embedded with the weights in eight bits: half the
-		// bytes a fresh process must read, within a cosine of 0.9995.
+		// bytes a fresh process must read, within a cosine of 0.9995
+		// (0.9996 with the tokens' values in eight bits too, where the
+		// processor multiplies bytes).
 		if enc, err = embedding.LoadQuantized(dir); err != nil {
 			return nil, fmt.Errorf("load the model in %s: %w", dir, err)
 		}
