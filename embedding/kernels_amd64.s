@@ -826,7 +826,10 @@ zero:
 
 // func kernelInt8x1x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32)
 //
-// kernelInt8x4x2 for one row of activations: c[0] and c[1].
+// kernelInt8x4x2 for one row of activations: c[0] and c[1]. With one
+// row the products of a block would wait on each other in one register
+// per weight row; they go to four, Y16–Y19 for weight row 0 and Y20–Y23
+// for row 1, added when the block ends (integers: the sum is the same).
 TEXT ·kernelInt8x1x2(SB), NOSPLIT, $0-56
 	MOVQ k+0(FP), R8
 	MOVQ a+8(FP), SI
@@ -845,18 +848,30 @@ TEXT ·kernelInt8x1x2(SB), NOSPLIT, $0-56
 
 block1:
 	VMOVDQU32 (DX), Y16
-	VMOVDQA32 Y16, Y17
+	VMOVDQA32 Y16, Y20
+	VPXORD Y17, Y17, Y17
+	VPXORD Y18, Y18, Y18
+	VPXORD Y19, Y19, Y19
+	VPXORD Y21, Y21, Y21
+	VPXORD Y22, Y22, Y22
+	VPXORD Y23, Y23, Y23
 
-#define INT8STEP1(off) \
+#define INT8STEP1(off, s0, s1) \
 	VMOVDQU off(DI), Y8 \
 	VMOVDQU off(DI)(R8*1), Y9 \
-	VPDPBUSD off(SI), Y8, Y16 \
-	VPDPBUSD off(SI), Y9, Y17
+	VPDPBUSD off(SI), Y8, s0 \
+	VPDPBUSD off(SI), Y9, s1
 
-	INT8STEP1(0)
-	INT8STEP1(32)
-	INT8STEP1(64)
-	INT8STEP1(96)
+	INT8STEP1(0, Y16, Y20)
+	INT8STEP1(32, Y17, Y21)
+	INT8STEP1(64, Y18, Y22)
+	INT8STEP1(96, Y19, Y23)
+	VPADDD Y17, Y16, Y16
+	VPADDD Y19, Y18, Y18
+	VPADDD Y18, Y16, Y16
+	VPADDD Y21, Y20, Y20
+	VPADDD Y23, Y22, Y22
+	VPADDD Y22, Y20, Y17
 
 	VBROADCASTF128 (BX), Y11
 	VPERMPS Y11, Y24, Y11
