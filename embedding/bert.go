@@ -594,17 +594,19 @@ func addColumns(x, y []float32, width, c0, c1 int) {
 func linear(n int, x []float32, w *matrix, bias, y []float32, ldy int, workers int) {
 	w.mulT(n, x, y, ldy, workers)
 	for i := range n {
-		row := y[i*ldy : i*ldy+w.rows]
-		for j := range row {
-			row[j] += bias[j]
-		}
+		addInto(y[i*ldy:i*ldy+w.rows], bias)
 	}
 }
 
 // addInto adds y to x, element by element.
 func addInto(x, y []float32) {
 	y = y[:len(x)]
-	for i := range x {
+	i := 0
+	if useAVX2 && len(x) >= 8 {
+		i = len(x) &^ 7
+		addAVX2(&x[0], &y[0], i)
+	}
+	for ; i < len(x); i++ {
 		x[i] += y[i]
 	}
 }

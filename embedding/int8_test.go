@@ -207,3 +207,23 @@ func TestQuantRowMatchesGo(t *testing.T) {
 		}
 	}
 }
+
+// addInto adds every value once, in the vector part and the tail alike.
+func TestAddInto(t *testing.T) {
+	for n := range 21 {
+		x, y := make([]float32, n), make([]float32, n)
+		for i := range n {
+			x[i], y[i] = float32(i)*0.1, float32(n-i)*1.7
+		}
+		want := make([]float32, n)
+		for i := range n {
+			want[i] = x[i] + y[i]
+		}
+		addInto(x, y)
+		for i := range n {
+			if math.Float32bits(x[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n=%d: x[%d] = %v, want %v", n, i, x[i], want[i])
+			}
+		}
+	}
+}

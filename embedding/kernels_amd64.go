@@ -70,6 +70,11 @@ func kernelInt8x1x2(k int, a *byte, start *int32, scales *float32, w *byte, wsca
 //go:noescape
 func quantLanesAVX512(q *byte, start *int32, scales *float32, a *float32, lanes int)
 
+// addAVX2 adds the n values at y to those at x, n a multiple of 8.
+//
+//go:noescape
+func addAVX2(x *float32, y *float32, n int)
+
 // geluAVX2 applies gelu to the n values at x, n a multiple of 8.
 //
 //go:noescape

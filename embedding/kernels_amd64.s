@@ -892,3 +892,23 @@ block1:
 	INT8SUM(Y1, X1, 4(DX))
 	VZEROUPPER
 	RET
+
+// func addAVX2(x *float32, y *float32, n int)
+//
+// x[i] += y[i] for n values, n a multiple of 8.
+TEXT ·addAVX2(SB), NOSPLIT, $0-24
+	MOVQ x+0(FP), DI
+	MOVQ y+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHLQ $2, CX
+	XORQ AX, AX
+
+add8:
+	VMOVUPS (DI)(AX*1), Y0
+	VADDPS  (SI)(AX*1), Y0, Y0
+	VMOVUPS Y0, (DI)(AX*1)
+	ADDQ    $32, AX
+	CMPQ    AX, CX
+	JLT     add8
+	VZEROUPPER
+	RET

@@ -44,3 +44,7 @@ func quantLanesAVX512(q *byte, start *int32, scales *float32, a *float32, lanes 
 func kernelInt8x1x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32) {
 	panic("embedding: no vector kernel on this architecture")
 }
+
+func addAVX2(x *float32, y *float32, n int) {
+	panic("embedding: no vector kernel on this architecture")
+}
