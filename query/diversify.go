@@ -105,10 +105,14 @@ func (r Result) vector() []float32 {
 		return nil
 	}
 	rows, err := r.ix.rowMap(vecs)
-	if err != nil || r.doc >= uint64(len(rows.row)) || rows.row[r.doc] < 0 {
+	if err != nil {
 		return nil
 	}
-	return vecs.AppendVector(make([]float32, 0, vecs.Dims), int(rows.row[r.doc]))
+	row, ok := rows.rowOf(r.doc)
+	if !ok {
+		return nil
+	}
+	return vecs.AppendVector(make([]float32, 0, vecs.Dims), row)
 }
 
 // retired reports whether r's document is superseded or deprecated.

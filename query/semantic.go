@@ -230,13 +230,21 @@ func (ix *Index) semanticTop(req Request, selected bool, cons constraints, q []f
 	cands.scores = slices.Grow(cands.scores[:0], len(cands.rows))[:len(cands.rows)]
 	vecs.DotRows(q, cands.rows, cands.scores)
 	best, bestDoc := scoredDoc{score: -2}, uint32(0)
+	doc := uint32(0) // the candidates' rows ascend, and so do their documents
+	if len(cands.rows) > 0 {
+		doc = rows.docOfRow(int(cands.rows[0]))
+	}
 	for i, row := range cands.rows {
-		s := scoredDoc{doc: uint64(rows.g[row]), score: float64(cands.scores[i])}
+		for row >= int32(rows.first[doc+1]) {
+			doc++
+		}
+		g := uint64(rows.start[doc]) + uint64(row-int32(rows.first[doc]))
+		s := scoredDoc{doc: g, score: float64(cands.scores[i])}
 		if perChunk {
 			offer(s)
 			continue
 		}
-		if doc := rows.doc[row]; doc != bestDoc {
+		if doc != bestDoc {
 			if best.score > -2 {
 				offer(best)
 			}
@@ -296,10 +304,31 @@ const noDocument = math.MaxUint32
 
 // docOf returns the index of the document of chunk g, or noDocument.
 func (m *rowMap) docOf(g uint64) uint32 {
-	if g >= uint64(len(m.row)) || m.row[g] < 0 {
+	row, ok := m.rowOf(g)
+	if !ok {
 		return noDocument
 	}
-	return m.doc[m.row[g]]
+	return m.docOfRow(row)
+}
+
+// count sets dist of each of rows [lo, hi) whose chunk is not in force
+// to notInForce, counts the others' distances in hist, and returns how
+// many are in force.
+func (m *rowMap) count(inForce *bitset.BitSet, lo, hi int, dist []uint16, hist []int32) int {
+	n := 0
+	for d := m.docOfRow(lo); lo < hi && int(m.first[d]) < hi; d++ {
+		from, to := max(int(m.first[d]), lo), min(int(m.first[d+1]), hi)
+		g := uint(m.start[d]) + uint(from-int(m.first[d]))
+		for row := from; row < to; row, g = row+1, g+1 {
+			if !inForce.Test(g) {
+				dist[row] = notInForce
+				continue
+			}
+			hist[dist[row]]++
+			n++
+		}
+	}
+	return n
 }
 
 // notInForce is the distance of a row whose chunk is not in force.
@@ -326,16 +355,7 @@ func scanBits(vecs *artifact.Vectors, rows *rowMap, inForce *bitset.BitSet, q []
 			} else {
 				clear(dist[lo:hi])
 			}
-			n := 0
-			for row := lo; row < hi; row++ {
-				if !inForce.Test(uint(rows.g[row])) {
-					dist[row] = notInForce
-					continue
-				}
-				hist[dist[row]]++
-				n++
-			}
-			hists[p], counts[p] = hist, n
+			hists[p], counts[p] = hist, rows.count(inForce, lo, hi, dist, hist)
 		}
 		if parts == 1 {
 			scan() // not worth a goroutine's start
@@ -354,11 +374,18 @@ func scanBits(vecs *artifact.Vectors, rows *rowMap, inForce *bitset.BitSet, q []
 	return hist, n
 }
 
-// rowMap gives each row of the vectors file its chunk's global number and
-// its document's index, built once per index.
+// rowMap numbers the vectors file's rows by their documents, built once
+// per index: the rows of document d are [first[d], first[d+1]), its
+// chunks in order from global number start[d] on. byStart lists the
+// documents with chunks in the order of their first chunk's number, for
+// finding a chunk's row. Three numbers a document rather than three a
+// chunk: at 23,000 chunks of 3,088 documents the map took 276 KB, whose
+// first touches were most of the 0.35–0.42 ms a fresh process spent
+// building it.
 type rowMap struct {
-	g, doc []uint32
-	row    []int32 // by chunk number: the chunk's row, -1 for none
+	first   []uint32 // a document's first row; one more entry, the rows' count
+	start   []uint32 // a document's first chunk's global number
+	byStart []uint32 // documents with chunks, by start
 }
 
 func (ix *Index) rowMap(vecs *artifact.Vectors) (*rowMap, error) {
@@ -377,7 +404,8 @@ func (ix *Index) readRowMap(vecs *artifact.Vectors) (*rowMap, error) {
 		base[s.id] = s.base
 		end = max(end, s.base+s.Count())
 	}
-	m := &rowMap{g: make([]uint32, 0, vecs.Count), doc: make([]uint32, 0, vecs.Count)}
+	m := &rowMap{first: make([]uint32, len(places)+1), start: make([]uint32, len(places))}
+	rows := 0
 	for di, d := range places {
 		first, ok := base[d.Seg]
 		if !ok {
@@ -387,25 +415,50 @@ func (ix *Index) readRowMap(vecs *artifact.Vectors) (*rowMap, error) {
 		if first+uint64(d.Chunks) > min(end, math.MaxUint32) {
 			return nil, fmt.Errorf("%w: document %d lies past the index's %d chunks", artifact.ErrCorrupt, di, end)
 		}
-		if len(m.g)+int(d.Chunks) > vecs.Count {
+		if rows+int(d.Chunks) > vecs.Count {
 			return nil, fmt.Errorf("%w: the documents' chunks outnumber the %d vectors", artifact.ErrCorrupt, vecs.Count)
 		}
-		for i := range uint64(d.Chunks) {
-			m.g = append(m.g, uint32(first+i))
-			m.doc = append(m.doc, uint32(di))
+		m.first[di], m.start[di] = uint32(rows), uint32(first)
+		rows += int(d.Chunks)
+		if d.Chunks > 0 {
+			m.byStart = append(m.byStart, uint32(di))
 		}
 	}
-	if len(m.g) != vecs.Count {
-		return nil, fmt.Errorf("%w: %d vectors for the documents' %d chunks", artifact.ErrCorrupt, vecs.Count, len(m.g))
+	if rows != vecs.Count {
+		return nil, fmt.Errorf("%w: %d vectors for the documents' %d chunks", artifact.ErrCorrupt, vecs.Count, rows)
 	}
-	m.row = make([]int32, end)
-	for i := range m.row {
-		m.row[i] = -1
-	}
-	for row, g := range m.g {
-		m.row[g] = int32(row)
+	m.first[len(places)] = uint32(rows)
+	slices.SortFunc(m.byStart, func(a, b uint32) int { return cmp.Compare(m.start[a], m.start[b]) })
+	for i := 1; i < len(m.byStart); i++ {
+		if prev, d := m.byStart[i-1], m.byStart[i]; m.start[prev]+m.chunks(prev) > m.start[d] {
+			return nil, fmt.Errorf("%w: documents %d and %d share chunks", artifact.ErrCorrupt, prev, d)
+		}
 	}
 	return m, nil
+}
+
+// chunks is how many chunks, and rows, document d has.
+func (m *rowMap) chunks(d uint32) uint32 { return m.first[d+1] - m.first[d] }
+
+// docOfRow is the document whose rows hold row.
+func (m *rowMap) docOfRow(row int) uint32 {
+	// The last document whose first row is at most row, past any
+	// without rows that begin there too.
+	d, _ := slices.BinarySearch(m.first[:len(m.first)-1], uint32(row)+1)
+	return uint32(d - 1)
+}
+
+// rowOf returns the row of chunk g, false when it has none.
+func (m *rowMap) rowOf(g uint64) (int, bool) {
+	i, _ := slices.BinarySearchFunc(m.byStart, g, func(d uint32, g uint64) int { return cmp.Compare(uint64(m.start[d]), g+1) })
+	if i == 0 {
+		return 0, false
+	}
+	d := m.byStart[i-1]
+	if g-uint64(m.start[d]) >= uint64(m.chunks(d)) {
+		return 0, false
+	}
+	return int(m.first[d]) + int(g-uint64(m.start[d])), true
 }
 
 // placements locates the chunks of each of the manifest's documents: from
