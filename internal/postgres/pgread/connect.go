@@ -8,6 +8,7 @@ import (
 	neturl "net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -82,8 +83,12 @@ func Redact(err error) string {
 	return msg
 }
 
-// passwordParam is a password in a URL's query or a keyword/value string.
-var passwordParam = regexp.MustCompile(`(?i)(?:ssl)?password=('(?:\\.|[^'])*'|[^\s&]*)`)
+// passwordParam is a password in a URL's query or a keyword/value string,
+// compiled when a message is first scrubbed: every kbq process links this
+// package, and compiling at start-up cost each one.
+var passwordParam = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(?:ssl)?password=('(?:\\.|[^'])*'|[^\s&]*)`)
+})
 
 // scrub removes from msg every password that raw, a database URL or
 // keyword/value string, holds, whatever the parser that failed on it
@@ -100,7 +105,7 @@ func scrub(msg, raw string) string {
 			}
 		}
 	}
-	for _, m := range passwordParam.FindAllStringSubmatch(raw, -1) {
+	for _, m := range passwordParam().FindAllStringSubmatch(raw, -1) {
 		secrets = append(secrets, strings.Trim(m[1], "'"))
 	}
 	for _, s := range secrets {

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"sync"
 	"sync/atomic"
 
@@ -189,8 +188,19 @@ func store(blobs string, f file, data []byte) error {
 	return safefs.Replace(filepath.Join(blobs, f.hash), data, 0o444)
 }
 
-// snapshotID is the form of what pg_export_snapshot returns.
-var snapshotID = regexp.MustCompile(`^[0-9A-Fa-f-]+$`)
+// snapshotID reports whether id has the form of what pg_export_snapshot
+// returns: hexadecimal digits and dashes.
+func snapshotID(id string) bool {
+	for i := range len(id) {
+		if c := id[i]; !isHex(c) && c != '-' {
+			return false
+		}
+	}
+	return id != ""
+}
+
+// isHex reports whether c is a hexadecimal digit, in either case.
+func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
 
 // exportSnapshot exports tx's snapshot for other sessions to take, and
 // says whether it could: not where the server takes one session, as
@@ -200,7 +210,7 @@ func exportSnapshot(ctx context.Context, tx pgx.Tx) (string, bool) {
 		return "", false
 	}
 	var id string
-	if err := tx.QueryRow(ctx, `SELECT pg_export_snapshot()`).Scan(&id); err != nil || !snapshotID.MatchString(id) {
+	if err := tx.QueryRow(ctx, `SELECT pg_export_snapshot()`).Scan(&id); err != nil || !snapshotID(id) {
 		return "", false
 	}
 	return id, true

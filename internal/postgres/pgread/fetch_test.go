@@ -127,3 +127,23 @@ func TestFetchRefusesDamage(t *testing.T) {
 		}
 	}
 }
+
+// The forms a snapshot's name and a file's hash must have, checked
+// without a regular expression.
+func TestIdentifierForms(t *testing.T) {
+	for id, want := range map[string]bool{
+		"00000003-0000001B-1": true, "abcDEF-09": true, "": false, "0000 1": false, "00;DROP": false, "g0": false,
+	} {
+		if got := snapshotID(id); got != want {
+			t.Errorf("snapshotID(%q) = %v, want %v", id, got, want)
+		}
+	}
+	hash := strings.Repeat("0123456789abcdef", 4)
+	for h, want := range map[string]bool{
+		hash: true, hash[:63]: false, hash + "0": false, strings.ToUpper(hash): false, hash[:63] + "g": false, "": false,
+	} {
+		if got := sha256Hex(h); got != want {
+			t.Errorf("sha256Hex(%q) = %v, want %v", h, got, want)
+		}
+	}
+}

@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -319,7 +318,7 @@ func fileLists(ctx context.Context, tx pgx.Tx, ids []int64, version int) (lists 
 		// artifact directory, and the size is allocated: a damaged or
 		// hostile row must not reach outside the cache or exhaust memory.
 		switch {
-		case !sha256Hex.MatchString(f.hash) || f.size < 0 || f.size > maxFileSize:
+		case !sha256Hex(f.hash) || f.size < 0 || f.size > maxFileSize:
 			damaged[id] = fmt.Sprintf("file %+q has the hash %+q and the size %d (want a SHA-256 and at most %d bytes)", f.name, f.hash, f.size, maxFileSize)
 		case !local(f.name) || len(f.name) > 255:
 			damaged[id] = fmt.Sprintf("the file name %+q is not one of an artifact", f.name)
@@ -333,8 +332,19 @@ func fileLists(ctx context.Context, tx pgx.Tx, ids []int64, version int) (lists 
 	return lists, damaged, rows.Err()
 }
 
-// sha256Hex is the form of a file's hash.
-var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
+// sha256Hex reports whether h has the form of a file's hash: 64
+// lowercase hexadecimal digits.
+func sha256Hex(h string) bool {
+	if len(h) != 64 {
+		return false
+	}
+	for i := range len(h) {
+		if c := h[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 // maxFileSize is the largest value PostgreSQL stores in a field: 1 GB.
 const maxFileSize = 1 << 30
