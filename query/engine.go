@@ -72,8 +72,9 @@ func newEngine(dir string) (_ *engine, err error) {
 			e.close()
 		}
 	}()
+	mapped := mappedStored // what the segments' records may take of mappings
 	for _, ss := range snap.Segments {
-		s, err := openSeg(dir, ss.ID)
+		s, err := openSeg(dir, ss.ID, &mapped)
 		if err != nil {
 			return nil, err
 		}
@@ -103,8 +104,10 @@ func newEngine(dir string) (_ *engine, err error) {
 	return e, nil
 }
 
-// openSeg maps segment id of dir and opens its postings and stored fields.
-func openSeg(dir string, id uint64) (s seg, err error) {
+// openSeg maps segment id of dir and opens its postings and stored fields,
+// those read through the mapping when the segment fits in what is left of
+// mapped, which it then takes.
+func openSeg(dir string, id uint64, mapped *int) (s seg, err error) {
 	name := filepath.Join(dir, artifact.SegmentName(id))
 	data, unmap, err := mmap.Map(name)
 	if err != nil {
@@ -132,7 +135,7 @@ func openSeg(dir string, id uint64) (s seg, err error) {
 	if p := partialOf(kbt); p != nil {
 		s.text.SetNeed(p.Need)
 	}
-	if s.stored, err = openStored(name, data, iceSeg); err != nil {
+	if s.stored, err = openStored(name, data, iceSeg, mapped); err != nil {
 		return s, err
 	}
 	return s, nil

@@ -1,25 +1,44 @@
 package query
 
 import (
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
 
+	"github.com/golang/snappy"
+	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/internal/testkb"
 )
 
-// TestStoredReaderMatchesIce reads every chunk's stored fields with pread
-// and through ice's own reader: the same fields, values and order.
+// TestStoredReaderMatchesIce reads every chunk's stored fields with pread,
+// through the segment's mapping, and through ice's own reader: the same
+// fields, values and order.
 func TestStoredReaderMatchesIce(t *testing.T) {
 	files := testkb.Files{".kb/context.md": "Project context.\n"}
 	for i := range 300 {
 		files[fmt.Sprintf(".kb/topics/t%03d.md", i)] = fmt.Sprintf("---\ntitle: T %d\ntags: [a, b%d]\nimportance: 0.%d\n---\n# T %d\n\n## One\n\nText %d.\n\n## Two\n\n%s\n", i, i%7, i%10, i, i, longText(i))
 	}
-	ix, err := Open(testkb.Build(t, files))
+	dir := testkb.Build(t, files)
+	defer func(limit int) { mappedStored = limit }(mappedStored)
+	for _, limit := range []int{0, 1 << 40} {
+		mappedStored = limit
+		storedReaderMatchesIce(t, dir, limit > 0)
+	}
+}
+
+func storedReaderMatchesIce(t *testing.T, dir string, mapped bool) {
+	ix, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ix.Close()
+	for _, s := range ix.engine.segs {
+		if (s.stored.mapped != nil) != mapped {
+			t.Fatalf("segment %d read through its mapping: %v, want %v", s.id, s.stored.mapped != nil, mapped)
+		}
+	}
 	type kv struct{ field, value string }
 	for doc := range ix.engine.maxDoc {
 		var got, want []kv
@@ -31,7 +50,7 @@ func TestStoredReaderMatchesIce(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(want) == 0 || !slices.Equal(got, want) {
-			t.Fatalf("chunk %d: pread gives %v, ice %v", doc, got, want)
+			t.Fatalf("chunk %d, mapped %v: kbq reads %v, ice %v", doc, mapped, got, want)
 		}
 	}
 }
@@ -43,4 +62,67 @@ func longText(i int) string {
 		b = fmt.Appendf(b, "word%d ", (i*j)%9973)
 	}
 	return string(b)
+}
+
+// A record read through the mapping that points or reaches past the
+// segment's end is corruption, not a crash.
+func TestMappedRecordsPastTheEnd(t *testing.T) {
+	values := snappy.Encode(nil, []byte("notes/a.md"))
+	meta := binary.AppendUvarint(binary.AppendUvarint(binary.AppendUvarint(nil, 0), 0), 10)
+	record := binary.AppendUvarint(binary.AppendUvarint(nil, uint64(len(meta))), uint64(len(values)))
+	record = append(append(record, meta...), values...)
+	seg := append([]byte("padding!"), record...)
+	index := func(offs ...uint64) []byte {
+		var b []byte
+		for _, o := range offs {
+			b = binary.BigEndian.AppendUint64(b, o)
+		}
+		return b
+	}
+	r := &storedReader{mapped: seg, index: index(8, uint64(len(seg)), 8), docs: 3, fields: []string{"path"}}
+	var got string
+	if err := r.visit(0, nil, func(f string, v []byte) bool { got = f + "=" + string(v); return true }); err != nil || got != "path=notes/a.md" {
+		t.Fatalf("a whole record: %q, %v", got, err)
+	}
+	if err := r.visit(1, nil, func(string, []byte) bool { return true }); !errors.Is(err, artifact.ErrCorrupt) {
+		t.Errorf("a record at the end: %v, want corruption", err)
+	}
+	r.mapped = seg[:len(seg)-3] // the record's values cut short
+	if err := r.visit(2, nil, func(string, []byte) bool { return true }); !errors.Is(err, artifact.ErrCorrupt) {
+		t.Errorf("a record cut short: %v, want corruption", err)
+	}
+}
+
+// The segments read through their mappings take no more than
+// mappedStored in all.
+func TestMappedStoredBudget(t *testing.T) {
+	dir := testkb.Build(t, testkb.Files{".kb/context.md": "Project context.\n", ".kb/topics/a.md": "# A\n\nSome text.\n"})
+	ix, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := 0
+	for _, s := range ix.engine.segs {
+		size += len(s.stored.mapped)
+	}
+	ix.Close()
+	if size == 0 {
+		t.Fatal("no segment read through its mapping")
+	}
+	defer func(limit int) { mappedStored = limit }(mappedStored)
+	for _, limit := range []int{size, size - 1} {
+		mappedStored = limit
+		ix, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		taken := 0
+		for _, s := range ix.engine.segs {
+			taken += len(s.stored.mapped)
+		}
+		ix.Close()
+		if taken > limit || limit == size && taken != size {
+			t.Errorf("mappedStored %d: %d bytes of segments read through their mappings", limit, taken)
+		}
+	}
 }
