@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -22,7 +23,7 @@ func TestStoredReaderMatchesIce(t *testing.T) {
 	}
 	dir := testkb.Build(t, files)
 	defer func(limit int) { mappedStored = limit }(mappedStored)
-	for _, limit := range []int{0, 1 << 40} {
+	for _, limit := range []int{0, math.MaxInt} {
 		mappedStored = limit
 		storedReaderMatchesIce(t, dir, limit > 0)
 	}
