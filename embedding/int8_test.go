@@ -146,7 +146,7 @@ func BenchmarkInt8Matmul(b *testing.B) {
 	for _, shape := range [][2]int{{1536, 384}, {384, 1536}} {
 		w := int8Matrix(rng, shape[0], shape[1])
 		k, n := shape[1], shape[0]
-		for _, m := range []int{4, 9, 16} {
+		for _, m := range []int{3, 4, 7, 9, 16} {
 			a, c := activations(rng, m, k), make([]float32, m*n)
 			b.Run(fmt.Sprintf("%dx%d/m=%d/int8", n, k, m), func(b *testing.B) {
 				for b.Loop() {
