@@ -98,32 +98,31 @@ func TestMappedRecordsPastTheEnd(t *testing.T) {
 // mappedStored in all.
 func TestMappedStoredBudget(t *testing.T) {
 	dir := testkb.Build(t, testkb.Files{".kb/context.md": "Project context.\n", ".kb/topics/a.md": "# A\n\nSome text.\n"})
-	ix, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	size := 0
-	for _, s := range ix.engine.segs {
-		size += len(s.stored.mapped)
-	}
-	ix.Close()
+	size := mappedBytes(t, dir)
 	if size == 0 {
 		t.Fatal("no segment read through its mapping")
 	}
 	defer func(limit int) { mappedStored = limit }(mappedStored)
 	for _, limit := range []int{size, size - 1} {
 		mappedStored = limit
-		ix, err := Open(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		taken := 0
-		for _, s := range ix.engine.segs {
-			taken += len(s.stored.mapped)
-		}
-		ix.Close()
-		if taken > limit || limit == size && taken != size {
+		if taken := mappedBytes(t, dir); taken > limit || limit == size && taken != size {
 			t.Errorf("mappedStored %d: %d bytes of segments read through their mappings", limit, taken)
 		}
 	}
+}
+
+// mappedBytes opens the index in dir and returns how many bytes of its
+// segments have their records read through their mappings.
+func mappedBytes(t *testing.T, dir string) int {
+	t.Helper()
+	ix, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	n := 0
+	for _, s := range ix.engine.segs {
+		n += len(s.stored.mapped)
+	}
+	return n
 }
