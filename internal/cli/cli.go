@@ -13,7 +13,9 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 )
 
 // Exit codes, the same for both binaries.
@@ -110,12 +112,12 @@ func Run(root *Command, args []string, s *Streams, exitCode func(error) (int, bo
 	case err == nil:
 		// Ctrl-C cancels the command's context: work stops where it checks
 		// it, and a build removes what it wrote. A second Ctrl-C kills.
-		base, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		var after time.Duration
+		if inv.cmd.Quick {
+			after = quickAfter
+		}
+		base, stop := interruptible(after)
 		defer stop()
-		go func() {
-			<-base.Done()
-			stop()
-		}()
 		ctx := &Context{Context: base, Command: inv.cmd, args: inv.args, set: inv.set}
 		if root.Before != nil {
 			err = root.Before(ctx)
@@ -150,3 +152,55 @@ func Run(root *Command, args []string, s *Streams, exitCode func(error) (int, bo
 	}
 	return code
 }
+
+// quickAfter is how long a Quick command runs before its Ctrl-C handler
+// is installed: long enough that the timer itself costs a fresh process
+// nothing. kbq search at 3,088 documents, fresh, 150 runs of each
+// alternating, medians twice: 5.51 / 5.68 ms with the handler installed
+// at once, 5.50 / 5.56 after 20 ms, 4.98 / 5.06 after 200 ms, 4.84 / 4.94
+// after 1 s, 4.82 / 4.93 after an hour.
+var quickAfter = 250 * time.Millisecond
+
+// interruptible returns a context that the first Ctrl-C or SIGTERM
+// cancels, after which the signals kill as they do by default, and the
+// function that releases it. With after > 0 the handler is installed only
+// if the context is not released by then.
+func interruptible(after time.Duration) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var mu sync.Mutex
+	released := false
+	release := func() {} // the handler's, once installed
+	install := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if released {
+			return
+		}
+		sig, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		release = stop
+		go func() {
+			<-sig.Done()
+			stop() // a second signal kills
+			cancel()
+		}()
+		handlerInstalled()
+	}
+	if after <= 0 {
+		install()
+		return ctx, func() { release(); cancel() }
+	}
+	timer := time.AfterFunc(after, install)
+	return ctx, func() {
+		timer.Stop()
+		mu.Lock()
+		released = true
+		stop := release
+		mu.Unlock()
+		stop()
+		cancel()
+	}
+}
+
+// handlerInstalled is called when interruptible has installed its
+// handler: for tests.
+var handlerInstalled = func() {}

@@ -33,6 +33,12 @@ type Command struct {
 	// Action untouched: for commands another program implements.
 	SkipFlagParsing bool
 	Hidden          bool // left out of the parent's list of commands
+	// Quick marks a command that most often answers in milliseconds and
+	// leaves nothing half-written when it is killed: its Ctrl-C handler
+	// is installed only once it has run for quickAfter, and before that
+	// Ctrl-C stops it as the system does. Installing the handler at once
+	// started two threads and cost a fresh kbq search about 0.6 ms.
+	Quick bool
 
 	parent *Command
 }

@@ -33,6 +33,7 @@ func newContextCommand(s *cli.Streams) *cli.Command {
 	o := &contextOptions{io: s, hot: reader.HotDefault}
 	return &cli.Command{
 		Name:      "context",
+		Quick:     true,
 		Usage:     "print the always-loaded context for a directory",
 		UsageText: "kbq context [--dir D] [--wrap] [--hot N] [--for claude|codex|gemini] [-o FILE]",
 		Description: `Assembles the context documents (.kb/context.md, AGENTS.md, CLAUDE.md,

@@ -30,6 +30,7 @@ func newGetCommand(s *cli.Streams) *cli.Command {
 	o := &getOptions{io: s}
 	return &cli.Command{
 		Name:      "get",
+		Quick:     true,
 		Usage:     "print a whole document",
 		UsageText: "kbq get TOPIC|PATH|memory:ID [--dir D] [--json]",
 		Description: `Prints a document as written, frontmatter included. Name it by its path,

@@ -23,6 +23,7 @@ func newListCommand(s *cli.Streams) *cli.Command {
 	o := &listOptions{io: s}
 	return &cli.Command{
 		Name:      "list",
+		Quick:     true,
 		Usage:     "list documents",
 		UsageText: "kbq list [--kind K] [--tag T] [--scope S] [--sort path|updated] [--format F | -l]",
 		Description: `Lists the documents of the artifact with topic, kind, scope, tags,

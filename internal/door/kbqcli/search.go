@@ -34,6 +34,7 @@ func newSearchCommand(s *cli.Streams) *cli.Command {
 	o := &searchOptions{}
 	return &cli.Command{
 		Name:      "search",
+		Quick:     true,
 		Usage:     "search the knowledge",
 		UsageText: "kbq search QUERY [-n N] [--max-tokens T] [--kind K] [--tag T] [--scope S] [--dir D] [--format F | -l]",
 		Description: `Ranks chunks of documents (sections under their headings) with BM25 over
