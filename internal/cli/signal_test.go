@@ -18,12 +18,7 @@ func TestInterruptExits130(t *testing.T) {
 		Name: "wait",
 		Action: func(c *Context) error {
 			close(started)
-			select {
-			case <-c.Context.Done():
-				return c.Context.Err()
-			case <-time.After(10 * time.Second):
-				return nil
-			}
+			return untilCanceled(c)
 		},
 	}}}
 	var out, errb bytes.Buffer
@@ -48,14 +43,7 @@ func TestQuickCommandsInstallTheHandlerLate(t *testing.T) {
 	quickAfter = 20 * time.Millisecond
 	root := &Command{Name: "prog", Commands: []*Command{
 		{Name: "fast", Quick: true, Action: func(c *Context) error { return nil }},
-		{Name: "slow", Quick: true, Action: func(c *Context) error {
-			select {
-			case <-c.Context.Done():
-				return c.Context.Err()
-			case <-time.After(10 * time.Second):
-				return nil
-			}
-		}},
+		{Name: "slow", Quick: true, Action: untilCanceled},
 	}}
 	var out, errb bytes.Buffer
 	s := &Streams{In: strings.NewReader(""), Out: &out, Err: &errb, Getenv: func(string) string { return "" }}
@@ -76,5 +64,16 @@ func TestQuickCommandsInstallTheHandlerLate(t *testing.T) {
 	code := Run(root, []string{"slow"}, s, noCode)
 	if code != ExitInterrupted || !strings.Contains(errb.String(), "prog: interrupted") {
 		t.Errorf("slow: exit %d, stderr %q", code, errb.String())
+	}
+}
+
+// untilCanceled is an action that waits for its context's end, or ten
+// seconds.
+func untilCanceled(c *Context) error {
+	select {
+	case <-c.Context.Done():
+		return c.Context.Err()
+	case <-time.After(10 * time.Second):
+		return nil
 	}
 }
