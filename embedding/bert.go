@@ -441,9 +441,22 @@ func (e *Encoder) step(l *bertLayer, b *buffers, n, step, part, parts, workers i
 	case 0: // the heads' queries, keys and values, and their attention
 		h0, h1 := share(heads)
 		c0, c1 := h0*dh, h1*dh
+		// The three products share their input: in eight bits it is
+		// rounded once (int8.go).
+		var acts *acts8
+		if useInt8 && l.query.u8 != nil {
+			acts = quantActs(n, h, b.x)
+			defer acts.release()
+		}
 		for i, m := range []*matrix{&l.query, &l.key, &l.value} {
 			w := m.rowsOf(c0, c1)
-			linear(n, b.x, &w, l.qkvBias[i*h+c0:i*h+c1], b.qkv[i*h+c0:], 3*h, workers)
+			y := b.qkv[i*h+c0:]
+			if acts != nil {
+				w.mulActs(n, acts, y, 3*h, workers)
+				addBias(n, y, 3*h, l.qkvBias[i*h+c0:i*h+c1])
+				continue
+			}
+			linear(n, b.x, &w, l.qkvBias[i*h+c0:i*h+c1], y, 3*h, workers)
 		}
 		pad := (n + 7) &^ 7
 		scale := float32(1 / math.Sqrt(float64(dh)))
@@ -600,8 +613,13 @@ func addColumns(x, y []float32, width, c0, c1 int) {
 // apart.
 func linear(n int, x []float32, w *matrix, bias, y []float32, ldy int, workers int) {
 	w.mulT(n, x, y, ldy, workers)
+	addBias(n, y, ldy, bias)
+}
+
+// addBias adds bias to each of the n rows of y, ldy apart.
+func addBias(n int, y []float32, ldy int, bias []float32) {
 	for i := range n {
-		addInto(y[i*ldy:i*ldy+w.rows], bias)
+		addInto(y[i*ldy:i*ldy+len(bias)], bias)
 	}
 }
 
