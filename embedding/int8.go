@@ -55,11 +55,10 @@ func interleave(dst, src []byte) {
 // acts8 are m rows of activations in eight bits, in the kernel's order,
 // with each lane's scale and the sum its dot product starts from.
 type acts8 struct {
-	rows, cols int
-	q          []byte    // rows × cols int8 values, interleaved
-	start      []int32   // rows × cols/actGroup: -128 × the lane's values' sum
-	scales     []float32 // rows × cols/actGroup
-	out        []float32 // a tile's four rows of products, for three rows
+	q      []byte    // rows × cols int8 values, interleaved
+	start  []int32   // rows × cols/actGroup: -128 × the lane's values' sum
+	scales []float32 // rows × cols/actGroup
+	out    []float32 // a tile's four rows of products, for three rows
 }
 
 var actsPool sync.Pool
@@ -75,7 +74,6 @@ func quantActs(m, k int, a []float32) *acts8 {
 	if m == 3 {
 		rows = 4 // a row of zeros makes a tile (mulActs)
 	}
-	q.rows, q.cols = rows, k
 	lanes := rows * k / actGroup
 	if cap(q.q) < rows*k {
 		q.q = make([]byte, rows*k)
