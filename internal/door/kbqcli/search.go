@@ -154,7 +154,9 @@ func runSearch(c *cli.Context, s *cli.Streams, o *searchOptions) error {
 	if req.Dir, err = repoDir(ix, o.dir, "with several, search from their roots, or narrow with --scope"); err != nil {
 		return err
 	}
-	if err := online.QueryEmbedder(s).Vectorize(c.Context, ix, &req); err != nil {
+	embedder := online.QueryEmbedder(s)
+	embedder.Once = true // one query, and the process ends
+	if err := embedder.Vectorize(c.Context, ix, &req); err != nil {
 		return err
 	}
 	resp, err := ix.Search(c.Context, req)

@@ -22,6 +22,14 @@ type Embedder struct {
 	// default is lexical: the semantic channel could not run. Without it,
 	// that is an error.
 	Warn func(error)
+	// Once says the process embeds one query and ends, as kbq search
+	// does: each model is loaded for that query alone and released as
+	// soon as its vector is made, while the search goes on with the rest.
+	// Releasing the mapped weights takes as long as a third of the
+	// query's embedding, and the process's exit would otherwise do it
+	// after the output. Without Once, a model stays loaded for the
+	// process's next query.
+	Once bool
 }
 
 // Network embeds queries with an endpoint and downloads models.
@@ -135,13 +143,38 @@ func (e Embedder) embedder(ctx context.Context, want *artifact.Embeddings, req *
 	if err != nil {
 		return nil, false, err
 	}
-	return func(ctx context.Context) ([]float32, error) {
+	embed := func(ctx context.Context) ([]float32, error) {
 		vecs, err := enc.Embed(ctx, []string{text})
 		if err != nil {
 			return nil, err
 		}
 		return vecs[0], nil
-	}, true, nil
+	}
+	if e.Once {
+		embed = releasing(embed, enc.Close)
+	}
+	return embed, true, nil
+}
+
+// releasing returns embed made to run once, release called in the
+// background as soon as it has; later calls return the first's outcome.
+func releasing(embed func(context.Context) ([]float32, error), release func() error) func(context.Context) ([]float32, error) {
+	var (
+		mu   sync.Mutex
+		done bool
+		v    []float32
+		err  error
+	)
+	return func(ctx context.Context) ([]float32, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !done {
+			v, err = embed(ctx)
+			done = true
+			go release()
+		}
+		return v, err
+	}
 }
 
 // encoder opens, or finds open, the model the artifact names, downloading
@@ -166,25 +199,52 @@ func (e Embedder) encoder(ctx context.Context, want artifact.Embeddings) (*embed
 	if err != nil {
 		return nil, err
 	}
-	encoders.Lock()
-	defer encoders.Unlock()
-	enc := encoders.byDir[dir]
-	if enc == nil {
-		// Queries are embedded with the weights in eight bits: half the
-		// bytes a fresh process must read, within a cosine of 0.9995
-		// (0.9996 with the tokens' values in eight bits too, where the
-		// processor multiplies bytes).
-		if enc, err = embedding.LoadQuantized(dir); err != nil {
-			return nil, fmt.Errorf("load the model in %s: %w", dir, err)
-		}
-		if encoders.byDir == nil {
-			encoders.byDir = map[string]*embedding.Encoder{}
-		}
-		encoders.byDir[dir] = enc
+	var enc *embedding.Encoder
+	if e.Once {
+		enc, err = loadModel(dir)
+	} else {
+		enc, err = sharedModel(dir)
+	}
+	if err != nil {
+		return nil, err
 	}
 	if got := enc.Info(); got.Hash != want.Hash || got.Dims != want.Dims {
+		if e.Once {
+			enc.Close()
+		}
 		return nil, fmt.Errorf("%s holds another %s (hash %s, %d dimensions) than the one the artifact's vectors were made by (hash %s, %d): rebuild the artifact, or search with --mode lexical",
 			dir, want.Model, got.Hash, got.Dims, want.Hash, want.Dims)
+	}
+	return enc, nil
+}
+
+// sharedModel is the model in dir as the process keeps it for every
+// query, loaded by the first.
+func sharedModel(dir string) (*embedding.Encoder, error) {
+	encoders.Lock()
+	defer encoders.Unlock()
+	if enc := encoders.byDir[dir]; enc != nil {
+		return enc, nil
+	}
+	enc, err := loadModel(dir)
+	if err != nil {
+		return nil, err
+	}
+	if encoders.byDir == nil {
+		encoders.byDir = map[string]*embedding.Encoder{}
+	}
+	encoders.byDir[dir] = enc
+	return enc, nil
+}
+
+// loadModel loads the model in dir for queries: with the weights in
+// eight bits, half the bytes a fresh process must read, within a cosine
+// of 0.9995 (0.9996 with the tokens' values in eight bits too, where the
+// processor multiplies bytes).
+func loadModel(dir string) (*embedding.Encoder, error) {
+	enc, err := embedding.LoadQuantized(dir)
+	if err != nil {
+		return nil, fmt.Errorf("load the model in %s: %w", dir, err)
 	}
 	return enc, nil
 }
