@@ -10,28 +10,47 @@ import (
 )
 
 // Map maps the file name read-only; unmap releases it.
+//
+// The file is opened with plain system calls rather than as an os.File,
+// which would also try to register it with the runtime's poller and
+// switch it back to blocking mode for Fd: four system calls a file
+// rather than eight, in a fresh kbq search that maps five.
 func Map(name string) ([]byte, func() error, error) {
-	f, err := os.Open(name)
+	fd, err := open(name)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, &os.PathError{Op: "open", Path: name, Err: err}
 	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, nil, err
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, nil, &os.PathError{Op: "stat", Path: name, Err: err}
 	}
-	size := fi.Size()
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, nil, fmt.Errorf("%s is not a regular file", name)
+	}
+	size := st.Size
 	if size == 0 {
 		return nil, func() error { return nil }, nil
 	}
 	if size != int64(int(size)) {
 		return nil, nil, fmt.Errorf("%s is too large to map", name)
 	}
-	data, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
+	data, err := unix.Mmap(fd, 0, int(size), unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
 		return nil, nil, fmt.Errorf("map %s: %w", name, err)
 	}
 	return data, func() error { return unix.Munmap(data) }, nil
+}
+
+// open opens name read-only, again when interrupted, and without
+// waiting for a writer when it is a named pipe (which Map refuses).
+func open(name string) (int, error) {
+	for {
+		fd, err := unix.Open(name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
 }
 
 // Release lets the system drop the pages of a mapping from the process's
