@@ -45,10 +45,11 @@ func avgLength(stats artifact.FieldStats) float64 {
 }
 
 // fieldTF returns a term's length-normalized frequency in one field of dl
-// terms, before weighting and saturation; avgdl is the field's average
-// length.
-func fieldTF(freq, dl int, avgdl, b float64) float64 {
-	return float64(freq) / (1 - b + b*float64(dl)/avgdl)
+// terms, before weighting and saturation: freq / (1 - b + b·dl/avgdl),
+// with base = 1 - b and norm = b/avgdl worked out once per term (the
+// field's average length avgdl), leaving one division a field of a chunk.
+func fieldTF(freq, dl int, base, norm float64) float64 {
+	return float64(freq) / (base + norm*float64(dl))
 }
 
 // saturate returns the BM25 saturation of a combined term frequency.
@@ -58,16 +59,17 @@ func saturate(tf, k1 float64) float64 {
 
 // termScorer computes a term's BM25F frequency in chunks.
 type termScorer struct {
-	in    [postings.Fields]bool
-	w     [postings.Fields]float64
-	avgdl [postings.Fields]float64 // average field lengths, computed once per term
-	b     float64
+	in   [postings.Fields]bool
+	w    [postings.Fields]float64
+	norm [postings.Fields]float64 // b over the field's average length (fieldTF)
+	base float64                  // 1 - b
 }
 
 func (ev *eval) termScorer(n textNode) termScorer {
-	sc := termScorer{in: n.in, w: n.weights, b: ev.ranking.B}
+	b := ev.ranking.B
+	sc := termScorer{in: n.in, w: n.weights, base: 1 - b}
 	for i, f := range artifact.TextFields {
-		sc.avgdl[i] = avgLength(ev.stats[f])
+		sc.norm[i] = b / avgLength(ev.stats[f])
 	}
 	return sc
 }
@@ -83,7 +85,7 @@ func (sc *termScorer) tf(freqs *[postings.Fields]uint32, r *postings.Reader, doc
 		}
 		ok = true
 		if sc.w[f] != 0 {
-			tf += sc.w[f] * fieldTF(int(fr), int(r.Length(doc, f)), sc.avgdl[f], sc.b)
+			tf += sc.w[f] * fieldTF(int(fr), int(r.Length(doc, f)), sc.base, sc.norm[f])
 		}
 	}
 	return tf, ok
@@ -100,7 +102,7 @@ func (sc *termScorer) bound(b *postings.Block) float64 {
 		}
 		best := 0.0
 		for _, p := range b.Pairs[f][:n] {
-			best = max(best, fieldTF(int(p.Freq), int(p.Len), sc.avgdl[f], sc.b))
+			best = max(best, fieldTF(int(p.Freq), int(p.Len), sc.base, sc.norm[f]))
 		}
 		tf += sc.w[f] * best
 	}
