@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 )
 
 // NoMore is the chunk number of an iterator past its last chunk.
@@ -274,13 +275,10 @@ func (it *Iterator) decode() bool {
 		if doc > int64(it.block.Last) {
 			return it.corrupt()
 		}
-		mask := v & (1<<Fields - 1)
 		fr := &it.freq[n]
-		for f := range Fields {
-			fr[f] = 0
-			if mask&(1<<f) == 0 {
-				continue
-			}
+		*fr = [Fields]uint32{}
+		// The fields holding the term, in order: most often one.
+		for mask := v & (1<<Fields - 1); mask != 0; mask &= mask - 1 {
 			if pos >= len(d) {
 				return it.corrupt()
 			}
@@ -291,7 +289,7 @@ func (it *Iterator) decode() bool {
 				}
 			}
 			pos += k
-			fr[f] = uint32(min(x, math.MaxUint32))
+			fr[bits.TrailingZeros64(mask)&(Fields-1)] = uint32(min(x, math.MaxUint32))
 		}
 		it.doc[n] = uint32(doc)
 		prev = doc
