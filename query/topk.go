@@ -460,9 +460,6 @@ func (e *evalSegment) threshold() float64 {
 	return θ
 }
 
-// skipping reports whether chunks below the threshold may be skipped.
-func (e *evalSegment) skipping() bool { return !math.IsInf(e.threshold(), -1) }
-
 // offer offers a scored chunk to the collector.
 func (e *evalSegment) offer(d scoredDoc, chunk uint32) {
 	if !e.perDocument {
@@ -562,8 +559,7 @@ func (e *evalSegment) disjunction() error {
 		sum += t.max
 		upper[i] = sum
 	}
-	firstEssential := func() int {
-		θ := e.threshold()
+	firstEssential := func(θ float64) int {
 		i := 0
 		for i < len(terms) && upper[i]*e.fmax < θ {
 			i++
@@ -574,7 +570,11 @@ func (e *evalSegment) disjunction() error {
 	checked := false    // the window of target was found competitive
 	var until uint32    // up to this chunk
 	for {
-		ess := firstEssential()
+		// The threshold changes only as chunks are scored: once read, it
+		// holds until then.
+		θ := e.threshold()
+		skipping := !math.IsInf(θ, -1)
+		ess := firstEssential(θ)
 		if ess > 0 {
 			e.res.exact = false
 		}
@@ -583,7 +583,7 @@ func (e *evalSegment) disjunction() error {
 		}
 		// Skip windows where the blocks of all terms cannot compete,
 		// reading skip entries only.
-		if e.skipping() && (!checked || target > until) {
+		if skipping && (!checked || target > until) {
 			var ok bool
 			if target, until, ok = e.skipWindows(terms, target); !ok {
 				return e.errs()
@@ -597,7 +597,7 @@ func (e *evalSegment) disjunction() error {
 		if doc == postings.NoMore {
 			return e.errs()
 		}
-		if e.skipping() && (!checked || doc > until) {
+		if skipping && (!checked || doc > until) {
 			target, checked = doc, false // check the window it is in first
 			continue
 		}
@@ -650,22 +650,22 @@ func (e *evalSegment) score(doc uint32, terms []*topTerm, ess int) {
 			partial += t.c
 		}
 	}
-	if partial, ok := e.addOptional(doc, partial, terms[:ess]); ok && partial*e.fmax >= e.threshold() {
+	θ := e.threshold()
+	if partial, ok := e.addOptional(doc, partial, terms[:ess], θ); ok && partial*e.fmax >= θ {
 		e.collect(doc)
 	}
 }
 
 // addOptional adds to partial, doc's score so far, the contributions of
 // the terms in opt (in rising order of bound) holding doc, the largest
-// first, while the rest can still lift it to the k best. It reports
-// whether doc can still compete.
-func (e *evalSegment) addOptional(doc uint32, partial float64, opt []*topTerm) (float64, bool) {
+// first, while the rest can still lift it past θ, the threshold. It
+// reports whether doc can still compete.
+func (e *evalSegment) addOptional(doc uint32, partial float64, opt []*topTerm, θ float64) (float64, bool) {
 	rest := 0.0
 	for _, t := range opt {
 		b, _ := e.blockBound(t, doc)
 		rest += b
 	}
-	θ := e.threshold()
 	for i := len(opt) - 1; i >= 0; i-- {
 		if (partial+rest)*e.fmax < θ {
 			return partial, false
@@ -725,7 +725,7 @@ func (e *evalSegment) conjunction() error {
 				e.contribution(t, doc)
 				partial += t.c
 			}
-			if _, ok := e.addOptional(doc, partial, opt); ok {
+			if _, ok := e.addOptional(doc, partial, opt, e.threshold()); ok {
 				e.collect(doc)
 			}
 		}
