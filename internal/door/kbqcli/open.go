@@ -11,7 +11,8 @@ import (
 )
 
 // open opens the artifacts src names; closeOpened says what a user should
-// know of them on stderr, and closes them.
+// know of them on stderr, and closes them (finishes, in a process that
+// exits next).
 func open(s *cli.Streams, src *reader.Sources) (*reader.Opened, error) {
 	return reader.Open(s.Getenv, src)
 }
@@ -20,7 +21,11 @@ func closeOpened(s *cli.Streams, o *reader.Opened) {
 	for _, n := range o.Notes() {
 		fmt.Fprintf(s.Err, "kbq: note: %s\n", n)
 	}
-	if err := o.Close(); err != nil {
+	finish := o.Close
+	if s.Exits {
+		finish = o.Finish
+	}
+	if err := finish(); err != nil {
 		fmt.Fprintf(s.Err, "kbq: note: %v\n", err)
 	}
 }
