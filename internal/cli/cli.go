@@ -53,11 +53,6 @@ type Streams struct {
 	OutTTY bool
 	ErrTTY bool
 	Getenv func(string) string
-	// Exits says the process ends when its command returns, as System's
-	// does: a command may leave to the exit what only the process holds
-	// (files mapped, a model loaded), where a test calling commands one
-	// after another must release it.
-	Exits bool
 }
 
 // System returns the process's standard streams.
@@ -66,7 +61,6 @@ func System() *Streams {
 		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
 		OutTTY: isTerminal(os.Stdout), ErrTTY: isTerminal(os.Stderr),
 		Getenv: os.Getenv,
-		Exits:  true,
 	}
 }
 

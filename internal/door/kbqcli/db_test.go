@@ -29,11 +29,9 @@ func TestSearchReadsTheDatabaseInPart(t *testing.T) {
 	pgstoretest.Publish(t, url, "api", "a", files)
 	cache := t.TempDir()
 	env := map[string]string{"XDG_CACHE_HOME": cache, "KBQ_USAGE": "off"}
-	// The first search runs as a process that exits after it does, which
-	// leaves its mappings to the exit but must still keep the files whole.
-	search := func(exits bool) string {
+	search := func() string {
 		var out, errs strings.Builder
-		s := &cli.Streams{Out: &out, Err: &errs, Getenv: func(k string) string { return env[k] }, Exits: exits}
+		s := &cli.Streams{Out: &out, Err: &errs, Getenv: func(k string) string { return env[k] }}
 		if code := Main([]string{"search", "--db", url, "key 123 signing"}, s); code != 0 {
 			t.Fatalf("exit %d: %s", code, errs.String())
 		}
@@ -42,7 +40,7 @@ func TestSearchReadsTheDatabaseInPart(t *testing.T) {
 		}
 		return out.String()
 	}
-	if got := search(true); !strings.Contains(got, "Rotate key 123 of the signing service every 153 days") {
+	if got := search(); !strings.Contains(got, "Rotate key 123 of the signing service every 153 days") {
 		t.Fatalf("read in part: %s", got)
 	}
 	db := filepath.Join(cache, "kbq", "db")
@@ -55,7 +53,7 @@ func TestSearchReadsTheDatabaseInPart(t *testing.T) {
 		t.Errorf("an artifact directory was placed for files held in part: %v", dirs)
 	}
 	whole, _ := os.ReadDir(filepath.Join(db, "files"))
-	if got := search(false); !strings.Contains(got, "Rotate key 123 of the signing service every 153 days") {
+	if got := search(); !strings.Contains(got, "Rotate key 123 of the signing service every 153 days") {
 		t.Fatalf("read from the cache: %s", got)
 	}
 	if again, _ := os.ReadDir(filepath.Join(db, "files")); len(again) != len(whole) {

@@ -11,8 +11,7 @@ import (
 )
 
 // open opens the artifacts src names; closeOpened says what a user should
-// know of them on stderr, and closes them (finishes, in a process that
-// exits next).
+// know of them on stderr, and closes them.
 func open(s *cli.Streams, src *reader.Sources) (*reader.Opened, error) {
 	return reader.Open(s.Getenv, src)
 }
@@ -21,11 +20,7 @@ func closeOpened(s *cli.Streams, o *reader.Opened) {
 	for _, n := range o.Notes() {
 		fmt.Fprintf(s.Err, "kbq: note: %s\n", n)
 	}
-	finish := o.Close
-	if s.Exits {
-		finish = o.Finish
-	}
-	if err := finish(); err != nil {
+	if err := o.Close(); err != nil {
 		fmt.Fprintf(s.Err, "kbq: note: %v\n", err)
 	}
 }

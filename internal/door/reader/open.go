@@ -95,23 +95,14 @@ func (o *Opened) Notes() []string {
 
 // Close closes the artifacts; read from a database in part, it first
 // fetches the rest into the cache.
-func (o *Opened) Close() error { return o.close(true, true) }
-
-// Finish is Close for a process that exits next: it does what outlives
-// the process (a database's files kept whole in the cache) and leaves
-// the artifacts' mappings to the exit, which releases them for less than
-// unmapping each does.
-func (o *Opened) Finish() error { return o.close(true, false) }
+func (o *Opened) Close() error { return o.close(true) }
 
 // close closes the artifacts, and with complete first fetches what is
-// left of a database's files; without unmap it leaves the local
-// artifacts mapped.
-func (o *Opened) close(complete, unmap bool) error {
+// left of a database's files.
+func (o *Opened) close(complete bool) error {
 	var errs []error
 	for _, ix := range o.indexes {
-		if unmap {
-			errs = append(errs, ix.Close())
-		}
+		errs = append(errs, ix.Close())
 	}
 	if o.remote == nil {
 		return errors.Join(errs...)
@@ -163,7 +154,7 @@ func Open(getenv func(string) string, src *Sources) (_ *Opened, err error) {
 	}
 	defer func() {
 		if err != nil {
-			o.close(false, true)
+			o.close(false)
 		}
 	}()
 	var parts []query.Part
