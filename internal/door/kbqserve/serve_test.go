@@ -30,11 +30,7 @@ var files = testkb.Files{
 	"services/api/AGENTS.md":     "The API listens on 8080.\n",
 }
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	pgtest.Stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { pgtest.Main(m) }
 
 func newTools(t *testing.T, dir string) *served {
 	t.Helper()

@@ -21,11 +21,7 @@ import (
 	"github.com/kbqdev/kbq/query"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	pgtest.Stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // publish compiles files, publishes them as repo at commit, and returns
 // the artifact.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -18,11 +17,7 @@ import (
 	"github.com/kbqdev/kbq/query"
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	pgtest.Stop()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // source compiles files as the artifact of commit of repo.
 func source(t *testing.T, repo, commit string, files testkb.Files) *Source {

@@ -134,6 +134,14 @@ func Stop() {
 	}
 }
 
+// Main runs a package's tests and then stops the server they started:
+// the TestMain of a package whose tests call DB.
+func Main(m *testing.M) {
+	code := m.Run()
+	Stop()
+	os.Exit(code)
+}
+
 // bin finds a PostgreSQL program.
 func bin(name string) (string, error) {
 	if p, err := exec.LookPath(name); err == nil {
