@@ -176,9 +176,8 @@ func runSearch(c *cli.Context, s *cli.Streams, o *searchOptions) error {
 	return writeSearch(s, o, resp, format, paths, record)
 }
 
-// writeSearch prints resp in format, records the documents handed out
-// (beside the output; done before it returns), and reports notes and
-// trimming on stderr.
+// writeSearch prints resp in format, records the documents handed out,
+// and reports notes and trimming on stderr.
 func writeSearch(s *cli.Streams, o *searchOptions, resp *query.Response, format string, paths func([]query.Result) []string, record func()) error {
 	q := resp.Query
 	var err error
@@ -199,14 +198,13 @@ func writeSearch(s *cli.Streams, o *searchOptions, resp *query.Response, format 
 	if err != nil {
 		return err
 	}
-	// Recording use (the results' blobs, a write to the log) runs beside
-	// the output, and is done before the index closes.
-	recorded := make(chan struct{})
-	go func() {
-		defer close(recorded)
-		record()
-	}()
-	defer func() { <-recorded }()
+	// Use is recorded (the results' blobs, a write to the log) once the
+	// output is written, on this goroutine: one started for it had nothing
+	// but the notes below to run beside, and woke a second thread to do
+	// it. A fresh search, 250 runs each alternating, the same binary with
+	// the goroutine behind a switch, twice: medians 4.05 / 4.41 → 3.98 /
+	// 4.31 ms.
+	record()
 	for _, n := range resp.Notes {
 		fmt.Fprintf(s.Err, "kbq: %s\n", n)
 	}
