@@ -252,7 +252,7 @@ func (s *jsonScanner) fieldStats(out map[string]FieldStats) (map[string]FieldSta
 		out = map[string]FieldStats{}
 	}
 	ok := s.object(func(field string) bool {
-		f := out[field]
+		var f FieldStats // a key given twice: the last wins whole, as in encoding/json
 		ok := s.fields(func(key string) bool {
 			var ok bool
 			switch key {
