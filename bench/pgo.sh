@@ -47,15 +47,8 @@ bin=$work/bin
 # Without a profile, so that one run's result does not shape the next's.
 (cd "$root" && CGO_ENABLED=0 go build -pgo=off -trimpath -o "$bin/" ./cmd/kbc ./cmd/kbq ./bench/searchlat)
 
-repo=$work/repo
-mkdir -p "$repo/.kb"
-git -C "$repo" init -q -b main
-git -C "$repo" config user.email bench@example.com
-git -C "$repo" config user.name bench
-tar xzf "$corpus" -C "$repo/.kb"
-git -C "$repo" add -A
-git -C "$repo" commit -q -m corpus
-cd "$repo"
+corpus_repo "$work/repo" "$corpus"
+cd "$work/repo"
 
 echo "kbc: ten full builds" >&2
 for i in $(seq 1 10); do
