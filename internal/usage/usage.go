@@ -10,11 +10,13 @@
 // default when CI=true.
 //
 // Many processes append at once: each appends its records with one write
-// under a shared lock. When the log passes maxLogBytes, the process that
-// wrote last compacts it under an exclusive lock into one line per document
-// (total, last use, and daily counts for the recent window), so the log
-// stays bounded by the number of documents. A log that cannot be read or
-// written is reported, never fatal: kbq answers anyway.
+// under a shared lock. When the log passes maxLogBytes and twice its size
+// after the last compaction, the process that wrote last compacts it
+// under an exclusive lock into one line per document (total, last use,
+// and daily counts for the recent window), so the log stays bounded by
+// the number of documents, and a log whose summary alone passes
+// maxLogBytes is not compacted again on every record. A log that cannot
+// be read or written is reported, never fatal: kbq answers anyway.
 package usage
 
 import (
@@ -30,6 +32,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -56,6 +59,11 @@ const Window = 30 * 24 * time.Hour
 
 // maxLogBytes is the size past which the log is compacted.
 const maxLogBytes = 256 << 10
+
+// compactedPrefix starts a compacted log's first line, which gives the
+// compacted log's size: {"compacted":BYTES}. The log is compacted again
+// once it has doubled.
+const compactedPrefix = `{"compacted":`
 
 // Event is a document handed out.
 type Event struct {
@@ -158,11 +166,11 @@ func (l *Log) Record(events []Event) error {
 		}
 		buf = r.appendJSON(buf)
 	}
-	size, err := appendLocked(l.path, buf)
+	size, compacted, err := appendLocked(l.path, buf)
 	if err != nil {
 		return fmt.Errorf("usage log %s: %w", l.path, err)
 	}
-	if size > maxLogBytes {
+	if size > max(maxLogBytes, 2*compacted) {
 		if err := l.compact(); err != nil {
 			return fmt.Errorf("usage log %s: compact: %w", l.path, err)
 		}
@@ -171,9 +179,11 @@ func (l *Log) Record(events []Event) error {
 }
 
 // appendLocked appends data to the file at path under a shared lock, and
-// returns the file's size after. A log replaced by a compaction after it
-// was opened is opened again, so that no record lands in the old one.
-func appendLocked(path string, data []byte) (int64, error) {
+// returns the file's size after and, when that passes maxLogBytes, its
+// size after the last compaction (0 when not known). A log replaced by a
+// compaction after it was opened is opened again, so that no record lands
+// in the old one.
+func appendLocked(path string, data []byte) (size, compacted int64, err error) {
 	for range 3 {
 		f, err := safefs.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 		if errors.Is(err, os.ErrNotExist) { // the first record of all
@@ -182,16 +192,16 @@ func appendLocked(path string, data []byte) (int64, error) {
 			}
 		}
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		if err := filelock.Shared(f); err != nil {
 			f.Close()
-			return 0, err
+			return 0, 0, err
 		}
 		fi, err := f.Stat()
 		if err != nil {
 			f.Close()
-			return 0, err
+			return 0, 0, err
 		}
 		if now, err := os.Stat(path); err != nil || !os.SameFile(fi, now) {
 			f.Close() // compacted meanwhile: append to the new log
@@ -207,12 +217,36 @@ func appendLocked(path string, data []byte) (int64, error) {
 		}
 		_, err = f.Write(data)
 		size := fi.Size() + int64(len(data))
+		if size > maxLogBytes {
+			// A log only grows after its compaction: a larger figure is
+			// damage, and the log is compacted.
+			if c := compactedSize(f); c <= size {
+				compacted = c
+			}
+		}
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
-		return size, err
+		return size, compacted, err
 	}
-	return 0, errors.New("the log keeps being replaced")
+	return 0, 0, errors.New("the log keeps being replaced")
+}
+
+// compactedSize reads the size a compaction gave the log in f from its
+// first line, or 0 when the log has no such line.
+func compactedSize(f *os.File) int64 {
+	var head [len(compactedPrefix) + 20]byte
+	n, _ := f.ReadAt(head[:], 0)
+	line, ok := bytes.CutPrefix(head[:n], []byte(compactedPrefix))
+	if !ok {
+		return 0
+	}
+	digits, _, ok := bytes.Cut(line, []byte("}"))
+	v, err := strconv.ParseInt(string(digits), 10, 64)
+	if !ok || err != nil || v < 0 {
+		return 0
+	}
+	return v
 }
 
 // samePath reports whether f is still the file at path.
@@ -245,9 +279,8 @@ func (l *Log) compact() error {
 	if err != nil {
 		return err
 	}
-	bw := bufio.NewWriter(out)
 	cutoff := day(l.now().Add(-Window))
-	var line []byte
+	var body []byte
 	for _, u := range sum.sorted() {
 		r := record{T: u.Last.Unix(), Path: u.Path, Blob: u.Blob, N: u.Count}
 		for _, d := range u.days {
@@ -255,10 +288,12 @@ func (l *Log) compact() error {
 				r.Days = append(r.Days, d)
 			}
 		}
-		line = r.appendJSON(line[:0])
-		bw.Write(line)
+		body = r.appendJSON(body)
 	}
-	if err := bw.Flush(); err != nil {
+	// The first line gives the compacted log's size, itself included,
+	// so that the next compaction waits until the log has doubled.
+	head := compactedHead(len(body))
+	if _, err := out.Write(append(head, body...)); err != nil {
 		out.Close()
 		os.Remove(tmp)
 		return err
@@ -268,6 +303,19 @@ func (l *Log) compact() error {
 		return err
 	}
 	return os.Rename(tmp, l.path)
+}
+
+// compactedHead is the first line of a compacted log whose other lines
+// take n bytes: {"compacted":SIZE}, SIZE counting the line itself.
+func compactedHead(n int) []byte {
+	size := n + len(compactedPrefix) + 2 // the digits, "}" and "\n"
+	for {
+		head := fmt.Appendf(nil, "%s%d}\n", compactedPrefix, size)
+		if n+len(head) == size {
+			return head
+		}
+		size = n + len(head)
+	}
 }
 
 // Use is what the log knows of one document.
@@ -323,6 +371,9 @@ func read(r io.Reader, now time.Time) (*Summary, error) {
 		line := sc.Bytes()
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
+		}
+		if bytes.HasPrefix(line, []byte(compactedPrefix)) {
+			continue // a compaction's size
 		}
 		var rec record
 		if err := json.Unmarshal(line, &rec); err != nil || rec.Path == "" || rec.T <= 0 {

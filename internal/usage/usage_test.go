@@ -211,3 +211,94 @@ func TestUnwritableLog(t *testing.T) {
 		t.Error("recording under a regular file succeeded")
 	}
 }
+
+// A log whose summary alone passes maxLogBytes (thousands of documents
+// used) is compacted again only once it has doubled, not on every record.
+func TestCompactionWaitsForTheLogToDouble(t *testing.T) {
+	l := testLog(t, nil)
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	l.now = func() time.Time { return now }
+	var events []Event
+	for i := range 4000 {
+		events = append(events, Event{Via: ViaCLI, Op: OpSearch, Path: fmt.Sprintf(".kb/reference/area/document-%d.md", i),
+			Blob: "0123456789abcdef0123456789abcdef01234567", Time: now})
+	}
+	if err := l.Record(events); err != nil {
+		t.Fatal(err)
+	}
+	compacted, err := os.Stat(l.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(l.path)
+	head := fmt.Sprintf("{\"compacted\":%d}\n", compacted.Size())
+	if compacted.Size() <= maxLogBytes || !strings.HasPrefix(string(data), head) {
+		t.Fatalf("a compacted log of %d bytes starts %q, want %q", compacted.Size(), data[:min(len(data), 40)], head)
+	}
+	// Records after it are appended to the same file until it has doubled.
+	records, before := 0, compacted.Size()
+	for ; records < 20000; records++ {
+		i := records % len(events)
+		if err := l.Record(events[i : i+1]); err != nil {
+			t.Fatal(err)
+		}
+		next, err := os.Stat(l.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !os.SameFile(compacted, next) {
+			if before+1000 < 2*compacted.Size() {
+				t.Fatalf("compacted again at %d bytes, after %d records; the last compaction left %d", before, records, compacted.Size())
+			}
+			records++
+			break
+		}
+		before = next.Size()
+	}
+	if now, _ := os.Stat(l.path); os.SameFile(compacted, now) {
+		t.Fatalf("not compacted again after %d records", records)
+	}
+	sum, err := l.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, u := range sum.Docs {
+		total += u.Count
+	}
+	if total != len(events)+records || len(sum.Docs) != len(events) || sum.Skipped != 0 {
+		t.Errorf("read %d uses of %d documents (%d lines skipped), want %d of %d", total, len(sum.Docs), sum.Skipped, len(events)+records, len(events))
+	}
+}
+
+// The first line of a compacted log counts itself in the size it gives,
+// across a change in the number of its digits.
+func TestCompactedHead(t *testing.T) {
+	for _, n := range []int{0, 1, 80, 84, 85, 86, 983, 984, 985, 9982, 9983, 9984, 1 << 20} {
+		head := compactedHead(n)
+		want := fmt.Sprintf("{\"compacted\":%d}\n", n+len(head))
+		if string(head) != want {
+			t.Errorf("compactedHead(%d) = %q, want %q", n, head, want)
+		}
+	}
+}
+
+// A compacted size the log cannot have (larger than the log) is damage:
+// the log is compacted rather than left to grow.
+func TestImpossibleCompactedSize(t *testing.T) {
+	l := testLog(t, nil)
+	if err := os.MkdirAll(filepath.Dir(l.path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	line := `{"t":1795000000,"via":"cli","op":"search","path":".kb/a.md","blob":"abc"}` + "\n"
+	data := `{"compacted":999999999999}` + "\n" + strings.Repeat(line, maxLogBytes/len(line)+1)
+	if err := os.WriteFile(l.path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Record([]Event{{Via: ViaCLI, Op: OpSearch, Path: ".kb/b.md", Blob: "def"}}); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(l.path); err != nil || fi.Size() > 1000 {
+		t.Fatalf("the log was not compacted: %v, %v", fi.Size(), err)
+	}
+}
