@@ -743,6 +743,7 @@ func (t *served) watch(ctx context.Context, s *cli.Streams, name string) {
 // close closes the artifacts served, once watch's context has ended and
 // what it started has stopped.
 func (t *served) close() {
+	t.usage.Close() // the use recorded in the background, written
 	if t.following != nil {
 		<-t.following
 	}

@@ -119,6 +119,7 @@ func runServe(ctx context.Context, s *cli.Streams, o *serveOptions) error {
 		return t.unavailable
 	}
 	defer t.close()
+	t.usage.Background() // answers do not wait on the usage log
 	if o.ident != nil {
 		t.authenticated = true
 		if t.audit, err = openAudit(s, o.auth.audit, o.auth.auditQueries); err != nil {

@@ -54,6 +54,7 @@ func (srv *Server) PathArg(name, p string) (string, error) { return srv.t.pathAr
 // the artifact current; name prefixes messages on stderr.
 func (srv *Server) ServeStdio(ctx context.Context, s *cli.Streams, name string) error {
 	defer srv.t.close()
+	srv.t.usage.Background() // answers do not wait on the usage log
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	srv.t.watch(ctx, s, name)
