@@ -124,13 +124,14 @@ func TestReadWorktreeCorrupt(t *testing.T) {
 	}
 }
 
-// Comparing a record by its directories, as it is read, finds the
-// directories whose knowledge changed among hundreds.
+// Comparing a record by its directories finds the directories whose
+// knowledge changed among hundreds, shared among goroutines, and with a
+// limit keeps the first in the record's order, whichever range held them.
 func TestCheckWorktreeManyDirs(t *testing.T) {
 	root := t.TempDir()
 	dirs := []string{"", ".kb"}
 	var files []string
-	for i := range 300 {
+	for i := range 600 {
 		d := fmt.Sprintf(".kb/d%03d", i)
 		dirs = append(dirs, d)
 		files = append(files, d+"/a.md")
@@ -143,12 +144,16 @@ func TestCheckWorktreeManyDirs(t *testing.T) {
 	os.RemoveAll(filepath.Join(root, ".kb/d100"))
 	write(t, filepath.Join(root, ".kb/d200/sub/c.md"), "added below\n")
 	write(t, filepath.Join(root, ".kb/d299/.swap"), "hidden\n")
-	want := []string{".kb/", ".kb/d007/", ".kb/d200/"}
+	write(t, filepath.Join(root, ".kb/d450/b.md"), "added in the second half\n")
+	want := []string{".kb/", ".kb/d007/", ".kb/d200/", ".kb/d450/"}
 	if _, got, more, err := CheckWorktree(dir, root, 10, 0); err != nil || more || !slices.Equal(got, want) {
 		t.Fatalf("CheckWorktree = %q, %v, %v; want %q", got, more, err, want)
 	}
-	if _, got, more, err := CheckWorktree(dir, root, 10, 2); err != nil || !more || !slices.Equal(got, want[:2]) {
-		t.Fatalf("CheckWorktree with a limit of 2 = %q, %v, %v", got, more, err)
+	for limit := 1; limit <= len(want); limit++ {
+		_, got, more, err := CheckWorktree(dir, root, 10, limit)
+		if err != nil || more != (limit < len(want)) || !slices.Equal(got, want[:limit]) {
+			t.Fatalf("CheckWorktree with a limit of %d = %q, %v, %v", limit, got, more, err)
+		}
 	}
 }
 

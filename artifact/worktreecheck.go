@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"path"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 )
 
 // CheckWorktree compares the worktree record in the artifact directory dir
@@ -15,10 +17,11 @@ import (
 // added, removed and renamed files but not files edited in place; a
 // directory whose knowledge entries changed is returned as "dir/".
 //
-// Such a record is compared as it is read, line by line, keeping nothing:
-// at 3,800 directories, reading the record whole and then comparing took
-// longer than the search it runs beside, most of it in fresh memory for
-// the paths.
+// The directories' lines are read into one buffer, never into a string a
+// path (at 3,800 directories, fresh memory for the paths cost more than
+// the search the check runs beside), and the stat calls are shared among
+// the processors: at 30 copies of the PowerShell docs they are 3,800,
+// and one goroutine took longer than the search.
 func CheckWorktree(dir, root string, maxFiles, limit int) (index string, changed []string, more bool, err error) {
 	f, r, index, files, err := openWorktree(dir)
 	if err != nil {
@@ -35,47 +38,110 @@ func CheckWorktree(dir, root string, maxFiles, limit int) (index string, changed
 	}
 
 	w := &Worktree{Index: index}
-	buf := make([]byte, 0, 512) // a directory's path, NUL-terminated for lstat
-	for {
+	var dirs dirList
+	for done := false; !done; {
 		kind, rest, err := r.next()
 		switch {
 		case err != nil:
 			return "", nil, false, err
 		case kind == 0 || kind == 'f': // the files, not compared, follow the directories
-			return index, sorted(changed), more, nil
+			done = true
 		case kind == 'c':
 			w.ContextFiles = strings.Fields(string(rest))
-			continue
 		case kind != 'd':
 			return "", nil, false, r.bad()
+		default:
+			d, ok := parseDirLine(rest)
+			if !ok {
+				return "", nil, false, r.bad()
+			}
+			dirs.add(root, d)
 		}
-		d, ok := parseDirLine(rest)
-		if !ok {
-			return "", nil, false, r.bad()
-		}
-		buf = append(buf[:0], root...)
-		if len(d.path) > 0 {
-			at := len(buf) + 1
-			buf = append(append(buf, filepath.Separator), d.path...)
-			for i := at; filepath.Separator != '/' && i < len(buf); i++ {
-				if buf[i] == '/' {
-					buf[i] = filepath.Separator
-				}
+	}
+	changed = dirs.changed(w, limit)
+	if limit > 0 && len(changed) > limit {
+		changed, more = changed[:limit], true
+	}
+	return index, sorted(changed), more, nil
+}
+
+// dirList holds a record's directories: their absolute paths, each
+// NUL-terminated for lstat, one after another in one buffer.
+type dirList struct {
+	buf  []byte
+	dirs []dirAt
+}
+
+// dirAt is a directory of a dirList: buf[abs:end] is its path under the
+// root, buf[rel:end] its path in the record, buf[end] a NUL.
+type dirAt struct {
+	mod           int64
+	entries       uint64
+	abs, rel, end int
+}
+
+func (l *dirList) add(root string, d dirLine) {
+	at := dirAt{mod: d.mod, entries: d.entries, abs: len(l.buf)}
+	l.buf = append(l.buf, root...)
+	at.rel = len(l.buf)
+	if len(d.path) > 0 {
+		l.buf = append(l.buf, filepath.Separator)
+		at.rel = len(l.buf)
+		l.buf = append(l.buf, d.path...)
+		for i := at.rel; filepath.Separator != '/' && i < len(l.buf); i++ {
+			if l.buf[i] == '/' {
+				l.buf[i] = filepath.Separator
 			}
 		}
-		buf = append(buf, 0)
-		st, ok := lstat(buf)
-		if !ok || st.mod == d.mod {
-			continue // a removed directory's parent reports it
-		}
-		if HashEntries(w.KnowledgeEntries(string(buf[:len(buf)-1]), string(d.path))) == d.entries {
-			continue
-		}
-		if limit > 0 && len(changed) == limit {
-			return index, sorted(changed), true, nil
-		}
-		changed = append(changed, path.Join(string(d.path), ".")+"/")
 	}
+	at.end = len(l.buf)
+	l.buf = append(l.buf, 0)
+	l.dirs = append(l.dirs, at)
+}
+
+// parallelDirs is the fewest directories whose stat calls are shared
+// among goroutines.
+const parallelDirs = 256
+
+// changed returns the directories whose knowledge entries differ from the
+// record's, in the record's order: all of them, or the first limit+1.
+func (l *dirList) changed(w *Worktree, limit int) []string {
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(l.dirs)/parallelDirs))
+	found := make([][]string, workers)
+	var wg sync.WaitGroup
+	for k := range workers {
+		// Contiguous ranges: their finds, joined in order, are in the
+		// record's order.
+		lo, hi := k*len(l.dirs)/workers, (k+1)*len(l.dirs)/workers
+		wg.Go(func() {
+			for _, d := range l.dirs[lo:hi] {
+				st, ok := lstat(l.buf[d.abs : d.end+1])
+				if !ok || st.mod == d.mod {
+					continue // a removed directory's parent reports it
+				}
+				rel := string(l.buf[d.rel:d.end])
+				if filepath.Separator != '/' {
+					rel = filepath.ToSlash(rel)
+				}
+				if HashEntries(w.KnowledgeEntries(string(l.buf[d.abs:d.end]), rel)) == d.entries {
+					continue
+				}
+				found[k] = append(found[k], path.Join(rel, ".")+"/")
+				if limit > 0 && len(found[k]) > limit {
+					return // the ranges after say nothing more
+				}
+			}
+		})
+	}
+	wg.Wait()
+	var out []string
+	for _, f := range found {
+		out = append(out, f...)
+		if limit > 0 && len(out) > limit {
+			return out[:limit+1]
+		}
+	}
+	return out
 }
 
 // cutNumber parses the number before the first space of b, a signed

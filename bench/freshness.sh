@@ -2,8 +2,9 @@
 # bench/freshness.sh: what kbq's check of an artifact built from the working
 # tree (is any knowledge file newer than the artifact?) adds to a search.
 # Each pair runs the same kbq search with the check (the artifact found in
-# the repository) and without it (named by KBQ_INDEX, which skips it), both
-# through env so that they start alike, on PowerShell-Docs subsets below the
+# the repository) and without it (a copy of the artifact named by
+# KBQ_INDEX: only a repository's own .kbq/ is checked), both through env so
+# that they start alike, on PowerShell-Docs subsets below the
 # file limit (every file compared) and above it (directories only).
 # Needs hyperfine and ../shared/corpora.
 set -euo pipefail
@@ -32,8 +33,9 @@ corpus_repo "$work/large" "$corpus" 4 >/dev/null
 for name in small medium large; do
 	repo=$work/$name
 	echo "== $name: $(head -1 "$repo/.kbq/worktree.stamps" | cut -d' ' -f4) knowledge files"
+	cp -r "$repo/.kbq" "$work/$name.kbq"
 	cd "$repo/.kb"
 	hyperfine -N -w 5 -r 60 -n checked "env KBQ_INDEX= kbq search pipeline variable scope" \
-		-n unchecked "env KBQ_INDEX=$repo/.kbq kbq search pipeline variable scope" 2>&1 |
+		-n unchecked "env KBQ_INDEX=$work/$name.kbq kbq search pipeline variable scope" 2>&1 |
 		grep -E 'Benchmark|Time|Range|±'
 done
