@@ -30,10 +30,17 @@ func testLog(t *testing.T, vars map[string]string) *Log {
 	return l
 }
 
-func TestRecordAndRead(t *testing.T) {
+// clockedLog is a log of the test's own whose clock stands still.
+func clockedLog(t *testing.T) (*Log, time.Time) {
+	t.Helper()
 	l := testLog(t, nil)
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	l.now = func() time.Time { return now }
+	return l, now
+}
+
+func TestRecordAndRead(t *testing.T) {
+	l, now := clockedLog(t)
 	old := now.Add(-40 * 24 * time.Hour)
 	events := []Event{
 		{Via: ViaCLI, Op: OpSearch, Path: ".kb/a.md", Blob: "b1", Query: "secret question", Time: old},
@@ -96,9 +103,7 @@ func TestOffSwitches(t *testing.T) {
 // Past its size cap the log becomes one line per document, keeping the
 // counts; daily counts older than the window are dropped.
 func TestCompaction(t *testing.T) {
-	l := testLog(t, nil)
-	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	l.now = func() time.Time { return now }
+	l, now := clockedLog(t)
 	var events []Event
 	for i := range 6000 {
 		events = append(events, Event{Via: ViaCLI, Op: OpSearch, Path: fmt.Sprintf(".kb/doc%d.md", i%7), Blob: "abc",
@@ -215,9 +220,7 @@ func TestUnwritableLog(t *testing.T) {
 // A log whose summary alone passes maxLogBytes (thousands of documents
 // used) is compacted again only once it has doubled, not on every record.
 func TestCompactionWaitsForTheLogToDouble(t *testing.T) {
-	l := testLog(t, nil)
-	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	l.now = func() time.Time { return now }
+	l, now := clockedLog(t)
 	var events []Event
 	for i := range 4000 {
 		events = append(events, Event{Via: ViaCLI, Op: OpSearch, Path: fmt.Sprintf(".kb/reference/area/document-%d.md", i),
