@@ -97,9 +97,9 @@ func resolve(docs []artifact.Document, repos []string, ref, dir string) (artifac
 	}
 	in := func(repo string) []artifact.Document {
 		var out []artifact.Document
-		for _, d := range docs {
-			if strings.HasPrefix(d.Path, repo+":") {
-				out = append(out, d)
+		for i := range docs {
+			if strings.HasPrefix(docs[i].Path, repo+":") {
+				out = append(out, docs[i])
 			}
 		}
 		return out
@@ -145,30 +145,30 @@ func resolveIn(docs []artifact.Document, ref, dir, prefix string) (artifact.Docu
 		if err != nil || id < 1 {
 			return artifact.Document{}, fmt.Errorf("%w: %q is not memory:ID with a number ID", ErrNotFound, ref)
 		}
-		for _, d := range docs {
-			if d.Kind == knowledge.KindMemory && d.ID == id {
-				candidates = append(candidates, d)
+		for i := range docs { // by index: a document is 400 bytes to copy
+			if d := &docs[i]; d.Kind == knowledge.KindMemory && d.ID == id {
+				candidates = append(candidates, *d)
 			}
 		}
 	} else {
 		p := strings.TrimPrefix(ref, "./")
-		for _, d := range docs {
-			if d.Path == prefix+p || d.Path == p {
-				return d, nil
+		for i := range docs {
+			if d := &docs[i]; d.Path == prefix+p || d.Path == p {
+				return *d, nil
 			}
 		}
 		topic := strings.TrimSuffix(strings.Trim(p, "/"), ".md")
-		for _, d := range docs {
-			if d.Topic == topic {
-				candidates = append(candidates, d)
+		for i := range docs {
+			if d := &docs[i]; d.Topic == topic {
+				candidates = append(candidates, *d)
 			}
 		}
 	}
 	switch {
 	case len(candidates) == 0:
 		names := make([]string, 0, 2*len(docs))
-		for _, d := range docs {
-			names = append(names, d.Topic, d.Path)
+		for i := range docs {
+			names = append(names, docs[i].Topic, docs[i].Path)
 		}
 		if near := suggest.Closest(strings.TrimPrefix(ref, "./"), names); !memory && near != "" {
 			return artifact.Document{}, fmt.Errorf("%w: no document is %q; did you mean %s? (kbq list shows them)", ErrNotFound, ref, near)
@@ -214,8 +214,8 @@ func resolveIn(docs []artifact.Document, ref, dir, prefix string) (artifact.Docu
 // scope, and memory:1 in one scope is not memory:1 in another.
 func resolveMemory(docs, candidates []artifact.Document, ref, dir string) (artifact.Document, error) {
 	here := ""
-	for _, d := range docs {
-		if d.Scope != knowledge.ScopeGlobal && knowledge.ScopeContains(d.Scope, dir) && (here == "" || knowledge.ScopeDepth(d.Scope) > knowledge.ScopeDepth(here)) {
+	for i := range docs {
+		if d := &docs[i]; d.Scope != knowledge.ScopeGlobal && knowledge.ScopeContains(d.Scope, dir) && (here == "" || knowledge.ScopeDepth(d.Scope) > knowledge.ScopeDepth(here)) {
 			here = d.Scope
 		}
 	}
