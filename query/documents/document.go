@@ -93,39 +93,57 @@ func Get(ctx context.Context, src Source, ref, dir string) (*Document, error) {
 func resolve(docs []artifact.Document, repos []string, ref, dir string) (artifact.Document, error) {
 	ref = strings.TrimSpace(ref)
 	if len(repos) == 0 {
-		return resolveIn(docs, ref, dir, "")
+		return resolveIn(docs, ref, dir, "", true)
 	}
 	in := func(repo string) []artifact.Document {
+		// A repository's documents are together, as the union lists
+		// them: the run of them, not a copy, when they are.
+		prefix := repo + ":"
+		lo := 0
+		for lo < len(docs) && !strings.HasPrefix(docs[lo].Path, prefix) {
+			lo++
+		}
+		hi := lo
+		for hi < len(docs) && strings.HasPrefix(docs[hi].Path, prefix) {
+			hi++
+		}
 		var out []artifact.Document
-		for i := range docs {
-			if strings.HasPrefix(docs[i].Path, repo+":") {
+		for i := hi; i < len(docs); i++ {
+			if strings.HasPrefix(docs[i].Path, prefix) {
 				out = append(out, docs[i])
 			}
 		}
-		return out
+		if out == nil {
+			return docs[lo:hi:hi] // resolveIn only reads it
+		}
+		return append(slices.Clone(docs[lo:hi]), out...)
 	}
 	for _, repo := range repos {
 		if rest, ok := strings.CutPrefix(ref, repo+":"); ok {
-			d, err := resolveIn(in(repo), rest, dir, repo+":")
+			d, err := resolveIn(in(repo), rest, dir, repo+":", true)
 			if err != nil {
 				return d, fmt.Errorf("%s: %w", repo, err)
 			}
 			return d, nil
 		}
 	}
+	// A repository without it says so without looking for a name near
+	// it, which costs a comparison with every document's: only the last
+	// one's error is told, when none has it.
 	var found []artifact.Document
-	var lastErr error
+	lastMissed := ""
 	for _, repo := range repos {
-		d, err := resolveIn(in(repo), ref, dir, repo+":")
+		d, err := resolveIn(in(repo), ref, dir, repo+":", false)
 		if err != nil {
-			lastErr = err
+			lastMissed = repo
 			continue
 		}
 		found = append(found, d)
 	}
 	switch len(found) {
 	case 0:
-		return artifact.Document{}, lastErr
+		_, err := resolveIn(in(lastMissed), ref, dir, lastMissed+":", true)
+		return artifact.Document{}, err
 	case 1:
 		return found[0], nil
 	}
@@ -136,8 +154,9 @@ func resolve(docs []artifact.Document, repos []string, ref, dir string) (artifac
 	return artifact.Document{}, fmt.Errorf("%w: %s is in several repositories; name one: %s", ErrNotFound, ref, strings.Join(paths, ", "))
 }
 
-// resolveIn resolves ref among docs, whose paths all start with prefix.
-func resolveIn(docs []artifact.Document, ref, dir, prefix string) (artifact.Document, error) {
+// resolveIn resolves ref among docs, whose paths all start with prefix;
+// with near, a ref that names no document is told the name nearest it.
+func resolveIn(docs []artifact.Document, ref, dir, prefix string, near bool) (artifact.Document, error) {
 	var candidates []artifact.Document
 	idText, memory := strings.CutPrefix(ref, "memory:")
 	if memory {
@@ -166,12 +185,14 @@ func resolveIn(docs []artifact.Document, ref, dir, prefix string) (artifact.Docu
 	}
 	switch {
 	case len(candidates) == 0:
-		names := make([]string, 0, 2*len(docs))
-		for i := range docs {
-			names = append(names, docs[i].Topic, docs[i].Path)
-		}
-		if near := suggest.Closest(strings.TrimPrefix(ref, "./"), names); !memory && near != "" {
-			return artifact.Document{}, fmt.Errorf("%w: no document is %q; did you mean %s? (kbq list shows them)", ErrNotFound, ref, near)
+		if near && !memory {
+			names := make([]string, 0, 2*len(docs))
+			for i := range docs {
+				names = append(names, docs[i].Topic, docs[i].Path)
+			}
+			if closest := suggest.Closest(strings.TrimPrefix(ref, "./"), names); closest != "" {
+				return artifact.Document{}, fmt.Errorf("%w: no document is %q; did you mean %s? (kbq list shows them)", ErrNotFound, ref, closest)
+			}
 		}
 		return artifact.Document{}, fmt.Errorf("%w: no document is %q (kbq list shows them)", ErrNotFound, ref)
 	case len(candidates) == 1 && !memory:
