@@ -17,11 +17,11 @@ import (
 // added, removed and renamed files but not files edited in place; a
 // directory whose knowledge entries changed is returned as "dir/".
 //
-// The directories' lines are read into one buffer, never into a string a
-// path (at 3,800 directories, fresh memory for the paths cost more than
-// the search the check runs beside), and the stat calls are shared among
-// the processors: at 30 copies of the PowerShell docs they are 3,800,
-// and one goroutine took longer than the search.
+// The directories' paths are read into one buffer rather than a string
+// each (at 3,800 directories, fresh memory for the paths cost more than
+// the search the check runs beside), and their stat calls are shared
+// among the processors: at 30 copies of the PowerShell docs there are
+// 3,800, and on one goroutine they took longer than the search.
 func CheckWorktree(dir, root string, maxFiles, limit int) (index string, changed []string, more bool, err error) {
 	f, r, index, files, err := openWorktree(dir)
 	if err != nil {
