@@ -376,7 +376,14 @@ func read(r io.Reader, now time.Time) (*Summary, error) {
 			continue // a compaction's size
 		}
 		var rec record
-		if err := json.Unmarshal(line, &rec); err != nil || rec.Path == "" || rec.T <= 0 {
+		if !parseLine(line, &rec) {
+			rec = record{}
+			if err := json.Unmarshal(line, &rec); err != nil {
+				s.Skipped++
+				continue
+			}
+		}
+		if rec.Path == "" || rec.T <= 0 {
 			s.Skipped++
 			continue
 		}

@@ -305,3 +305,27 @@ func TestImpossibleCompactedSize(t *testing.T) {
 		t.Fatalf("the log was not compacted: %v, %v", fi.Size(), err)
 	}
 }
+
+// BenchmarkRead reads a log of 3,000 documents' summaries and as many
+// records after them, as kbq context and kbq stats read it.
+func BenchmarkRead(b *testing.B) {
+	var data []byte
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	for i := range 3000 {
+		path := fmt.Sprintf(".kb/reference/7.5/Microsoft.PowerShell.Core/About/about_Topic_%d.md", i)
+		summary := record{T: now.Unix(), Path: path, Blob: "0123456789abcdef0123456789abcdef01234567", N: 3 + i%5,
+			Days: [][2]int64{{day(now) - 2, 1}, {day(now), 2}}}
+		data = summary.appendJSON(data)
+	}
+	for i := range 3000 {
+		r := record{T: now.Unix(), Via: ViaMCP, Op: OpSearch, Path: fmt.Sprintf(".kb/reference/7.5/Microsoft.PowerShell.Core/About/about_Topic_%d.md", i*7%3000),
+			Blob: "0123456789abcdef0123456789abcdef01234567"}
+		data = r.appendJSON(data)
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := read(bytes.NewReader(data), now); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
