@@ -129,19 +129,18 @@ func parseLine(line []byte, r *record) bool {
 	keys := [...]string{"via", "op", "path", "blob", "q", "n", "days"}
 	next := 0
 	for len(rest) > 0 && rest[0] == ',' {
-		key, after, ok := parseString(rest[1:])
+		key, after, ok := parseRaw(rest[1:])
 		if !ok || len(after) == 0 || after[0] != ':' {
 			return false
 		}
 		rest = after[1:]
-		for next < len(keys) && keys[next] != key {
+		for next < len(keys) && keys[next] != string(key) {
 			next++
 		}
 		if next == len(keys) {
 			return false
 		}
-		next++
-		switch key {
+		switch keys[next] {
 		case "via":
 			r.Via, rest, ok = parseString(rest)
 		case "op":
@@ -163,6 +162,7 @@ func parseLine(line []byte, r *record) bool {
 		if !ok {
 			return false
 		}
+		next++
 	}
 	return string(rest) == "}"
 }
@@ -195,8 +195,14 @@ func parseInt(b []byte) (int64, []byte, bool) {
 // parseString reads a JSON string with nothing to unescape: no
 // backslash, no control character, and valid UTF-8.
 func parseString(b []byte) (string, []byte, bool) {
+	s, rest, ok := parseRaw(b)
+	return string(s), rest, ok
+}
+
+// parseRaw is parseString without the string: the bytes between the quotes.
+func parseRaw(b []byte) ([]byte, []byte, bool) {
 	if len(b) == 0 || b[0] != '"' {
-		return "", b, false
+		return nil, b, false
 	}
 	ascii := true
 	for i := 1; i < len(b); i++ {
@@ -204,16 +210,16 @@ func parseString(b []byte) (string, []byte, bool) {
 		case c == '"':
 			s := b[1:i]
 			if !ascii && !utf8.Valid(s) {
-				return "", b, false
+				return nil, b, false
 			}
-			return string(s), b[i+1:], true
+			return s, b[i+1:], true
 		case c == '\\' || c < 0x20:
-			return "", b, false
+			return nil, b, false
 		case c >= utf8.RuneSelf:
 			ascii = false
 		}
 	}
-	return "", b, false
+	return nil, b, false
 }
 
 // parseDays reads [[DAY,COUNT],...], at least one pair.
