@@ -174,8 +174,9 @@ func cutPrefix(b []byte, prefix string) ([]byte, bool) {
 	return b[len(prefix):], true
 }
 
-// parseInt reads a decimal integer without sign but a minus, leading
-// zeros or exponent, as appendJSON writes one.
+// parseInt reads a decimal integer as appendJSON writes one: a minus or
+// no sign, no leading zero, no exponent, and (to stay clear of overflow)
+// at most 18 digits.
 func parseInt(b []byte) (int64, []byte, bool) {
 	i := 0
 	if i < len(b) && b[i] == '-' {
