@@ -9,9 +9,11 @@ import (
 	"github.com/kbqdev/kbq/internal/cli"
 	"github.com/kbqdev/kbq/internal/door/kbqcli"
 	"github.com/kbqdev/kbq/internal/door/kbqserve"
+	"github.com/kbqdev/kbq/internal/growstack"
 )
 
 func main() {
+	growstack.Grow()
 	s := cli.System()
 	os.Exit(kbqcli.Main(os.Args[1:], s, kbqserve.Commands(s)...))
 }
