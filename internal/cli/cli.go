@@ -53,6 +53,10 @@ type Streams struct {
 	OutTTY bool
 	ErrTTY bool
 	Getenv func(string) string
+	// Exits says the process ends when the command returns, as it does
+	// for System's streams: what the exit releases anyway (mapped files,
+	// open descriptors) a command may leave to it.
+	Exits bool
 }
 
 // System returns the process's standard streams.
@@ -61,6 +65,7 @@ func System() *Streams {
 		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
 		OutTTY: isTerminal(os.Stdout), ErrTTY: isTerminal(os.Stderr),
 		Getenv: os.Getenv,
+		Exits:  true,
 	}
 }
 

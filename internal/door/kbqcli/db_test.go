@@ -16,8 +16,15 @@ import (
 
 // kbq search --db reads a large artifact in part, prints what its search
 // read, and then keeps the rest of the files whole in the cache, where
-// the next search finds everything.
+// the next search finds everything: closing what it read, or leaving
+// that to the process's exit (cli.Streams.Exits), as the kbq command does.
 func TestSearchReadsTheDatabaseInPart(t *testing.T) {
+	for _, exits := range []bool{false, true} {
+		t.Run(fmt.Sprintf("exits=%v", exits), func(t *testing.T) { testSearchReadsTheDatabaseInPart(t, exits) })
+	}
+}
+
+func testSearchReadsTheDatabaseInPart(t *testing.T, exits bool) {
 	old := pgread.PartlyMin
 	pgread.PartlyMin = 0
 	t.Cleanup(func() { pgread.PartlyMin = old })
@@ -31,7 +38,7 @@ func TestSearchReadsTheDatabaseInPart(t *testing.T) {
 	env := map[string]string{"XDG_CACHE_HOME": cache, "KBQ_USAGE": "off"}
 	search := func() string {
 		var out, errs strings.Builder
-		s := &cli.Streams{Out: &out, Err: &errs, Getenv: func(k string) string { return env[k] }}
+		s := &cli.Streams{Out: &out, Err: &errs, Getenv: func(k string) string { return env[k] }, Exits: exits}
 		if code := Main([]string{"search", "--db", url, "key 123 signing"}, s); code != 0 {
 			t.Fatalf("exit %d: %s", code, errs.String())
 		}

@@ -20,7 +20,11 @@ func closeOpened(s *cli.Streams, o *reader.Opened) {
 	for _, n := range o.Notes() {
 		fmt.Fprintf(s.Err, "kbq: note: %s\n", n)
 	}
-	if err := o.Close(); err != nil {
+	closeAll := o.Close
+	if s.Exits {
+		closeAll = o.Exit
+	}
+	if err := closeAll(); err != nil {
 		fmt.Fprintf(s.Err, "kbq: note: %v\n", err)
 	}
 }

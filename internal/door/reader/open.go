@@ -97,6 +97,17 @@ func (o *Opened) Notes() []string {
 // fetches the rest into the cache.
 func (o *Opened) Close() error { return o.close(true) }
 
+// Exit is Close for a process about to end. The artifacts' mappings and
+// files are left to the exit, which releases them without unmapping each
+// while the runtime's other threads run (for a fresh search, 0.1 ms of
+// 4); a database's files are fetched into the cache as Close does.
+func (o *Opened) Exit() error {
+	if o.remote == nil {
+		return nil
+	}
+	return o.Close()
+}
+
 // close closes the artifacts, and with complete first fetches what is
 // left of a database's files.
 func (o *Opened) close(complete bool) error {
