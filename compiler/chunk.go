@@ -39,8 +39,25 @@ type chunk struct {
 // parsing it would cost a third more.
 var blockParser = parser.NewParser(
 	parser.WithBlockParsers(blockParsers(true)...),
-	parser.WithParagraphTransformers(util.Prioritized(parser.LinkReferenceParagraphTransformer, 100)),
+	parser.WithParagraphTransformers(util.Prioritized(linkReferences{}, 100)),
 )
+
+// linkReferences is goldmark's link reference definition transformer for
+// the paragraphs that can start with one, a '[' after at most three
+// spaces; goldmark's reads every paragraph, with a reader allocated for
+// each (16 MB of the 520 MB a build of the PowerShell docs allocates).
+type linkReferences struct{}
+
+func (linkReferences) Transform(node *ast.Paragraph, reader text.Reader, pc parser.Context) {
+	if lines := node.Lines(); lines.Len() > 0 {
+		seg := lines.At(0)
+		first := bytes.TrimLeft(seg.Value(reader.Source()), " \t")
+		if len(first) > 0 && first[0] != '[' {
+			return
+		}
+	}
+	parser.LinkReferenceParagraphTransformer.Transform(node, reader, pc)
+}
 
 // plainParser is blockParser without headings, for a document with more
 // than maxHeadings: its text is chunked by size alone.
@@ -81,7 +98,7 @@ func blockParsers(headings bool) []util.PrioritizedValue {
 		util.Prioritized(parser.NewListParser(), 300),
 		util.Prioritized(parser.NewListItemParser(), 400),
 		util.Prioritized(parser.NewCodeBlockParser(), 500),
-		util.Prioritized(parser.NewFencedCodeBlockParser(), 700),
+		util.Prioritized(firstLineCode{parser.NewFencedCodeBlockParser()}, 700),
 		util.Prioritized(parser.NewBlockquoteParser(), 800),
 		util.Prioritized(parser.NewHTMLBlockParser(), 900),
 		util.Prioritized(startOnlyParagraphs{parser.NewParagraphParser()}, 1000),
@@ -99,6 +116,19 @@ func blockParsers(headings bool) []util.PrioritizedValue {
 // needs only where blocks start. A paragraph that turns into a setext
 // heading keeps its lines: the heading takes them when it closes.
 type startOnlyParagraphs struct{ parser.BlockParser }
+
+// firstLineCode keeps the first line of a fenced code block and none
+// after: chunking needs only where the block starts, and goldmark appends
+// every line to a growing list (25 MB of a build of the PowerShell docs).
+type firstLineCode struct{ parser.BlockParser }
+
+func (p firstLineCode) Continue(node ast.Node, reader text.Reader, pc parser.Context) parser.State {
+	state := p.BlockParser.Continue(node, reader, pc)
+	if lines := node.Lines(); lines.Len() > 1 {
+		lines.SetSliced(0, 1)
+	}
+	return state
+}
 
 // setextParagraph marks, in a parse's context, the paragraph that a setext
 // heading underline turned into a heading.

@@ -177,30 +177,53 @@ func FuzzChunkBody(f *testing.F) {
 	})
 }
 
+// stockParser is goldmark's own block parser, which blockParser must
+// agree with.
+var stockParser = parser.NewParser(
+	parser.WithBlockParsers(parser.DefaultBlockParsers()...),
+	parser.WithParagraphTransformers(util.Prioritized(parser.LinkReferenceParagraphTransformer, 100)),
+)
+
+// blockDocs are markdown documents whose blocks blockParser must find as
+// goldmark's stock parser does.
+var blockDocs = []string{
+	"Title\n=====\n\nText *with* [links](x).\n\nSub\n---\n",
+	"para one\nstill one\n\n- a\n- b\n\n  more b\n\n1. x\n2. y\n",
+	"> quoted\nlazy line\n> Heading in quote\n> ---\n\nafter\n",
+	"[ref]: https://example.com\n\nUses [ref].\n\n[only]: /x\n",
+	"- item\n  Setext in item\n  ---\n- next\n",
+	"    code\n\n```go\nfunc f() {}\n```\n\n<div>\nhtml\n</div>\n\ntext\n***\nmore\n",
+	"# ATX *emph*\n\ntext\n\n## `code` heading ##\n\n\n",
+	"line\n\n\n\n   indented para\n\t\ttabbed code\n",
+	"```sh\nline one\n\n# not a heading\n```\n# after\n~~~~\nunclosed\n```\n",
+	"  [a]: /x 'title'\n[b]:\n  /y\n\n   [c]: </z> \"t\"\ntext after\n\n\t[d]: /w\n",
+	"> ```\n> code in quote\n> ```\n- ```\n  code in item\n\n  ```\n",
+	"[not a def] text\n\n[x]: /u\n# H\n",
+}
+
+// Paragraphs closed down to their start, fenced code blocks cut to their
+// first line and link references looked for only where one can start
+// must not change the blocks goldmark finds: compare with its stock
+// parser.
 func TestStartOnlyParagraphsKeepBlocks(t *testing.T) {
-	// Paragraphs closed down to their start must not change the blocks
-	// goldmark finds: compare with its stock parser.
-	stock := parser.NewParser(
-		parser.WithBlockParsers(parser.DefaultBlockParsers()...),
-		parser.WithParagraphTransformers(util.Prioritized(parser.LinkReferenceParagraphTransformer, 100)),
-	)
-	docs := []string{
-		"Title\n=====\n\nText *with* [links](x).\n\nSub\n---\n",
-		"para one\nstill one\n\n- a\n- b\n\n  more b\n\n1. x\n2. y\n",
-		"> quoted\nlazy line\n> Heading in quote\n> ---\n\nafter\n",
-		"[ref]: https://example.com\n\nUses [ref].\n\n[only]: /x\n",
-		"- item\n  Setext in item\n  ---\n- next\n",
-		"    code\n\n```go\nfunc f() {}\n```\n\n<div>\nhtml\n</div>\n\ntext\n***\nmore\n",
-		"# ATX *emph*\n\ntext\n\n## `code` heading ##\n\n\n",
-		"line\n\n\n\n   indented para\n\t\ttabbed code\n",
+	for _, md := range blockDocs {
+		checkBlocksMatchStock(t, md)
 	}
-	for _, md := range docs {
-		src := []byte(md)
-		want := topLevelBlocksWith(stock, src, 0)
-		got := topLevelBlocks(src, 0)
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("%q:\n got %v\nwant %v", md, got, want)
-		}
+}
+
+func FuzzBlocksMatchStock(f *testing.F) {
+	for _, md := range blockDocs {
+		f.Add(md)
+	}
+	f.Fuzz(checkBlocksMatchStock)
+}
+
+func checkBlocksMatchStock(t *testing.T, md string) {
+	src := []byte(md)
+	want := topLevelBlocksWith(stockParser, src, 0)
+	got := topLevelBlocks(src, 0)
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("%q:\n got %v\nwant %v", md, got, want)
 	}
 }
 
