@@ -94,6 +94,28 @@ func TestBuildIsReproducible(t *testing.T) {
 	}
 }
 
+// kbc writes its segments as ice would, to the byte: every kind of
+// document, field and term a repository gives, in one segment (300
+// topics) and in segments then merged (1,000).
+func TestBuildWritesSegmentsAsIce(t *testing.T) {
+	for _, n := range []int{300, 1000} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) { testBuildWritesSegmentsAsIce(t, n) })
+	}
+}
+
+func testBuildWritesSegmentsAsIce(t *testing.T, n int) {
+	files := sampleFiles(n)
+	files[".kb/decisions/adr-1.md"] = "---\ntitle: ADR\nkind: decision\nimportance: 0.8\nsource: https://example.com/adr\nowner: platform\ntags: [arch, db]\n---\n# Use Postgres\n\n" + strings.Repeat("Because rows. ", 400) + "\n"
+	files["services/api/.kb/notes/empty.md"] = "---\ntitle: Empty\n---\n"
+	files[".kb/notes/é ü.md"] = "# Ünïcode\n\nDéjà vu.\n\n```go\nfunc f() {}\n```\n"
+	ours, theirs := t.TempDir(), t.TempDir()
+	testkb.BuildInto(t, ours, files, nil)
+	restore := compiler.WriteSegmentsWithIce()
+	testkb.BuildInto(t, theirs, files, nil)
+	restore()
+	sameTree(t, readTree(t, theirs), readTree(t, ours))
+}
+
 func TestBuildFailureKeepsArtifact(t *testing.T) {
 	dir := t.TempDir()
 	files := sampleFiles(10)

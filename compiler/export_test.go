@@ -10,3 +10,11 @@ func ReleaseMergesEvery(every time.Duration) (restore func()) {
 	mapMergeBytes, releaseEvery, releaseBytes = 0, every, 1<<10
 	return func() { mapMergeBytes, releaseEvery, releaseBytes = bytes, was, written }
 }
+
+// WriteSegmentsWithIce has builds write their segments with ice's own
+// writer until the returned function is called.
+func WriteSegmentsWithIce() (restore func()) {
+	was := writeIce
+	writeIce = writeWithIce
+	return func() { writeIce = was }
+}
