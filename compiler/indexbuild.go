@@ -42,9 +42,11 @@ type indexBuild struct {
 	blobs  map[string]string // path → blob of a document read, when not its listed one; with a base to compare with
 	failed bool              // an error was found; stop writing segments
 	dirtyc chan dirtyResult  // the comparison with the base, once started
-	// baseBlobs holds the base's knowledge files and their blobs, once
-	// the comparison is done.
+	// baseBlobs holds the base's knowledge files and their blobs, and
+	// dirtyBase whether the knowledge read differs, once the comparison
+	// is done.
 	baseBlobs map[string]string
+	dirtyBase bool
 
 	builders   chan *segmentBuilder // idle builders, keeping their memory
 	batch      *batch
@@ -218,6 +220,18 @@ func (b *indexBuild) assemble(ctx context.Context, l *listing) (*artifact.Manife
 	if b.opts.KeepGoing {
 		docs = b.dropFailed(docs, failed, deleted)
 	}
+	finish := b.startFinish(ctx, docs, l)
+	m, err := b.index(ctx, l, docs, deleted)
+	if err != nil {
+		finish(nil)
+		return nil, err
+	}
+	return m, finish(m)
+}
+
+// index merges the segments of docs into the index, and writes its
+// snapshot and vectors.
+func (b *indexBuild) index(ctx context.Context, l *listing, docs []artifact.Document, deleted map[uint64]*roaring.Bitmap) (*artifact.Manifest, error) {
 	segs, err := b.segments(docs, deleted)
 	if err != nil {
 		return nil, err
@@ -238,26 +252,70 @@ func (b *indexBuild) assemble(ctx context.Context, l *listing) (*artifact.Manife
 		return nil, err
 	}
 	m.Index = indexName(m, b.nextSeg, snapshot)
-	return m, b.finish(ctx, m, l)
+	return m, nil
 }
 
 // finish records in m whether the build is dirty and when each document
 // last changed.
 func (b *indexBuild) finish(ctx context.Context, m *artifact.Manifest, l *listing) error {
-	if err := b.markDirty(m, l); err != nil {
-		return err
-	}
-	return b.markAges(ctx, m)
+	return b.startFinish(ctx, m.Documents, l)(m)
 }
 
-// markAges records in each document of m the commit that last changed its
-// file along the first-parent history of the source's commit, or that the
-// file read is not committed. An update reads history back to the
-// previous artifact's commit only: documents unchanged since then keep
-// what it recorded.
-func (b *indexBuild) markAges(ctx context.Context, m *artifact.Manifest) error {
-	if b.opts.History == nil {
+// startFinish starts comparing the knowledge read with the base commit's
+// and reading when each of docs last changed, beside the rest of the
+// build: the merge, the manifest and the vectors, which neither needs.
+// What they find goes into docs and m when the function it returns is
+// called, which waits for them; it is called once, or the build stops.
+func (b *indexBuild) startFinish(ctx context.Context, docs []artifact.Document, l *listing) func(m *artifact.Manifest) error {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	var ages []docAge
+	go func() {
+		err := b.markDirtyBase(l)
+		if err == nil {
+			ages, err = b.readAges(ctx, docs)
+		}
+		done <- err
+	}()
+	return func(m *artifact.Manifest) error {
+		if m == nil { // the build stopped
+			cancel()
+			<-done
+			return nil
+		}
+		defer cancel()
+		if err := <-done; err != nil {
+			return err
+		}
+		for i, a := range ages {
+			d := &docs[i]
+			d.Commit, d.Author, d.Updated, d.Uncommitted = a.commit, a.author, a.updated, a.uncommitted
+		}
+		if b.opts.Base != nil {
+			m.Source.Dirty = b.dirtyBase
+			if b.dirtyBase && !b.opts.DirtyBuiltAt.IsZero() {
+				m.BuiltAt = b.opts.DirtyBuiltAt.UTC()
+			}
+		}
 		return nil
+	}
+}
+
+// docAge is what a document's record says of its last change.
+type docAge struct {
+	commit, author, updated string
+	uncommitted             bool
+}
+
+// readAges returns, for each of docs, the commit that last changed its
+// file along the first-parent history of the source's commit, or that
+// the file read is not committed; nil when the build reads no history.
+// An update reads history back to the previous artifact's commit only:
+// documents unchanged since then keep what it recorded. docs are read,
+// not written: the rest of the build reads them meanwhile.
+func (b *indexBuild) readAges(ctx context.Context, docs []artifact.Document) ([]docAge, error) {
+	if b.opts.History == nil {
+		return nil, nil
 	}
 	commit := b.opts.Source.Commit
 	prevCommit := ""
@@ -265,48 +323,48 @@ func (b *indexBuild) markAges(ctx context.Context, m *artifact.Manifest) error {
 		prevCommit = b.prev.m.Source.Commit
 	}
 	// A document an update kept is the previous artifact's, with what
-	// that build recorded (their memory is shared); one it compiled
-	// again has nothing recorded.
-	pending := make(map[string]*artifact.Document)
-	for i := range m.Documents {
-		d := &m.Documents[i]
-		d.Uncommitted = false
+	// that build recorded; one it compiled again has nothing recorded.
+	ages := make([]docAge, len(docs))
+	pending := make(map[string]int)
+	for i := range docs {
+		d := &docs[i]
+		global := strings.HasPrefix(d.Path, knowledge.GlobalPathPrefix)
 		// A rev build reads the commit itself; the others, the working
 		// tree or the index, whose files may differ from it.
-		global := strings.HasPrefix(d.Path, knowledge.GlobalPathPrefix)
 		if global || commit == "" || b.opts.Base != nil && b.baseBlobs[d.Path] != d.Blob {
-			d.Commit, d.Author, d.Updated, d.Uncommitted = "", "", "", !global
+			ages[i].uncommitted = !global
 			continue
 		}
-		pending[d.Path] = d
+		ages[i] = docAge{commit: d.Commit, author: d.Author, updated: d.Updated}
+		pending[d.Path] = i
 	}
 	defer func() {
-		for _, d := range pending { // no commit of the history read changed it
-			d.Commit, d.Author, d.Updated = "", "", ""
+		for _, i := range pending { // no commit of the history read changed it
+			ages[i] = docAge{}
 		}
 	}()
 	if len(pending) == 0 {
-		return nil
+		return ages, nil
 	}
 	for c, err := range b.opts.History(commit) {
 		if err != nil {
-			return fmt.Errorf("read the history of %s: %w", commit, err)
+			return nil, fmt.Errorf("read the history of %s: %w", commit, err)
 		}
 		if err := ctx.Err(); err != nil {
-			return err
+			return nil, err
 		}
 		if c.Hash == prevCommit {
 			// What changed since the previous build is behind; the rest
 			// is as that build found it.
-			for p, d := range pending {
-				if d.Commit != "" {
+			for p, i := range pending {
+				if ages[i].commit != "" {
 					delete(pending, p)
 				}
 			}
 		}
 		for _, p := range c.Changed {
-			if d := pending[p]; d != nil {
-				d.Commit, d.Author, d.Updated = c.Hash, c.Author, c.Time.UTC().Format(time.RFC3339)
+			if i, ok := pending[p]; ok {
+				ages[i] = docAge{commit: c.Hash, author: c.Author, updated: c.Time.UTC().Format(time.RFC3339)}
 				delete(pending, p)
 			}
 		}
@@ -314,11 +372,9 @@ func (b *indexBuild) markAges(ctx context.Context, m *artifact.Manifest) error {
 			break
 		}
 	}
-	return nil
+	return ages, nil
 }
 
-// markDirty records in m whether the knowledge read differs from the base
-// commit's, and the time of a dirty build.
 // compareBase starts comparing the knowledge read with the base commit's,
 // beside the rest of the build, unless it has started.
 func (b *indexBuild) compareBase(l *listing) {
@@ -337,21 +393,16 @@ type dirtyResult struct {
 	err   error
 }
 
-func (b *indexBuild) markDirty(m *artifact.Manifest, l *listing) error {
+// markDirtyBase waits for the comparison with the base commit and keeps
+// whether the knowledge read differs in dirtyBase.
+func (b *indexBuild) markDirtyBase(l *listing) error {
 	if b.opts.Base == nil {
 		return nil
 	}
 	b.compareBase(l)
 	r := <-b.dirtyc
-	dirty, err := r.dirty, r.err
-	if err != nil {
-		return err
-	}
-	m.Source.Dirty = dirty
-	if dirty && !b.opts.DirtyBuiltAt.IsZero() {
-		m.BuiltAt = b.opts.DirtyBuiltAt.UTC()
-	}
-	return nil
+	b.dirtyBase = r.dirty
+	return r.err
 }
 
 // add queues a document for the current segment.
