@@ -2,6 +2,7 @@ package postings
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
@@ -59,6 +60,18 @@ func Merge(out io.Writer, rs []*Reader, newDocs [][]uint64, dropped uint64) (int
 			ones = ones && factors[nd] == 1
 		}
 	}
+	// Segments none of whose chunks are dropped, numbered on from one to
+	// the next, merge by copying their lists' blocks (shifted): only the
+	// first block of each segment's part of a list changes.
+	var bases []uint32
+	if shifted(newDocs) {
+		bases = make([]uint32, len(rs))
+		for i := range rs {
+			if len(newDocs[i]) > 0 {
+				bases[i] = uint32(newDocs[i][0])
+			}
+		}
+	}
 	cursors := make([]*dictCursor, len(rs))
 	for i, r := range rs {
 		cursors[i] = &dictCursor{r: r}
@@ -66,11 +79,14 @@ func Merge(out io.Writer, rs []*Reader, newDocs [][]uint64, dropped uint64) (int
 	}
 	fw := newFileWriter(out)
 	var (
-		list []posting
-		buf  []byte
-		term []byte
-		it   Iterator
-		enc  encoder
+		list      []posting
+		buf       []byte
+		term      []byte
+		it        Iterator
+		enc       encoder
+		parts     []Postings
+		partBases []uint32
+		err       error
 	)
 	for {
 		term = term[:0]
@@ -85,6 +101,25 @@ func Merge(out io.Writer, rs []*Reader, newDocs [][]uint64, dropped uint64) (int
 		}
 		if !found {
 			break
+		}
+		if bases != nil {
+			parts, partBases = parts[:0], partBases[:0]
+			for i, c := range cursors {
+				if c.done || !bytes.Equal(c.term, term) {
+					continue
+				}
+				p, err := rs[i].postingsAt(c.off)
+				if err != nil {
+					return 0, fmt.Errorf("merge postings: %w", err)
+				}
+				parts, partBases = append(parts, p), append(partBases, bases[i])
+				c.next()
+			}
+			if buf, err = enc.appendJoined(buf[:0], parts, partBases); err != nil {
+				return 0, fmt.Errorf("merge postings: %w", err)
+			}
+			fw.addTerm(string(term), buf)
+			continue
 		}
 		list = list[:0]
 		for i, c := range cursors {
@@ -120,6 +155,91 @@ func Merge(out io.Writer, rs []*Reader, newDocs [][]uint64, dropped uint64) (int
 		factors = nil
 	}
 	return fw.finish(uint32(docs), lens, starts, factors, &table)
+}
+
+// shifted reports whether newDocs keeps every chunk, each segment's
+// numbered on from the last of the one before.
+func shifted(newDocs [][]uint64) bool {
+	next := uint64(0)
+	for _, nd := range newDocs {
+		for _, d := range nd {
+			if d != next {
+				return false
+			}
+			next++
+		}
+	}
+	return true
+}
+
+// appendJoined appends to buf the list of the postings parts, the chunks
+// of parts[k] numbered from bases[k] on: each part's blocks as they are,
+// but for the first, whose skip entry and first chunk count from the last
+// chunk of the part before rather than from none. The list's bound joins
+// the parts' bounds, as encodeList joins its blocks'.
+func (e *encoder) appendJoined(buf []byte, parts []Postings, bases []uint32) ([]byte, error) {
+	skip, data := e.skip[:0], e.data[:0]
+	listPairs := &e.listPairs
+	for f := range Fields {
+		listPairs[f] = listPairs[f][:0]
+	}
+	df := 0
+	prevLast := int64(-1) // in the merged numbering
+	var bound Block
+	for k, p := range parts {
+		df += p.DF
+		for f := range Fields {
+			listPairs[f] = pareto(append(listPairs[f], p.Max.Pairs[f][:p.Max.N[f]]...))
+		}
+		entries, blocks := p.data[:p.skip], p.data[p.skip:]
+		base := int64(bases[k])
+		local := int64(-1) // the part's last chunk so far, in its numbering
+		pos, dpos := 0, 0
+		for first := true; pos < len(entries); first = false {
+			entry := pos
+			delta, n1 := uvarintAt(entries, pos)
+			length, n2 := uvarintAt(entries, pos+max(n1, 0))
+			if n1 <= 0 || n2 <= 0 {
+				return nil, fmt.Errorf("%w: skip entry", ErrCorrupt)
+			}
+			pos += n1 + n2
+			boundAt := pos
+			var ok bool
+			if pos, ok = readBound(entries, pos, &bound); !ok || length > uint64(len(blocks)-dpos) || length == 0 {
+				return nil, fmt.Errorf("%w: skip entry", ErrCorrupt)
+			}
+			block := blocks[dpos : dpos+int(length)]
+			dpos += int(length)
+			last := local + 1 + int64(delta)
+			if !first {
+				// Counted from the block before, in the part: as it was.
+				skip = append(skip, entries[entry:pos]...)
+				data = append(data, block...)
+				local = last
+				continue
+			}
+			v, n := binary.Uvarint(block)
+			if n <= 0 {
+				return nil, fmt.Errorf("%w: block data", ErrCorrupt)
+			}
+			doc := base + int64(v>>Fields) // the first chunk, counted from none
+			v = uint64(doc-(prevLast+1))<<Fields | v&(1<<Fields-1)
+			n0 := len(data)
+			data = binary.AppendUvarint(data, v)
+			data = append(data, block[n:]...)
+			skip = binary.AppendUvarint(skip, uint64(base+last-(prevLast+1)))
+			skip = binary.AppendUvarint(skip, uint64(len(data)-n0))
+			skip = append(skip, entries[boundAt:pos]...)
+			local = last
+		}
+		prevLast = base + local
+	}
+	e.skip, e.data = skip, data
+	buf = binary.AppendUvarint(buf, uint64(df))
+	buf = binary.AppendUvarint(buf, uint64(len(skip)))
+	buf = appendBound(buf, listPairs)
+	buf = append(buf, skip...)
+	return append(buf, data...), nil
 }
 
 // dictCursor walks a dictionary in term order.

@@ -188,62 +188,75 @@ func TestRoundTrip(t *testing.T) {
 	for _, size := range []int{1, 7, 300, 5000} {
 		t.Run(fmt.Sprint(size), func(t *testing.T) {
 			c := randomCorpus(uint64(size), size, 400)
-			r := c.write(t)
-			if r.Docs() != uint32(size) || int(r.Terms()) != len(c.terms) {
-				t.Fatalf("docs %d terms %d, want %d and %d", r.Docs(), r.Terms(), size, len(c.terms))
-			}
-			for d := range size {
-				for f := range Fields {
-					if got := r.Length(uint32(d), f); got != c.lens[d][f] {
-						t.Fatalf("length of %d.%d = %d, want %d", d, f, got, c.lens[d][f])
-					}
-				}
-				if got := r.Factor(uint32(d)); got != c.fact[d] {
-					t.Fatalf("factor of %d = %v, want %v", d, got, c.fact[d])
-				}
-				if got := r.Starts(uint32(d)); got != c.starts[d] {
-					t.Fatalf("chunk %d starts a document: %v, want %v", d, got, c.starts[d])
-				}
-				checkDocument(t, r, uint32(d), c.of[d])
-			}
-			var it Iterator
-			for term, want := range c.terms {
-				p, ok, err := r.Lookup([]byte(term))
-				if err != nil || !ok || p.DF != len(want) {
-					t.Fatalf("lookup %s: %v %v df %d, want %d", term, ok, err, p.DF, len(want))
-				}
-				it.Reset(p, r.Docs())
-				for i := 0; it.Next() != NoMore; i++ {
-					if it.Doc() != want[i].doc || *it.Freqs() != want[i].freq {
-						t.Fatalf("%s posting %d = %d %v, want %v", term, i, it.Doc(), *it.Freqs(), want[i])
-					}
-					checkBound(t, it.Block(), want[i], c.lens[want[i].doc])
-					whole := p.Max
-					whole.Last = NoMore
-					checkBound(t, &whole, want[i], c.lens[want[i].doc])
-				}
-				if it.Err() != nil {
-					t.Fatal(it.Err())
-				}
-				// Advance lands on the first chunk at or after each target.
-				it.Reset(p, r.Docs())
-				for target := uint32(0); target < uint32(size); target += uint32(1 + size/37) {
-					i, _ := slices.BinarySearchFunc(want, target, func(p posting, d uint32) int { return int(p.doc) - int(d) })
-					got := it.Advance(target)
-					switch {
-					case i == len(want) && got != NoMore:
-						t.Fatalf("%s advance %d = %d, want none", term, target, got)
-					case i < len(want) && got != want[i].doc:
-						t.Fatalf("%s advance %d = %d, want %d", term, target, got, want[i].doc)
-					}
-				}
-			}
-			for _, missing := range []string{"", "a", "t", "t00000", "zzz"} {
-				if _, ok, err := r.Lookup([]byte(missing)); ok || err != nil {
-					t.Errorf("lookup %q: %v %v, want absent", missing, ok, err)
-				}
-			}
+			checkReader(t, c.write(t), c)
 		})
+	}
+}
+
+// checkReader checks that r holds c: its chunks' lengths, factors and
+// documents, and every term's postings, bounded by their blocks' and
+// their list's bounds, and found by Advance.
+func checkReader(t *testing.T, r *Reader, c *corpus) {
+	t.Helper()
+	size := c.docs
+	if r.Docs() != uint32(size) || int(r.Terms()) != len(c.terms) {
+		t.Fatalf("docs %d terms %d, want %d and %d", r.Docs(), r.Terms(), size, len(c.terms))
+	}
+	for d := range size {
+		for f := range Fields {
+			if got := r.Length(uint32(d), f); got != c.lens[d][f] {
+				t.Fatalf("length of %d.%d = %d, want %d", d, f, got, c.lens[d][f])
+			}
+		}
+		if got := r.Factor(uint32(d)); got != c.fact[d] {
+			t.Fatalf("factor of %d = %v, want %v", d, got, c.fact[d])
+		}
+		if got := r.Starts(uint32(d)); got != c.starts[d] {
+			t.Fatalf("chunk %d starts a document: %v, want %v", d, got, c.starts[d])
+		}
+		checkDocument(t, r, uint32(d), c.of[d])
+	}
+	var it Iterator
+	for term, want := range c.terms {
+		p, ok, err := r.Lookup([]byte(term))
+		if err != nil || !ok || p.DF != len(want) {
+			t.Fatalf("lookup %s: %v %v df %d, want %d", term, ok, err, p.DF, len(want))
+		}
+		it.Reset(p, r.Docs())
+		n := 0
+		for i := 0; it.Next() != NoMore; i++ {
+			if i >= len(want) || it.Doc() != want[i].doc || *it.Freqs() != want[i].freq {
+				t.Fatalf("%s posting %d = %d %v, want %v", term, i, it.Doc(), *it.Freqs(), want[min(i, len(want)-1)])
+			}
+			checkBound(t, it.Block(), want[i], c.lens[want[i].doc])
+			whole := p.Max
+			whole.Last = NoMore
+			checkBound(t, &whole, want[i], c.lens[want[i].doc])
+			n++
+		}
+		if it.Err() != nil {
+			t.Fatal(it.Err())
+		}
+		if n != len(want) {
+			t.Fatalf("%s: %d postings, want %d", term, n, len(want))
+		}
+		// Advance lands on the first chunk at or after each target.
+		it.Reset(p, r.Docs())
+		for target := uint32(0); target < uint32(size); target += uint32(1 + size/37) {
+			i, _ := slices.BinarySearchFunc(want, target, func(p posting, d uint32) int { return int(p.doc) - int(d) })
+			got := it.Advance(target)
+			switch {
+			case i == len(want) && got != NoMore:
+				t.Fatalf("%s advance %d = %d, want none", term, target, got)
+			case i < len(want) && got != want[i].doc:
+				t.Fatalf("%s advance %d = %d, want %d", term, target, got, want[i].doc)
+			}
+		}
+	}
+	for _, missing := range []string{"", "a", "t", "t00000", "zzz"} {
+		if _, ok, err := r.Lookup([]byte(missing)); ok || err != nil {
+			t.Errorf("lookup %q: %v %v, want absent", missing, ok, err)
+		}
 	}
 }
 
@@ -446,6 +459,47 @@ func TestMerge(t *testing.T) {
 	if !bytes.Equal(buf.Bytes(), again.Bytes()) {
 		t.Fatal("merged file differs from the file written from the merged postings")
 	}
+}
+
+// A merge that drops no chunk joins the segments' lists block by block,
+// the first block of each part counted again: the merged file reads as
+// the segments' postings renumbered, with bounds that hold.
+func TestMergeShifted(t *testing.T) {
+	var rs []*Reader
+	var newDocs [][]uint64
+	want := &corpus{terms: make(map[string][]posting)}
+	for i, size := range []int{300, 1, 2000, 45, 129, 128} {
+		c := randomCorpus(uint64(i+40), size, 500)
+		r, err := Parse(c.encode(t, NewWriter()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+		nd := make([]uint64, size)
+		for d := range nd {
+			nd[d] = uint64(want.docs + d)
+		}
+		newDocs = append(newDocs, nd)
+		for term, l := range c.terms {
+			for _, p := range l {
+				want.terms[term] = append(want.terms[term], posting{doc: p.doc + uint32(want.docs), freq: p.freq})
+			}
+		}
+		want.docs += size
+		want.lens = append(want.lens, c.lens...)
+		want.fact = append(want.fact, c.fact...)
+		want.starts = append(want.starts, c.starts...)
+		want.of = append(want.of, c.of...)
+	}
+	var buf bytes.Buffer
+	if _, err := Merge(&buf, rs, newDocs, ^uint64(0)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Parse(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkReader(t, got, want)
 }
 
 // TestPareto compares pareto with its definition: sorted by falling
