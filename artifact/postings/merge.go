@@ -79,14 +79,14 @@ func Merge(out io.Writer, rs []*Reader, newDocs [][]uint64, dropped uint64) (int
 	}
 	fw := newFileWriter(out)
 	var (
-		list      []posting
-		buf       []byte
-		term      []byte
-		it        Iterator
-		enc       encoder
-		parts     []Postings
-		partBases []uint32
-		err       error
+		list  []posting
+		buf   []byte
+		term  []byte
+		it    Iterator
+		enc   encoder
+		parts []Postings
+		segs  []int // the segment of each part
+		err   error
 	)
 	for {
 		term = term[:0]
@@ -102,26 +102,8 @@ func Merge(out io.Writer, rs []*Reader, newDocs [][]uint64, dropped uint64) (int
 		if !found {
 			break
 		}
-		if bases != nil {
-			parts, partBases = parts[:0], partBases[:0]
-			for i, c := range cursors {
-				if c.done || !bytes.Equal(c.term, term) {
-					continue
-				}
-				p, err := rs[i].postingsAt(c.off)
-				if err != nil {
-					return 0, fmt.Errorf("merge postings: %w", err)
-				}
-				parts, partBases = append(parts, p), append(partBases, bases[i])
-				c.next()
-			}
-			if buf, err = enc.appendJoined(buf[:0], parts, partBases); err != nil {
-				return 0, fmt.Errorf("merge postings: %w", err)
-			}
-			fw.addTerm(string(term), buf)
-			continue
-		}
-		list = list[:0]
+		// The term's lists, in segment order.
+		parts, segs = parts[:0], segs[:0]
 		for i, c := range cursors {
 			if c.done || !bytes.Equal(c.term, term) {
 				continue
@@ -130,6 +112,19 @@ func Merge(out io.Writer, rs []*Reader, newDocs [][]uint64, dropped uint64) (int
 			if err != nil {
 				return 0, fmt.Errorf("merge postings: %w", err)
 			}
+			parts, segs = append(parts, p), append(segs, i)
+			c.next()
+		}
+		if bases != nil {
+			if buf, err = enc.appendJoined(buf[:0], parts, segs, bases); err != nil {
+				return 0, fmt.Errorf("merge postings: %w", err)
+			}
+			fw.addTerm(string(term), buf)
+			continue
+		}
+		list = list[:0]
+		for k, p := range parts {
+			i := segs[k]
 			it.Reset(p, rs[i].docs)
 			for d := it.Next(); d != NoMore; d = it.Next() {
 				nd := newDocs[i][d]
@@ -144,7 +139,6 @@ func Merge(out io.Writer, rs []*Reader, newDocs [][]uint64, dropped uint64) (int
 			if err := it.Err(); err != nil {
 				return 0, fmt.Errorf("merge postings: %w", err)
 			}
-			c.next()
 		}
 		if len(list) > 0 {
 			buf = enc.encodeList(buf[:0], list, lens)
@@ -173,11 +167,11 @@ func shifted(newDocs [][]uint64) bool {
 }
 
 // appendJoined appends to buf the list of the postings parts, the chunks
-// of parts[k] numbered from bases[k] on: each part's blocks as they are,
+// of parts[k] numbered from bases[segs[k]] on: each part's blocks as they are,
 // but for the first, whose skip entry and first chunk count from the last
 // chunk of the part before rather than from none. The list's bound joins
 // the parts' bounds, as encodeList joins its blocks'.
-func (e *encoder) appendJoined(buf []byte, parts []Postings, bases []uint32) ([]byte, error) {
+func (e *encoder) appendJoined(buf []byte, parts []Postings, segs []int, bases []uint32) ([]byte, error) {
 	skip, data := e.skip[:0], e.data[:0]
 	listPairs := &e.listPairs
 	for f := range Fields {
@@ -192,7 +186,7 @@ func (e *encoder) appendJoined(buf []byte, parts []Postings, bases []uint32) ([]
 			listPairs[f] = pareto(append(listPairs[f], p.Max.Pairs[f][:p.Max.N[f]]...))
 		}
 		entries, blocks := p.data[:p.skip], p.data[p.skip:]
-		base := int64(bases[k])
+		base := int64(bases[segs[k]])
 		local := int64(-1) // the part's last chunk so far, in its numbering
 		pos, dpos := 0, 0
 		for first := true; pos < len(entries); first = false {
