@@ -204,10 +204,14 @@ func Words(text []byte, fn func(start, end int)) {
 		c := text[i]
 		if c < utf8.RuneSelf {
 			switch {
-			case isASCIIWordByte(c):
+			case asciiWord[c]:
 				if start < 0 {
 					start = i
 				}
+				// The rest of an ASCII run of the word at once.
+				for i++; i < len(text) && asciiWord[text[i]]; i++ {
+				}
+				continue
 			case c == '\'' && start >= 0 && i+1 < len(text) && isLetterAt(text, i+1) && isLetterBefore(text, i):
 				// don't, it's: the apostrophe stays inside the word
 			default:
@@ -215,6 +219,11 @@ func Words(text []byte, fn func(start, end int)) {
 					fn(start, i)
 					start = -1
 				}
+				// The rest of an ASCII run between words at once (an
+				// apostrophe there is no word's).
+				for i++; i < len(text) && text[i] < utf8.RuneSelf && !asciiWord[text[i]]; i++ {
+				}
+				continue
 			}
 			i++
 			continue
@@ -244,6 +253,15 @@ func Words(text []byte, fn func(start, end int)) {
 		fn(start, len(text))
 	}
 }
+
+// asciiWord marks the ASCII bytes of words, letters and digits; no byte
+// of a multi-byte character is one.
+var asciiWord = func() (t [256]bool) {
+	for c := range utf8.RuneSelf {
+		t[c] = isASCIIWordByte(byte(c))
+	}
+	return t
+}()
 
 func isASCIIWordByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
