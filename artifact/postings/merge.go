@@ -116,7 +116,7 @@ func Merge(out io.Writer, rs []*Reader, newDocs [][]uint64, dropped uint64) (int
 			c.next()
 		}
 		if bases != nil {
-			if buf, err = enc.appendJoined(buf[:0], parts, segs, bases); err != nil {
+			if buf, err = enc.appendJoined(buf[:0], parts, segs, bases, rs); err != nil {
 				return 0, fmt.Errorf("merge postings: %w", err)
 			}
 			fw.addTerm(string(term), buf)
@@ -167,11 +167,11 @@ func shifted(newDocs [][]uint64) bool {
 }
 
 // appendJoined appends to buf the list of the postings parts, the chunks
-// of parts[k] numbered from bases[segs[k]] on: each part's blocks as they are,
+// of parts[k], of segment rs[segs[k]], numbered from bases[segs[k]] on: each part's blocks as they are,
 // but for the first, whose skip entry and first chunk count from the last
 // chunk of the part before rather than from none. The list's bound joins
 // the parts' bounds, as encodeList joins its blocks'.
-func (e *encoder) appendJoined(buf []byte, parts []Postings, segs []int, bases []uint32) ([]byte, error) {
+func (e *encoder) appendJoined(buf []byte, parts []Postings, segs []int, bases []uint32, rs []*Reader) ([]byte, error) {
 	skip, data := e.skip[:0], e.data[:0]
 	listPairs := &e.listPairs
 	for f := range Fields {
@@ -204,7 +204,10 @@ func (e *encoder) appendJoined(buf []byte, parts []Postings, segs []int, bases [
 			}
 			block := blocks[dpos : dpos+int(length)]
 			dpos += int(length)
-			last := local + 1 + int64(delta)
+			last := local + 1 + int64(min(delta, math.MaxUint32))
+			if last >= int64(rs[segs[k]].docs) {
+				return nil, fmt.Errorf("%w: skip entry out of range", ErrCorrupt)
+			}
 			if !first {
 				// Counted from the block before, in the part: as it was.
 				skip = append(skip, entries[entry:pos]...)

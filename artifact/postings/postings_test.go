@@ -2,6 +2,8 @@ package postings
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -500,6 +502,30 @@ func TestMergeShifted(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkReader(t, got, want)
+}
+
+// A joined merge refuses a skip entry whose block ends past its segment,
+// as reading it would.
+func TestMergeShiftedDamaged(t *testing.T) {
+	c := randomCorpus(7, 300, 50)
+	r, err := Parse(c.encode(t, NewWriter()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok, err := r.Lookup([]byte("t0000"))
+	if !ok || err != nil {
+		t.Fatalf("lookup: %v %v", ok, err)
+	}
+	if _, err := new(encoder).appendJoined(nil, []Postings{p}, []int{0}, []uint32{0}, []*Reader{r}); err != nil {
+		t.Fatalf("the list as written: %v", err)
+	}
+	_, n := binary.Uvarint(p.data)
+	damaged := binary.AppendUvarint(nil, uint64(r.docs)+10)
+	p.skip += len(damaged) - n
+	p.data = append(damaged, p.data[n:]...)
+	if _, err := new(encoder).appendJoined(nil, []Postings{p}, []int{0}, []uint32{0}, []*Reader{r}); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("a block past the segment's end: %v, want ErrCorrupt", err)
+	}
 }
 
 // TestPareto compares pareto with its definition: sorted by falling
