@@ -105,7 +105,7 @@ func blockParsers(headings bool) []util.PrioritizedValue {
 	}
 	if headings {
 		ps = append(ps, util.Prioritized(setextHeadings{parser.NewSetextHeadingParser()}, 100),
-			util.Prioritized(parser.NewATXHeadingParser(), 600))
+			util.Prioritized(rawHeadings{parser.NewATXHeadingParser()}, 600))
 	}
 	return ps
 }
@@ -145,8 +145,57 @@ func (p startOnlyParagraphs) Close(node ast.Node, reader text.Reader, pc parser.
 	lines.Append(text.NewSegment(start, start))
 }
 
-// setextHeadings marks the paragraph a setext heading takes its text from.
+// setextHeadings marks the paragraph a setext heading takes its text from,
+// and sets its lines aside as rawHeadings does.
 type setextHeadings struct{ parser.BlockParser }
+
+func (p setextHeadings) Close(node ast.Node, reader text.Reader, pc parser.Context) {
+	p.BlockParser.Close(node, reader, pc)
+	setAside(node, pc)
+}
+
+// rawHeadings sets a heading's lines aside when it closes, and parse
+// gives them back once goldmark is done: its inline parse of them, a
+// tenth of its time, made nodes nothing reads (headingText reads the
+// lines).
+type rawHeadings struct{ parser.BlockParser }
+
+func (p rawHeadings) Close(node ast.Node, reader text.Reader, pc parser.Context) {
+	p.BlockParser.Close(node, reader, pc)
+	setAside(node, pc)
+}
+
+// asideKey holds, in a parse's context, the headings whose lines are set
+// aside.
+var asideKey = parser.NewContextKey()
+
+type asideLines struct {
+	node  ast.Node
+	lines text.Segments
+}
+
+func setAside(node ast.Node, pc parser.Context) {
+	aside, _ := pc.Get(asideKey).(*[]asideLines)
+	if aside == nil {
+		aside = new([]asideLines)
+		pc.Set(asideKey, aside)
+	}
+	*aside = append(*aside, asideLines{node, *node.Lines()})
+	node.SetLines(text.NewSegments())
+}
+
+// parse parses md's blocks with p, the lines of its headings whole.
+func parse(p parser.Parser, md []byte) ast.Node {
+	pc := parser.NewContext()
+	doc := p.Parse(text.NewReader(md), parser.WithContext(pc))
+	if aside, _ := pc.Get(asideKey).(*[]asideLines); aside != nil {
+		for i := range *aside {
+			a := &(*aside)[i]
+			a.node.SetLines(&a.lines)
+		}
+	}
+	return doc
+}
 
 func (p setextHeadings) Open(parent ast.Node, reader text.Reader, pc parser.Context) (ast.Node, parser.State) {
 	last := pc.LastOpenedBlock().Node
@@ -431,7 +480,7 @@ func topLevelBlocks(src []byte, body int) []block {
 
 func topLevelBlocksWith(p parser.Parser, src []byte, body int) []block {
 	md := src[body:]
-	doc := p.Parse(text.NewReader(md))
+	doc := parse(p, md)
 	blocks := make([]block, 0, doc.ChildCount())
 	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
 		off, ok := blockOffset(n)
@@ -460,7 +509,7 @@ func contextHeadings(src []byte, body int) []uint32 {
 		return []uint32{0}
 	}
 	md := src[body:]
-	doc := blockParser.Parse(text.NewReader(md))
+	doc := parse(blockParser, md)
 	var out []uint32
 	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
 		h, ok := n.(*ast.Heading)

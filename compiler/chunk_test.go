@@ -202,8 +202,9 @@ var blockDocs = []string{
 }
 
 // Paragraphs closed down to their start, fenced code blocks cut to their
-// first line and link references looked for only where one can start
-// must not change the blocks goldmark finds: compare with its stock
+// first line, headings' lines set aside from the inline parse and link
+// references looked for only where one can start must not change the
+// blocks goldmark finds, nor the headings' text: compare with its stock
 // parser.
 func TestStartOnlyParagraphsKeepBlocks(t *testing.T) {
 	for _, md := range blockDocs {
