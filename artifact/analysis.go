@@ -228,30 +228,39 @@ func Words(text []byte, fn func(start, end int)) {
 			i++
 			continue
 		}
-		r, n := utf8.DecodeRune(text[i:])
-		switch {
-		case isIdeograph(r):
-			if start >= 0 {
-				fn(start, i)
-				start = -1
-			}
-			fn(i, i+n)
-		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsNumber(r) || (start >= 0 && unicode.IsMark(r)):
-			if start < 0 {
-				start = i
-			}
-		case r == '\u2019' && start >= 0 && i+n < len(text) && isLetterAt(text, i+n) && isLetterBefore(text, i):
-		default:
-			if start >= 0 {
-				fn(start, i)
-				start = -1
-			}
-		}
+		var n int
+		start, n = wordRune(text, i, start, fn)
 		i += n
 	}
 	if start >= 0 {
 		fn(start, len(text))
 	}
+}
+
+// wordRune takes the character at text[i], not ASCII, for Words: it ends
+// the word begun at start (-1: none) and begins one as the character
+// says, and returns where the word now begins and the character's length.
+func wordRune(text []byte, i, start int, fn func(start, end int)) (int, int) {
+	r, n := utf8.DecodeRune(text[i:])
+	switch {
+	case isIdeograph(r):
+		if start >= 0 {
+			fn(start, i)
+		}
+		fn(i, i+n)
+		return -1, n
+	case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsNumber(r) || (start >= 0 && unicode.IsMark(r)):
+		if start < 0 {
+			start = i
+		}
+	case r == '\u2019' && start >= 0 && i+n < len(text) && isLetterAt(text, i+n) && isLetterBefore(text, i):
+	default:
+		if start >= 0 {
+			fn(start, i)
+		}
+		return -1, n
+	}
+	return start, n
 }
 
 // asciiWord marks the ASCII bytes of words, letters and digits; no byte

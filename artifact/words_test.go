@@ -3,52 +3,35 @@ package artifact
 import (
 	"slices"
 	"testing"
-	"unicode"
 	"unicode/utf8"
 )
 
-// wordsByRune is Words as it was written first, a byte or a rune at a
-// time, which Words must agree with.
+// wordsByRune is Words as it was written first, an ASCII byte at a time
+// (and wordRune for the other characters, as Words), which Words must
+// agree with.
 func wordsByRune(text []byte, fn func(start, end int)) {
 	start := -1
 	for i := 0; i < len(text); {
 		c := text[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case isASCIIWordByte(c):
-				if start < 0 {
-					start = i
-				}
-			case c == '\'' && start >= 0 && i+1 < len(text) && isLetterAt(text, i+1) && isLetterBefore(text, i):
-			default:
-				if start >= 0 {
-					fn(start, i)
-					start = -1
-				}
-			}
-			i++
+		if c >= utf8.RuneSelf {
+			var n int
+			start, n = wordRune(text, i, start, fn)
+			i += n
 			continue
 		}
-		r, n := utf8.DecodeRune(text[i:])
 		switch {
-		case isIdeograph(r):
-			if start >= 0 {
-				fn(start, i)
-				start = -1
-			}
-			fn(i, i+n)
-		case unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsNumber(r) || (start >= 0 && unicode.IsMark(r)):
+		case isASCIIWordByte(c):
 			if start < 0 {
 				start = i
 			}
-		case r == '\u2019' && start >= 0 && i+n < len(text) && isLetterAt(text, i+n) && isLetterBefore(text, i):
+		case c == '\'' && start >= 0 && i+1 < len(text) && isLetterAt(text, i+1) && isLetterBefore(text, i):
 		default:
 			if start >= 0 {
 				fn(start, i)
 				start = -1
 			}
 		}
-		i += n
+		i++
 	}
 	if start >= 0 {
 		fn(start, len(text))
