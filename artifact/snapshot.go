@@ -13,8 +13,8 @@ import (
 	"strings"
 
 	"github.com/RoaringBitmap/roaring"
-	"github.com/blugelabs/ice"
 
+	"github.com/kbqdev/kbq/artifact/iceread"
 	"github.com/kbqdev/kbq/artifact/postings"
 )
 
@@ -28,11 +28,11 @@ import (
 
 const (
 	// SegmentType and SegmentVersion name the segment format.
-	SegmentType    = ice.Type
-	SegmentVersion = ice.Version
+	SegmentType    = iceread.Type
+	SegmentVersion = iceread.Version
 	// segmentFooterLen is the size of an ice segment's footer: document
 	// count, three offsets, chunk mode, version and CRC.
-	segmentFooterLen = 8*4 + 4*3
+	segmentFooterLen = iceread.FooterLen
 )
 
 // SegmentName is the file name of segment id.

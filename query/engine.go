@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"container/heap"
 	"fmt"
-	"io"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -13,11 +12,10 @@ import (
 
 	"github.com/RoaringBitmap/roaring"
 	"github.com/bits-and-blooms/bitset"
-	"github.com/blevesearch/vellum"
 	segment "github.com/blugelabs/bluge_segment_api"
-	"github.com/blugelabs/ice"
 
 	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/artifact/iceread"
 	"github.com/kbqdev/kbq/artifact/postings"
 	"github.com/kbqdev/kbq/internal/mmap"
 )
@@ -49,7 +47,7 @@ type engine struct {
 // seg is a segment: its ice segment holds the stored and keyword fields,
 // text the postings of the text fields.
 type seg struct {
-	segment.Segment
+	*iceread.Segment
 	unmap   func() error
 	text    *postings.Reader
 	stored  *storedReader
@@ -119,14 +117,8 @@ func openSeg(dir string, id uint64, mapped *int) (s seg, err error) {
 			s.close()
 		}
 	}()
-	loaded, err := ice.Load(segment.NewDataBytes(data))
-	if err != nil {
+	if s.Segment, err = iceread.Load(data); err != nil {
 		return s, fmt.Errorf("load segment %s: %w", name, err)
-	}
-	s.Segment = loaded
-	iceSeg, ok := loaded.(*ice.Segment)
-	if !ok {
-		return s, fmt.Errorf("load segment %s: unexpected type %T", name, loaded)
 	}
 	kbt := filepath.Join(dir, postings.FileName(id))
 	if s.text, err = postings.Open(kbt); err != nil {
@@ -135,7 +127,7 @@ func openSeg(dir string, id uint64, mapped *int) (s seg, err error) {
 	if p := partialOf(kbt); p != nil {
 		s.text.SetNeed(p.Need)
 	}
-	if s.stored, err = openStored(name, data, iceSeg, mapped); err != nil {
+	if s.stored, err = openStored(name, data, s.Segment, mapped); err != nil {
 		return s, err
 	}
 	return s, nil
@@ -148,9 +140,6 @@ func (s *seg) close() {
 	}
 	if s.stored != nil {
 		s.stored.close()
-	}
-	if c, ok := s.Segment.(io.Closer); ok {
-		c.Close()
 	}
 	if s.unmap != nil {
 		s.unmap()
@@ -363,31 +352,14 @@ type termNode struct {
 func (n termNode) match(ev *eval, _ bool) (*bitset.BitSet, error) {
 	out := ev.bits()
 	term := []byte(n.term)
-	var it segment.PostingsIterator
 	for _, s := range ev.e.segs {
-		dict, err := s.Dictionary(n.field)
-		if err != nil {
-			return nil, fmt.Errorf("read dictionary of %s: %w", n.field, err)
-		}
-		pl, err := dict.PostingsList(term, s.deleted, nil)
+		pl, err := s.Dictionary(n.field).Postings(term, s.deleted)
 		if err != nil {
 			return nil, fmt.Errorf("read postings of %s:%s: %w", n.field, n.term, err)
 		}
-		if pl.Count() == 0 {
-			continue
-		}
-		if it, err = pl.Iterator(false, false, false, it); err != nil {
-			return nil, err
-		}
-		for {
-			p, err := it.Next()
-			if err != nil {
-				return nil, fmt.Errorf("read postings of %s:%s: %w", n.field, n.term, err)
-			}
-			if p == nil {
-				break
-			}
-			out.Set(uint(s.base + p.Number()))
+		it := pl.Iterator()
+		for doc, ok := it.Next(); ok; doc, ok = it.Next() {
+			out.Set(uint(s.base + doc))
 		}
 	}
 	return out, nil
@@ -428,45 +400,22 @@ func (n expandNode) matchKeyword(ev *eval) (*bitset.BitSet, error) {
 	out := ev.bits()
 	start := []byte(n.prefix)
 	end := afterPrefix(start)
-	var pl segment.PostingsList
-	var it segment.PostingsIterator
 	for _, field := range n.fields {
 		for _, s := range ev.e.segs {
-			dict, err := s.Dictionary(field)
-			if err != nil {
+			terms := s.Dictionary(field).Terms(start, end)
+			for term, ok := terms.Next(); ok; term, ok = terms.Next() {
+				pl, err := terms.Postings(s.deleted)
+				if err != nil {
+					return nil, fmt.Errorf("read postings of %s:%s: %w", field, term, err)
+				}
+				it := pl.Iterator()
+				for doc, ok := it.Next(); ok; doc, ok = it.Next() {
+					out.Set(uint(s.base + doc))
+				}
+			}
+			if err := terms.Err(); err != nil {
 				return nil, fmt.Errorf("read dictionary of %s: %w", field, err)
 			}
-			terms := dict.Iterator(nil, start, end)
-			for {
-				entry, err := terms.Next()
-				if err != nil && err != vellum.ErrIteratorDone {
-					terms.Close()
-					return nil, fmt.Errorf("read dictionary of %s: %w", field, err)
-				}
-				if entry == nil {
-					break
-				}
-				if pl, err = dict.PostingsList([]byte(entry.Term()), s.deleted, pl); err != nil {
-					terms.Close()
-					return nil, fmt.Errorf("read postings of %s:%s: %w", field, entry.Term(), err)
-				}
-				if it, err = pl.Iterator(false, false, false, it); err != nil {
-					terms.Close()
-					return nil, err
-				}
-				for {
-					p, err := it.Next()
-					if err != nil {
-						terms.Close()
-						return nil, fmt.Errorf("read postings of %s:%s: %w", field, entry.Term(), err)
-					}
-					if p == nil {
-						break
-					}
-					out.Set(uint(s.base + p.Number()))
-				}
-			}
-			terms.Close()
 		}
 	}
 	return out, nil

@@ -166,7 +166,7 @@ func lastIndex(err error) string {
 }
 
 // openIndex opens the index directory of manifest m and checks that it
-// holds as many live chunks as the manifest counts. ice checks each
+// holds as many live chunks as the manifest counts. iceread checks each
 // segment's footer as it loads it; when that fails, or panics on a damaged
 // segment, artifact.CheckIndex names what is wrong. Checking before
 // opening cost 0.8 ms of a 5 ms open at 45 segments.

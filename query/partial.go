@@ -10,9 +10,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/blugelabs/ice"
-
 	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/artifact/iceread"
 	"github.com/kbqdev/kbq/artifact/postings"
 )
 
@@ -128,7 +127,7 @@ func storedFieldsEnd(footer []byte, size int64) (int64, error) {
 	limit := uint64(size - segmentFooterLen)
 	ordered := docs <= limit/8 && stored <= limit-8*docs && stored+8*docs <= fields && fields <= limit &&
 		(docValues == math.MaxUint64 || stored+8*docs <= docValues && docValues <= fields)
-	if version != ice.Version || !ordered {
+	if version != iceread.Version || !ordered {
 		return 0, fmt.Errorf("%w: a segment of version %d whose stored fields end at %d of %d bytes, before its index at %d", artifact.ErrCorrupt, version, stored, size, fields)
 	}
 	return int64(stored), nil

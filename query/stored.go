@@ -8,10 +8,10 @@ import (
 	"sync"
 
 	segment "github.com/blugelabs/bluge_segment_api"
-	"github.com/blugelabs/ice"
-	"github.com/golang/snappy"
 
 	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/artifact/iceread"
+	"github.com/kbqdev/kbq/internal/unsnappy"
 )
 
 // storedReader reads the stored fields of a large ice segment with pread
@@ -55,8 +55,8 @@ var readBufs = sync.Pool{New: func() any { return new([guess]byte) }}
 // openStored opens the stored fields of the segment file name, loaded as
 // seg from the mapping data; its records are read there when data fits in
 // what is left of mapped, which it then takes.
-func openStored(name string, data []byte, seg *ice.Segment, mapped *int) (*storedReader, error) {
-	offset, docs := seg.StoredIndexOffset(), seg.NumDocs()
+func openStored(name string, data []byte, seg *iceread.Segment, mapped *int) (*storedReader, error) {
+	offset, docs := seg.StoredIndexOffset(), seg.Count()
 	if offset > uint64(len(data)) || docs > (uint64(len(data))-offset)/8 {
 		return nil, fmt.Errorf("%w: segment %s is shorter than its stored offsets", artifact.ErrCorrupt, name)
 	}
@@ -156,11 +156,11 @@ func (r *storedReader) visit(doc uint64, a *arena, visit segment.StoredFieldVisi
 	}
 	meta := buf[head : head+int(metaLen)]
 	compressed := buf[head+int(metaLen) : need]
-	size, err := snappy.DecodedLen(compressed)
+	size, err := unsnappy.DecodedLen(compressed)
 	if err != nil || size > 1<<30 {
 		return fmt.Errorf("%w: stored fields of chunk %d", artifact.ErrCorrupt, doc)
 	}
-	values, err := snappy.Decode(a.alloc(size), compressed)
+	values, err := unsnappy.Decode(a.alloc(size), compressed)
 	if err != nil {
 		return fmt.Errorf("%w: stored fields of chunk %d: %w", artifact.ErrCorrupt, doc, err)
 	}

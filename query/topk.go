@@ -6,9 +6,9 @@ import (
 	"slices"
 
 	"github.com/bits-and-blooms/bitset"
-	segment "github.com/blugelabs/bluge_segment_api"
 
 	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/artifact/iceread"
 	"github.com/kbqdev/kbq/artifact/postings"
 )
 
@@ -339,22 +339,14 @@ func (q *topQuery) runSegment(ev *eval, s seg, col *topCollector, res *topResult
 	}
 	e := evalSegment{q: q, ev: ev, s: s, col: col, res: res, terms: live, fmax: fmax, k1: k1, perDocument: perDocument}
 	for _, f := range q.facets {
-		dict, err := s.Dictionary(f.field)
-		if err != nil {
-			return fmt.Errorf("read dictionary of %s: %w", f.field, err)
-		}
-		pl, err := dict.PostingsList([]byte(f.term), s.deleted, nil)
+		pl, err := s.Dictionary(f.field).Postings([]byte(f.term), s.deleted)
 		if err != nil {
 			return fmt.Errorf("read postings of %s:%s: %w", f.field, f.term, err)
 		}
 		if pl.Count() == 0 {
 			return nil // no chunk of this segment meets it
 		}
-		it, err := pl.Iterator(false, false, false, nil)
-		if err != nil {
-			return err
-		}
-		e.facets = append(e.facets, facetCursor{it: it, term: f})
+		e.facets = append(e.facets, facetCursor{it: pl.Iterator(), term: f})
 	}
 	for _, w := range q.without {
 		p, ok, err := s.text.Lookup([]byte(w.term))
@@ -374,16 +366,13 @@ func (q *topQuery) runSegment(ev *eval, s seg, col *topCollector, res *topResult
 		err = e.disjunction()
 	}
 	e.flush()
-	if err == nil {
-		err = e.facetErr
-	}
 	return err
 }
 
 // facetCursor walks a required keyword term's postings in a segment as
 // the chunks to check come, in ascending order.
 type facetCursor struct {
-	it   segment.PostingsIterator
+	it   *iceread.Iterator
 	term termNode
 	at   uint64 // the posting it is on; past every chunk when done
 	read bool   // it has moved at all
@@ -391,19 +380,15 @@ type facetCursor struct {
 
 // holds reports whether chunk doc, at or after the last asked, holds the
 // term.
-func (f *facetCursor) holds(doc uint64) (bool, error) {
+func (f *facetCursor) holds(doc uint64) bool {
 	if !f.read || f.at < doc {
 		f.read = true
-		p, err := f.it.Advance(doc)
-		if err != nil {
-			return false, fmt.Errorf("read postings of %s:%s: %w", f.term.field, f.term.term, err)
-		}
-		f.at = math.MaxUint64
-		if p != nil {
-			f.at = p.Number()
+		var ok bool
+		if f.at, ok = f.it.Advance(doc); !ok {
+			f.at = math.MaxUint64
 		}
 	}
-	return f.at == doc, nil
+	return f.at == doc
 }
 
 // maxFactor bounds the score factor importance gives.
@@ -427,9 +412,8 @@ type evalSegment struct {
 	pendingLast uint32 // the last chunk of it scored
 	hasPending  bool
 
-	facets   []facetCursor // the query's facets in this segment
-	facetErr error
-	without  []*exclusion // the excluded words this segment holds
+	facets  []facetCursor // the query's facets in this segment
+	without []*exclusion  // the excluded words this segment holds
 }
 
 // exclusion is an excluded word's postings in a segment.
@@ -516,11 +500,7 @@ func (e *evalSegment) allowed(doc uint32) bool {
 		}
 	}
 	for i := range e.facets {
-		ok, err := e.facets[i].holds(uint64(doc))
-		if err != nil && e.facetErr == nil {
-			e.facetErr = err
-		}
-		if !ok {
+		if !e.facets[i].holds(uint64(doc)) {
 			return false
 		}
 	}
