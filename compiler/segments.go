@@ -102,7 +102,11 @@ func writeFile(name string, sync bool, fill func(io.Writer) error) (err error) {
 			os.Remove(name)
 		}
 	}()
-	bw := bufio.NewWriterSize(f, 128<<10)
+	var out io.Writer = f
+	if sync {
+		out = writeBack(f)
+	}
+	bw := bufio.NewWriterSize(out, 128<<10)
 	if err := fill(bw); err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
