@@ -121,11 +121,14 @@ func splitTags(s string) []string {
 // firstLine, and returns its top-level mapping with positions made relative
 // to the source.
 func parseYAML(data []byte, firstLine int, report func(line, col int, msg string)) *yaml.Node {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		line, msg := yamlErrorLine(err)
-		report(firstLine+line-1, 1, "invalid YAML in frontmatter: "+msg)
-		return nil
+	doc, plain := plainYAML(data)
+	if !plain {
+		doc = new(yaml.Node)
+		if err := yaml.Unmarshal(data, doc); err != nil {
+			line, msg := yamlErrorLine(err)
+			report(firstLine+line-1, 1, "invalid YAML in frontmatter: "+msg)
+			return nil
+		}
 	}
 	if len(doc.Content) == 0 {
 		return &yaml.Node{Kind: yaml.MappingNode, Line: firstLine, Column: 1}
