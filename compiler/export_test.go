@@ -12,9 +12,10 @@ func ReleaseMergesEvery(every time.Duration) (restore func()) {
 }
 
 // WriteSegmentsWithIce has builds write their segments with ice's own
-// writer until the returned function is called.
+// writer, those joined from their batches too, until the returned
+// function is called.
 func WriteSegmentsWithIce() (restore func()) {
-	was := writeIce
-	writeIce = writeWithIce
-	return func() { writeIce = was }
+	was, join, docs := writeIce, joinIce, partDocs
+	writeIce, joinIce, partDocs = writeWithIce, joinWithIce, true
+	return func() { writeIce, joinIce, partDocs = was, join, docs }
 }

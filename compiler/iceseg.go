@@ -25,21 +25,21 @@ import (
 // a fifth of the CPU of a build of the PowerShell docs, and 155 MB of the
 // 526 MB it allocated. A build's documents need less: their fields are
 // stored values and keywords, without doc values or term locations, so
-// the segment is written as it is encoded, from buffers reused across
-// documents and fields.
+// the segment is encoded from buffers reused across documents and
+// fields, and written as it is.
 func writeIceSegment(out io.Writer, docs []segment.Document) error {
 	if len(docs) == 0 {
 		return writeWithIce(out, docs) // a batch of empty documents
 	}
-	w := &iceWriter{docs: make([]indexDoc, len(docs)), out: out}
+	ids := make([]indexDoc, len(docs))
 	for i, d := range docs {
 		id, ok := d.(indexDoc)
 		if !ok {
 			return fmt.Errorf("document %d is a %T, not an index document", i, d)
 		}
-		w.docs[i] = id
+		ids[i] = id
 	}
-	return w.segment()
+	return writeIceParts(out, []*icePart{newIcePart(ids)})
 }
 
 // writeWithIce writes docs as an ice segment with ice's own writer.
@@ -63,21 +63,20 @@ const (
 	iceNotUninverted   = math.MaxUint64
 )
 
-// iceWriter writes one segment; the offsets it records are counted from
-// the segment's start, and the CRC covers every byte before the footer's.
-type iceWriter struct {
-	docs []indexDoc
-	out  io.Writer
-	n    uint64
-	crc  uint32
-	err  error
-
-	names  []string          // by field number: _id, then sorted names
-	number map[string]uint16 // field name → number
-	fields []iceField        // by field number
-	seen   []bool            // by field number, for the document at hand
-	lens   []int             // by field number, for the document at hand
-	buf    []byte            // numbers before they are written
+// An icePart is consecutive documents of a segment, encoded as far as
+// they can be before the segment's other documents are known: their
+// stored records (each document's values snappy-compressed), and each
+// field's counts and keyword postings. writeIceParts writes parts, in
+// order, as the segment of all their documents that ice would write; a
+// build encodes its batches' parts in parallel, and writes a segment of
+// several batches without merging segments.
+type icePart struct {
+	docs    int
+	names   []string           // by field number: _id, then the parts' names, sorted
+	fields  []iceField         // by field number
+	records [][]byte           // the stored records, one after another, in blocks of whole records
+	offsets []uint64           // by document: where its record starts, counted across the blocks
+	src     []segment.Document // the documents, when tests compare (partDocs)
 }
 
 // iceField is what a segment records of a field: how many documents
@@ -96,6 +95,179 @@ type icePostings struct {
 	docs  []uint32
 	freqs []uint64 // ice's frequency, shifted left by one (no locations)
 	norms []uint32 // float32 bits
+}
+
+// newIcePart encodes docs.
+func newIcePart(docs []indexDoc) *icePart {
+	p := &icePart{docs: len(docs)}
+	number := p.defineFields(docs)
+	p.encodeStored(docs, number)
+	p.collectTerms(docs, number)
+	return p
+}
+
+// defineFields numbers the fields as ice does: _id first, then the
+// names of every document's fields, sorted.
+func (p *icePart) defineFields(docs []indexDoc) map[string]uint16 {
+	number := map[string]uint16{iceIDField: 0}
+	p.names = []string{iceIDField}
+	for _, d := range docs {
+		for _, f := range d {
+			if _, ok := number[f.name]; !ok {
+				number[f.name] = 0
+				p.names = append(p.names, f.name)
+			}
+		}
+	}
+	slices.Sort(p.names[1:])
+	for i, name := range p.names {
+		number[name] = uint16(i)
+	}
+	p.fields = make([]iceField, len(p.names))
+	return number
+}
+
+// storedValue is a stored value of a document's field.
+type storedValue struct {
+	field uint16
+	value []byte
+}
+
+// encodeStored encodes each document's stored values, in field order, as
+// ice does: the varints of their lengths, then of their fields, offsets
+// and lengths, then the values snappy-compressed; and counts the
+// documents that have each field and its length in all.
+func (p *icePart) encodeStored(docs []indexDoc, number map[string]uint16) {
+	p.offsets = make([]uint64, len(docs))
+	seen := make([]bool, len(p.names))
+	var vals []storedValue
+	var meta, data, compressed, block []byte
+	var size uint64
+	for i, d := range docs {
+		vals = vals[:0]
+		for _, f := range d {
+			n := number[f.name]
+			fd := &p.fields[n]
+			if !seen[n] {
+				// Counted once a document, however often it names it.
+				seen[n] = true
+				fd.docs++
+			}
+			fd.freqs += uint64(f.length)
+			if f.store {
+				vals = append(vals, storedValue{n, f.value})
+			}
+		}
+		clear(seen)
+		// A field's values keep the order they came in.
+		slices.SortStableFunc(vals, func(a, b storedValue) int { return cmp.Compare(a.field, b.field) })
+		meta, data = meta[:0], data[:0]
+		for _, v := range vals {
+			meta = binary.AppendUvarint(meta, uint64(v.field))
+			meta = binary.AppendUvarint(meta, uint64(len(data)))
+			meta = binary.AppendUvarint(meta, uint64(len(v.value)))
+			data = append(data, v.value...)
+		}
+		compressed = snappy.Encode(compressed[:cap(compressed)], data)
+		p.offsets[i] = size
+		need := 2*binary.MaxVarintLen64 + len(meta) + len(compressed)
+		if block == nil || cap(block)-len(block) < need {
+			if block != nil {
+				p.records = append(p.records, block)
+			}
+			block = make([]byte, 0, max(recordBlock, need))
+		}
+		at := len(block)
+		block = binary.AppendUvarint(block, uint64(len(meta)))
+		block = binary.AppendUvarint(block, uint64(len(compressed)))
+		block = append(block, meta...)
+		block = append(block, compressed...)
+		size += uint64(len(block) - at)
+	}
+	if block != nil {
+		p.records = append(p.records, block)
+	}
+}
+
+// recordBlock is the size of the blocks a part's stored records are kept
+// in: one growing buffer was copied as it grew, a twentieth of a build's
+// CPU.
+var recordBlock = 1 << 20
+
+// collectTerms gathers each field's terms and their postings, documents
+// in order: a term's frequencies in a document add up, and its norm is
+// that of the field's length in the document, as ice counts them.
+func (p *icePart) collectTerms(docs []indexDoc, number map[string]uint16) {
+	lens := make([]int, len(p.names))
+	for i, d := range docs {
+		for _, f := range d {
+			lens[number[f.name]] += f.length
+		}
+		for _, f := range d {
+			if len(f.terms) == 0 {
+				continue
+			}
+			n := number[f.name]
+			fd := &p.fields[n]
+			if fd.terms == nil {
+				fd.terms = make(map[string]int)
+			}
+			norm := math.Float32bits(normCalc(f.name, lens[n]))
+			for _, t := range f.terms {
+				k, ok := fd.terms[string(t.term)]
+				if !ok {
+					k = len(fd.postings)
+					fd.terms[string(t.term)] = k
+					fd.postings = append(fd.postings, icePostings{term: string(t.term)})
+				}
+				tp := &fd.postings[k]
+				if last := len(tp.docs) - 1; last >= 0 && tp.docs[last] == uint32(i) {
+					tp.freqs[last] += uint64(t.freq) << 1
+					continue
+				}
+				tp.docs = append(tp.docs, uint32(i))
+				tp.freqs = append(tp.freqs, uint64(t.freq)<<1)
+				tp.norms = append(tp.norms, norm)
+			}
+		}
+		clear(lens)
+	}
+}
+
+// writeIceParts writes the segment of parts' documents, in order: the
+// stored records, dictionaries with postings, the (empty) doc values
+// index, the fields and the footer.
+func writeIceParts(out io.Writer, parts []*icePart) error {
+	w := &iceWriter{out: out}
+	w.join(parts)
+	storedIndex := w.writeStored(parts)
+	docValues := w.writeDicts()
+	fieldsIndex := w.writeFields()
+	// The footer: its last four bytes are the CRC of all before them.
+	for _, v := range []uint64{w.docs, storedIndex, fieldsIndex, docValues} {
+		w.bigEndian(v)
+	}
+	w.buf = binary.BigEndian.AppendUint32(w.buf[:0], iceChunkModeV1)
+	w.buf = binary.BigEndian.AppendUint32(w.buf, ice.Version)
+	w.put(w.buf)
+	w.buf = binary.BigEndian.AppendUint32(w.buf[:0], w.crc)
+	w.put(w.buf)
+	return w.err
+}
+
+// iceWriter writes one segment; the offsets it records are counted from
+// the segment's start, and the CRC covers every byte before the footer's.
+type iceWriter struct {
+	out  io.Writer
+	n    uint64
+	crc  uint32
+	err  error
+	docs uint64
+
+	names  []string   // by field number: _id, then sorted names
+	fields []iceField // by field number
+	remap  [][]uint16 // by part, its field numbers' in the segment
+	buf    []byte     // numbers before they are written
 }
 
 func (w *iceWriter) put(p []byte) {
@@ -120,145 +292,129 @@ func (w *iceWriter) bigEndian(v uint64) {
 	w.put(w.buf)
 }
 
-// segment writes the segment: stored fields, dictionaries with postings,
-// the (empty) doc values index, the fields and the footer.
-func (w *iceWriter) segment() error {
-	w.defineFields()
-	storedIndex := w.writeStored()
-	w.collectTerms()
-	docValues := w.writeDicts()
-	fieldsIndex := w.writeFields()
-	// The footer: its last four bytes are the CRC of all before them.
-	for _, v := range []uint64{uint64(len(w.docs)), storedIndex, fieldsIndex, docValues} {
-		w.bigEndian(v)
+// join numbers the fields of all parts as ice does, and gathers each
+// field's counts and postings, the documents of later parts numbered
+// after the earlier parts'.
+func (w *iceWriter) join(parts []*icePart) {
+	if len(parts) == 1 {
+		p := parts[0]
+		w.names, w.fields, w.docs = p.names, p.fields, uint64(p.docs)
+		w.remap = [][]uint16{nil}
+		return
 	}
-	w.buf = binary.BigEndian.AppendUint32(w.buf[:0], iceChunkModeV1)
-	w.buf = binary.BigEndian.AppendUint32(w.buf, ice.Version)
-	w.put(w.buf)
-	w.buf = binary.BigEndian.AppendUint32(w.buf[:0], w.crc)
-	w.put(w.buf)
-	return w.err
-}
-
-// defineFields numbers the fields as ice does: _id first, then the
-// names of every document's fields, sorted.
-func (w *iceWriter) defineFields() {
-	w.number = map[string]uint16{iceIDField: 0}
+	number := map[string]uint16{iceIDField: 0}
 	w.names = []string{iceIDField}
-	for _, d := range w.docs {
-		for _, f := range d {
-			if _, ok := w.number[f.name]; !ok {
-				w.number[f.name] = 0
-				w.names = append(w.names, f.name)
+	for _, p := range parts {
+		for _, name := range p.names {
+			if _, ok := number[name]; !ok {
+				number[name] = 0
+				w.names = append(w.names, name)
 			}
 		}
 	}
 	slices.Sort(w.names[1:])
 	for i, name := range w.names {
-		w.number[name] = uint16(i)
+		number[name] = uint16(i)
 	}
 	w.fields = make([]iceField, len(w.names))
-	w.seen = make([]bool, len(w.names))
-	w.lens = make([]int, len(w.names))
-}
-
-// storedValue is a stored value of a document's field.
-type storedValue struct {
-	field uint16
-	value []byte
-}
-
-// writeStored writes each document's stored values, in field order, as
-// ice does: the varints of their fields, offsets and lengths, then the
-// values snappy-compressed. It returns the offset of the index of the
-// documents' offsets that follows them.
-func (w *iceWriter) writeStored() uint64 {
-	offsets := make([]uint64, len(w.docs))
-	var vals []storedValue
-	var meta, data, compressed []byte
-	for i, d := range w.docs {
-		vals = vals[:0]
-		seen := w.seen
-		for _, f := range d {
-			n := w.number[f.name]
-			fd := &w.fields[n]
-			if !seen[n] {
-				// Counted once a document, however often it names it.
-				seen[n] = true
-				fd.docs++
-			}
-			fd.freqs += uint64(f.length)
-			if f.store {
-				vals = append(vals, storedValue{n, f.value})
+	w.remap = make([][]uint16, len(parts))
+	for pi, p := range parts {
+		remap := make([]uint16, len(p.names))
+		for l, name := range p.names {
+			remap[l] = number[name]
+		}
+		w.remap[pi] = remap
+		base := uint32(w.docs)
+		for l := range p.fields {
+			from, to := &p.fields[l], &w.fields[remap[l]]
+			to.docs += from.docs
+			to.freqs += from.freqs
+			for _, tp := range from.postings {
+				if to.terms == nil {
+					to.terms = make(map[string]int)
+				}
+				k, ok := to.terms[tp.term]
+				if !ok {
+					k = len(to.postings)
+					to.terms[tp.term] = k
+					to.postings = append(to.postings, icePostings{term: tp.term})
+				}
+				dst := &to.postings[k]
+				for _, d := range tp.docs {
+					dst.docs = append(dst.docs, base+d)
+				}
+				dst.freqs = append(dst.freqs, tp.freqs...)
+				dst.norms = append(dst.norms, tp.norms...)
 			}
 		}
-		clear(seen)
-		// A field's values keep the order they came in.
-		slices.SortStableFunc(vals, func(a, b storedValue) int { return cmp.Compare(a.field, b.field) })
-		meta, data = meta[:0], data[:0]
-		for _, v := range vals {
-			meta = binary.AppendUvarint(meta, uint64(v.field))
-			meta = binary.AppendUvarint(meta, uint64(len(data)))
-			meta = binary.AppendUvarint(meta, uint64(len(v.value)))
-			data = append(data, v.value...)
+		w.docs += uint64(p.docs)
+	}
+}
+
+// writeStored writes the parts' stored records, their fields renumbered
+// where the segment numbers them otherwise, then the index of where each
+// starts, whose offset it returns.
+func (w *iceWriter) writeStored(parts []*icePart) uint64 {
+	starts := make([]uint64, 0, w.docs)
+	var meta []byte
+	for pi, p := range parts {
+		remap := w.remap[pi]
+		if remap == nil || identity(remap) {
+			for _, off := range p.offsets {
+				starts = append(starts, w.n+off)
+			}
+			for _, block := range p.records {
+				w.put(block)
+			}
+			continue
 		}
-		compressed = snappy.Encode(compressed[:cap(compressed)], data)
-		offsets[i] = w.n
-		w.uvarints(uint64(len(meta)), uint64(len(compressed)))
-		w.put(meta)
-		w.put(compressed)
+		for _, block := range p.records {
+			for len(block) > 0 {
+				metaLen, k1 := binary.Uvarint(block)
+				dataLen, k2 := binary.Uvarint(block[k1:])
+				head := k1 + k2
+				old, data := block[head:head+int(metaLen)], block[head+int(metaLen):head+int(metaLen)+int(dataLen)]
+				block = block[head+int(metaLen)+int(dataLen):]
+				meta = meta[:0]
+				for pos := 0; pos < len(old); {
+					field, a := binary.Uvarint(old[pos:])
+					pos += a
+					meta = binary.AppendUvarint(meta, uint64(remap[field]))
+					for range 2 { // offset and length
+						v, b := binary.Uvarint(old[pos:])
+						pos += b
+						meta = binary.AppendUvarint(meta, v)
+					}
+				}
+				starts = append(starts, w.n)
+				w.uvarints(uint64(len(meta)), dataLen)
+				w.put(meta)
+				w.put(data)
+			}
+		}
 	}
 	index := w.n
-	for _, off := range offsets {
+	for _, off := range starts {
 		w.bigEndian(off)
 	}
 	return index
 }
 
-// collectTerms gathers each field's terms and their postings, documents
-// in order: a term's frequencies in a document add up, and its norm is
-// that of the field's length in the document, as ice counts them.
-func (w *iceWriter) collectTerms() {
-	for i, d := range w.docs {
-		for _, f := range d {
-			w.lens[w.number[f.name]] += f.length
+// identity reports whether remap numbers every field as it was.
+func identity(remap []uint16) bool {
+	for i, n := range remap {
+		if int(n) != i {
+			return false
 		}
-		for _, f := range d {
-			if len(f.terms) == 0 {
-				continue
-			}
-			n := w.number[f.name]
-			fd := &w.fields[n]
-			if fd.terms == nil {
-				fd.terms = make(map[string]int)
-			}
-			norm := math.Float32bits(normCalc(f.name, w.lens[n]))
-			for _, t := range f.terms {
-				k, ok := fd.terms[string(t.term)]
-				if !ok {
-					k = len(fd.postings)
-					fd.terms[string(t.term)] = k
-					fd.postings = append(fd.postings, icePostings{term: string(t.term)})
-				}
-				p := &fd.postings[k]
-				if last := len(p.docs) - 1; last >= 0 && p.docs[last] == uint32(i) {
-					p.freqs[last] += uint64(t.freq) << 1
-					continue
-				}
-				p.docs = append(p.docs, uint32(i))
-				p.freqs = append(p.freqs, uint64(t.freq)<<1)
-				p.norms = append(p.norms, norm)
-			}
-		}
-		clear(w.lens)
 	}
+	return true
 }
 
 // writeDicts writes each field's postings, term by term in order, and
 // the dictionary that finds them; no field has doc values. It returns the
 // offset of the doc values index, which says so of every field.
 func (w *iceWriter) writeDicts() uint64 {
-	numDocs := uint64(len(w.docs))
+	numDocs := w.docs
 	tf := newIceIntCoder(iceLegacyChunkSize, numDocs-1)
 	loc := newIceIntCoder(iceLegacyChunkSize, numDocs-1)
 	bits := roaring.New()

@@ -97,3 +97,36 @@ func TestIceSegmentMatchesIce(t *testing.T) {
 		}
 	}
 }
+
+// Documents encoded in parts, each numbering its own fields and keeping
+// its records in blocks, are written as the one segment ice writes of
+// them all.
+func TestIcePartsMatchIce(t *testing.T) {
+	defer func(size int) { recordBlock = size }(recordBlock)
+	for _, n := range []int{2, 7, 300, 1025, 2600} {
+		for seed := range uint64(3) {
+			recordBlock = []int{1 << 20, 1, 700}[seed]
+			t.Run(fmt.Sprintf("%d docs, seed %d, blocks of %d", n, seed, recordBlock), func(t *testing.T) {
+				r := rand.New(rand.NewPCG(seed, uint64(n)+7))
+				docs := randomDocs(r, n)
+				var parts []*icePart
+				for rest := docs; len(rest) > 0; {
+					k := 1 + r.IntN(len(rest))
+					ids := make([]indexDoc, k)
+					for i := range ids {
+						ids[i] = rest[i].(indexDoc)
+					}
+					parts = append(parts, newIcePart(ids))
+					rest = rest[k:]
+				}
+				var got bytes.Buffer
+				if err := writeIceParts(&got, parts); err != nil {
+					t.Fatal(err)
+				}
+				if want := iceBytes(t, docs); !bytes.Equal(got.Bytes(), want) {
+					t.Fatalf("%d parts: %d bytes, ice %d", len(parts), got.Len(), len(want))
+				}
+			})
+		}
+	}
+}

@@ -48,7 +48,12 @@ type indexBuild struct {
 	baseBlobs map[string]string
 	dirtyBase bool
 
-	builders   chan *segmentBuilder // idle builders, keeping their memory
+	builders chan *segmentBuilder // idle builders, keeping their memory
+	// keeping says the ice parts of the batches are kept in memory, to be
+	// written as one segment at the end (joinKept); keptChunks counts
+	// their chunks.
+	keeping    bool
+	keptChunks int
 	batch      *batch
 	batches    []*batch
 	nextSeg    uint64
@@ -65,6 +70,12 @@ type batch struct {
 	// meta is filled in by the segment builder: the documents with their
 	// chunk and term counts.
 	meta []artifact.Document
+	// keep says the segment builder leaves the batch's ice part in part
+	// rather than writing its segment file; done is closed when the
+	// builder is through.
+	keep bool
+	part *icePart
+	done chan struct{}
 }
 
 // segmentBuilder is what builds a segment, kept from one to the next: the
@@ -114,6 +125,7 @@ func (b *indexBuild) run(ctx context.Context, l *listing) (*artifact.Manifest, e
 			b.nextSeg = b.prev.nextSegment()
 		}
 	}
+	b.keeping = b.prev == nil
 	done := 0
 	parse := func(c candidate) (parsed, error) {
 		d, err := l.readAndParse(c, &b.opts.Options)
@@ -236,7 +248,21 @@ func (b *indexBuild) index(ctx context.Context, l *listing, docs []artifact.Docu
 	if err != nil {
 		return nil, err
 	}
-	if segs, err = b.merge(segs, docs); err != nil {
+	if b.keeping && len(deleted) > 0 {
+		// Chunks to leave out: ice's merge does that.
+		b.keeping = false
+		for _, bt := range b.batches {
+			if err := bt.writeKept(b.dir); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if b.keeping {
+		segs, err = b.joinKept(docs)
+	} else {
+		segs, err = b.merge(segs, docs)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if err := b.syncUnmerged(segs); err != nil {
@@ -434,9 +460,16 @@ func (b *indexBuild) flush() {
 	}
 	b.batch = nil
 	b.batches = append(b.batches, bt)
+	bt.done = make(chan struct{})
+	if bt.keep = b.keeping && bt.chunks > 0 && b.keptChunks+bt.chunks <= tierChunks; bt.keep {
+		b.keptChunks += bt.chunks
+	} else if b.keeping {
+		b.writeKept() // more than one segment's worth: each is written
+	}
 	b.writerSlot <- struct{}{}
 	b.writers.Go(func() error {
 		defer func() { <-b.writerSlot }()
+		defer close(bt.done)
 		var sb *segmentBuilder
 		select {
 		case sb = <-b.builders:
@@ -459,8 +492,39 @@ func (b *indexBuild) flush() {
 			bt.meta = append(bt.meta, d.Document)
 		}
 		bt.docs = nil
-		return writeSegment(b.dir, bt.seg, chunks, sb.postings)
+		if !bt.keep {
+			return writeSegment(b.dir, bt.seg, chunks, sb.postings)
+		}
+		if err := writePostings(b.dir, bt.seg, sb.postings); err != nil {
+			return err
+		}
+		bt.part = keepPart(chunks)
+		return nil
 	})
+}
+
+// writeKept stops keeping the batches' ice parts: those kept are written
+// as their segments' files, once encoded.
+func (b *indexBuild) writeKept() {
+	b.keeping = false
+	for _, bt := range b.batches {
+		if bt.keep {
+			b.writers.Go(func() error {
+				<-bt.done
+				return bt.writeKept(b.dir)
+			})
+		}
+	}
+}
+
+// writeKept writes the segment file of a batch whose ice part was kept.
+func (bt *batch) writeKept(dir string) error {
+	if !bt.keep || bt.part == nil {
+		return nil
+	}
+	part := bt.part
+	bt.keep, bt.part = false, nil
+	return writeIcePart(dir, bt.seg, part)
 }
 
 // syncUnmerged syncs the segments of this build that no merge took in.

@@ -25,6 +25,10 @@ import (
 // merges them, so that a query opens a few segments, whatever the size of
 // the knowledge base: a full build merges its batches into segments of at
 // least tierChunks chunks, about fullSegments of them for a large corpus.
+// A full build of tierChunks chunks or fewer, whose batches all end in one
+// segment, keeps their ice parts in memory instead and writes that
+// segment from them (joinKept): the batches' ice segments are neither
+// written nor read back.
 // Incremental builds add a small segment each; once smallSegments of those
 // pile up they are merged into one, along with any segment that lost most
 // of its chunks, so the count stays bounded and an edit costs a small
@@ -205,6 +209,83 @@ func (b *indexBuild) merge(segs []artifact.SnapshotSegment, docs []artifact.Docu
 		out = append(out, artifact.SnapshotSegment{ID: r.id})
 	}
 	return out, nil
+}
+
+// joinKept writes the segment of a full build whose batches' ice parts
+// were kept, all of them: the parts joined into one ice segment, beside
+// their postings joined as a merge joins them, and moves docs to it. A
+// merge would have read the batches' segments back to write that
+// segment; this writes none of them.
+func (b *indexBuild) joinKept(docs []artifact.Document) (_ []artifact.SnapshotSegment, err error) {
+	switch len(b.batches) {
+	case 0:
+		return nil, nil
+	case 1:
+		bt := b.batches[0]
+		if err := bt.writeKept(b.dir); err != nil {
+			return nil, err
+		}
+		return []artifact.SnapshotSegment{{ID: bt.seg}}, nil
+	}
+	id := b.nextSeg
+	b.nextSeg++
+	parts := make([]*icePart, len(b.batches))
+	texts := make([]*postings.Reader, 0, len(b.batches))
+	defer func() {
+		for _, t := range texts {
+			t.Close()
+		}
+	}()
+	newDocs := make([][]uint64, len(b.batches))
+	base := make(map[uint64]uint32, len(b.batches))
+	var chunks uint64
+	for i, bt := range b.batches {
+		parts[i], bt.part, bt.keep = bt.part, nil, false
+		text, err := postings.Open(filepath.Join(b.dir, postings.FileName(bt.seg)))
+		if err != nil {
+			return nil, fmt.Errorf("join segment %d: %w", bt.seg, err)
+		}
+		texts = append(texts, text)
+		base[bt.seg] = uint32(chunks)
+		newDocs[i] = make([]uint64, bt.chunks)
+		for j := range newDocs[i] {
+			newDocs[i][j] = chunks + uint64(j)
+		}
+		chunks += uint64(bt.chunks)
+	}
+	var g errgroup.Group
+	g.Go(func() error {
+		return writeFileSync(filepath.Join(b.dir, postings.FileName(id)), func(w io.Writer) error {
+			_, err := postings.Merge(w, texts, newDocs, iceDropped)
+			return err
+		})
+	})
+	g.Go(func() error {
+		return writeFileSync(filepath.Join(b.dir, artifact.SegmentName(id)), func(w io.Writer) error {
+			return joinIce(w, parts)
+		})
+	})
+	if err := g.Wait(); err != nil {
+		return nil, fmt.Errorf("join into segment %d: %w", id, err)
+	}
+	for i := range docs {
+		d := &docs[i]
+		at, ok := base[d.Seg]
+		if !ok {
+			return nil, fmt.Errorf("join segments: %s is in segment %d, not of this build", d.Path, d.Seg)
+		}
+		d.Seg, d.Doc = id, at+d.Doc
+	}
+	for _, t := range texts {
+		t.Close()
+	}
+	texts = nil
+	for _, bt := range b.batches {
+		if err := os.Remove(filepath.Join(b.dir, postings.FileName(bt.seg))); err != nil {
+			return nil, fmt.Errorf("join segments: %w", err)
+		}
+	}
+	return []artifact.SnapshotSegment{{ID: id}}, nil
 }
 
 // mapMergeBytes is the largest merge whose inputs' pages are kept as it

@@ -30,14 +30,10 @@ func normCalc(_ string, length int) float32 { return artifact.EncodeNorm(length)
 // build's first segments are merged away, and syncSegment syncs those
 // that stay.
 func writeSegment(dir string, id uint64, docs []segment.Document, pw *postings.Writer) error {
-	err := writeFile(filepath.Join(dir, postings.FileName(id)), false, func(f io.Writer) error {
-		_, err := pw.WriteTo(f)
+	if err := writePostings(dir, id, pw); err != nil {
 		return err
-	})
-	if err != nil {
-		return fmt.Errorf("write postings of segment %d: %w", id, err)
 	}
-	err = writeFile(filepath.Join(dir, artifact.SegmentName(id)), false, func(f io.Writer) error {
+	err := writeFile(filepath.Join(dir, artifact.SegmentName(id)), false, func(f io.Writer) error {
 		return writeIce(f, docs)
 	})
 	if err != nil {
@@ -46,9 +42,62 @@ func writeSegment(dir string, id uint64, docs []segment.Document, pw *postings.W
 	return nil
 }
 
-// writeIce writes a segment's documents in ice's format; tests compare it
-// with ice's own writer.
-var writeIce = writeIceSegment
+// writePostings writes the postings of segment id's text fields, pw,
+// into dir, without syncing them.
+func writePostings(dir string, id uint64, pw *postings.Writer) error {
+	err := writeFile(filepath.Join(dir, postings.FileName(id)), false, func(f io.Writer) error {
+		_, err := pw.WriteTo(f)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("write postings of segment %d: %w", id, err)
+	}
+	return nil
+}
+
+// writeIcePart writes segment id's file in dir from its one ice part,
+// without syncing it.
+func writeIcePart(dir string, id uint64, part *icePart) error {
+	err := writeFile(filepath.Join(dir, artifact.SegmentName(id)), false, func(f io.Writer) error {
+		return joinIce(f, []*icePart{part})
+	})
+	if err != nil {
+		return fmt.Errorf("write segment %d: %w", id, err)
+	}
+	return nil
+}
+
+// writeIce writes a segment's documents in ice's format, and joinIce a
+// segment of parts; tests compare them with ice's own writer.
+var (
+	writeIce = writeIceSegment
+	joinIce  = writeIceParts
+	// partDocs has parts keep their documents, for joinWithIce.
+	partDocs = false
+)
+
+// keepPart encodes a batch's chunks as an ice part, to be written later.
+func keepPart(chunks []segment.Document) *icePart {
+	docs := make([]indexDoc, len(chunks))
+	for i, c := range chunks {
+		docs[i] = c.(indexDoc)
+	}
+	p := newIcePart(docs)
+	if partDocs {
+		p.src = chunks
+	}
+	return p
+}
+
+// joinWithIce writes the segment of parts' documents with ice's own
+// writer; their parts must keep them (partDocs).
+func joinWithIce(out io.Writer, parts []*icePart) error {
+	var docs []segment.Document
+	for _, p := range parts {
+		docs = append(docs, p.src...)
+	}
+	return writeWithIce(out, docs)
+}
 
 // syncSegment syncs the files of segment id, which writeSegment wrote.
 func syncSegment(dir string, id uint64) error {
