@@ -54,11 +54,14 @@ type indexBuild struct {
 	// their chunks.
 	keeping    bool
 	keptChunks int
-	batch      *batch
-	batches    []*batch
-	nextSeg    uint64
-	writers    errgroup.Group
-	writerSlot chan struct{}
+	// left is how many documents are yet to come; added and addedChunks
+	// count those added so far and their chunks.
+	left, added, addedChunks int
+	batch                    *batch
+	batches                  []*batch
+	nextSeg                  uint64
+	writers                  errgroup.Group
+	writerSlot               chan struct{}
 }
 
 // batch is the documents of one segment.
@@ -141,6 +144,7 @@ func (b *indexBuild) run(ctx context.Context, l *listing) (*artifact.Manifest, e
 	}
 	sink := func(p parsed) error {
 		done++
+		b.left = len(todo) - done
 		if b.opts.Progress != nil {
 			b.opts.Progress(done, len(todo))
 		}
@@ -446,9 +450,22 @@ func (b *indexBuild) add(d *document) {
 	bt.docs = append(bt.docs, d)
 	bt.chunks += len(d.chunks)
 	bt.bytes += len(d.src.Data)
-	if bt.chunks >= batchChunks || bt.bytes >= batchBytes {
+	b.added++
+	b.addedChunks += len(d.chunks)
+	if bt.chunks >= b.batchLimit() || bt.bytes >= batchBytes {
 		b.flush()
 	}
+}
+
+// batchLimit is the most chunks the current batch takes: batchChunks, and
+// a quarter of that once the documents yet to come hold less than two
+// batches (as many chunks a document as so far), so that the batches still
+// being built when the last document is read have little left to do.
+func (b *indexBuild) batchLimit() int {
+	if b.added > 0 && b.left*b.addedChunks/b.added < 2*batchChunks {
+		return batchChunks / 4
+	}
+	return batchChunks
 }
 
 // flush builds the queued documents into a segment, on a goroutine of its
