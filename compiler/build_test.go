@@ -116,6 +116,48 @@ func testBuildWritesSegmentsAsIce(t *testing.T, n int) {
 	sameTree(t, readTree(t, theirs), readTree(t, ours))
 }
 
+// A full build that keeps none of its batches' ice parts, or stops keeping
+// them part way, merges its segments as a larger build does: the artifact
+// is the one the joined parts make, the segment aside, which holds the
+// same chunks, stored fields and keyword postings.
+func TestKeptPartsBuildAsMerged(t *testing.T) {
+	files := sampleFiles(300) // 1,204 chunks: three batches of up to 512
+	joined := t.TempDir()
+	testkb.BuildInto(t, joined, files, nil)
+	want := readTree(t, joined)
+	for _, limit := range []int{0, 1000} {
+		t.Run(fmt.Sprint(limit), func(t *testing.T) {
+			restore := compiler.KeepPartsUpTo(limit)
+			dir := t.TempDir()
+			testkb.BuildInto(t, dir, files, nil)
+			restore()
+			got := readTree(t, dir)
+			if len(got) != len(want) {
+				t.Fatalf("%d files, joined %d", len(got), len(want))
+			}
+			segs := 0
+			for name, data := range want {
+				other, ok := got[name]
+				switch {
+				case !ok:
+					t.Fatalf("no %s", name)
+				case strings.HasSuffix(name, ".seg"):
+					if bytes.Equal(data, other) {
+						t.Fatalf("%s: ice's merge wrote the bytes the join wrote; was there one batch?", name)
+					}
+					compiler.SameSegments(t, data, other)
+					segs++
+				case !bytes.Equal(data, other):
+					t.Errorf("%s differs", name)
+				}
+			}
+			if segs != 1 {
+				t.Fatalf("%d segments, want one", segs)
+			}
+		})
+	}
+}
+
 func TestBuildFailureKeepsArtifact(t *testing.T) {
 	dir := t.TempDir()
 	files := sampleFiles(10)

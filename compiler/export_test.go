@@ -1,6 +1,15 @@
 package compiler
 
-import "time"
+import (
+	"maps"
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	segment "github.com/blugelabs/bluge_segment_api"
+	"github.com/blugelabs/ice"
+)
 
 // ReleaseMergesEvery has every merge release the pages of its mapped
 // segments and postings every interval and every KiB written, as large
@@ -18,4 +27,86 @@ func WriteSegmentsWithIce() (restore func()) {
 	was, join, docs := writeIce, joinIce, partDocs
 	writeIce, joinIce, partDocs = writeWithIce, joinWithIce, true
 	return func() { writeIce, joinIce, partDocs = was, join, docs }
+}
+
+// KeepPartsUpTo has full builds keep the ice parts of their first batches
+// of at most chunks chunks in all, and merge their segments as larger
+// builds do once there are more, until the returned function is called.
+func KeepPartsUpTo(chunks int) (restore func()) {
+	was := keepChunks
+	keepChunks = chunks
+	return func() { keepChunks = was }
+}
+
+// SameSegments fails t unless the ice segments a and b hold the same
+// chunks: the same stored fields, and the same keyword terms in the same
+// chunks, as ice reads them.
+func SameSegments(t *testing.T, a, b []byte) {
+	t.Helper()
+	load := func(data []byte) *ice.Segment {
+		seg, err := ice.Load(segment.NewDataBytes(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return seg.(*ice.Segment)
+	}
+	sa, sb := load(a), load(b)
+	if sa.Count() != sb.Count() || !slices.Equal(sa.Fields(), sb.Fields()) {
+		t.Fatalf("%d chunks, fields %q; the other %d, %q", sa.Count(), sa.Fields(), sb.Count(), sb.Fields())
+	}
+	stored := func(s *ice.Segment, doc uint64) (out []string) {
+		err := s.VisitStoredFields(doc, func(field string, value []byte) bool {
+			out = append(out, field+"="+string(value))
+			return true
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for doc := range sa.Count() {
+		if x, y := stored(sa, doc), stored(sb, doc); !slices.Equal(x, y) {
+			t.Fatalf("chunk %d stores %q; the other %q", doc, x, y)
+		}
+	}
+	postings := func(s *ice.Segment, field string) map[string][]uint64 {
+		d, err := s.Dictionary(field)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := make(map[string][]uint64)
+		it := d.Iterator(nil, nil, nil)
+		for {
+			e, err := it.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e == nil {
+				return out
+			}
+			pl, err := d.PostingsList([]byte(e.Term()), nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pi, err := pl.Iterator(true, true, false, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for {
+				p, err := pi.Next()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if p == nil {
+					break
+				}
+				out[e.Term()] = append(out[e.Term()], p.Number(), uint64(p.Frequency()), uint64(math.Float64bits(p.Norm())))
+			}
+		}
+	}
+	for _, f := range sa.Fields() {
+		if x, y := postings(sa, f), postings(sb, f); !maps.EqualFunc(x, y, slices.Equal) {
+			t.Fatalf("field %s: terms and postings differ (%d terms, the other %d)", f, len(x), len(y))
+		}
+	}
 }

@@ -478,7 +478,7 @@ func (b *indexBuild) flush() {
 	b.batch = nil
 	b.batches = append(b.batches, bt)
 	bt.done = make(chan struct{})
-	if bt.keep = b.keeping && bt.chunks > 0 && b.keptChunks+bt.chunks <= tierChunks; bt.keep {
+	if bt.keep = b.keeping && bt.chunks > 0 && b.keptChunks+bt.chunks <= keepChunks; bt.keep {
 		b.keptChunks += bt.chunks
 	} else if b.keeping {
 		b.writeKept() // more than one segment's worth: each is written

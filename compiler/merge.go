@@ -39,6 +39,10 @@ const (
 	smallSegments = 4
 )
 
+// keepChunks is the most chunks whose ice parts a full build keeps to
+// join: a build of more ends in more than one segment. Tests lower it.
+var keepChunks = tierChunks
+
 // segSize is a segment of the index being built and its chunk counts.
 type segSize struct {
 	artifact.SnapshotSegment
