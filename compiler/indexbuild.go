@@ -50,10 +50,10 @@ type indexBuild struct {
 
 	builders chan *segmentBuilder // idle builders, keeping their memory
 	// keeping says the ice parts of the batches are kept in memory, to be
-	// written as one segment at the end (joinKept); keptChunks counts
-	// their chunks.
-	keeping    bool
-	keptChunks int
+	// written as one segment at the end (joinKept); keptChunks and
+	// keptBytes count their chunks and their documents' bytes.
+	keeping               bool
+	keptChunks, keptBytes int
 	// left is how many documents are yet to come; added and addedChunks
 	// count those added so far and their chunks.
 	left, added, addedChunks int
@@ -128,7 +128,7 @@ func (b *indexBuild) run(ctx context.Context, l *listing) (*artifact.Manifest, e
 			b.nextSeg = b.prev.nextSegment()
 		}
 	}
-	b.keeping = b.prev == nil
+	b.keeping = b.prev == nil && len(todo) <= keepDocs
 	done := 0
 	parse := func(c candidate) (parsed, error) {
 		d, err := l.readAndParse(c, &b.opts.Options)
@@ -478,8 +478,9 @@ func (b *indexBuild) flush() {
 	b.batch = nil
 	b.batches = append(b.batches, bt)
 	bt.done = make(chan struct{})
-	if bt.keep = b.keeping && bt.chunks > 0 && b.keptChunks+bt.chunks <= keepChunks; bt.keep {
+	if bt.keep = b.keeping && bt.chunks > 0 && b.keptChunks+bt.chunks <= keepChunks && b.keptBytes+bt.bytes <= keepBytes; bt.keep {
 		b.keptChunks += bt.chunks
+		b.keptBytes += bt.bytes
 	} else if b.keeping {
 		b.writeKept() // more than one segment's worth: each is written
 	}

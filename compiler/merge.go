@@ -25,10 +25,10 @@ import (
 // merges them, so that a query opens a few segments, whatever the size of
 // the knowledge base: a full build merges its batches into segments of at
 // least tierChunks chunks, about fullSegments of them for a large corpus.
-// A full build of tierChunks chunks or fewer, whose batches all end in one
-// segment, keeps their ice parts in memory instead and writes that
-// segment from them (joinKept): the batches' ice segments are neither
-// written nor read back.
+// A full build of up to keepDocs documents whose batches all end in one
+// segment keeps their ice parts in memory instead and writes that segment
+// from them (joinKept): the batches' ice segments are neither written nor
+// read back.
 // Incremental builds add a small segment each; once smallSegments of those
 // pile up they are merged into one, along with any segment that lost most
 // of its chunks, so the count stays bounded and an edit costs a small
@@ -41,7 +41,17 @@ const (
 
 // keepChunks is the most chunks whose ice parts a full build keeps to
 // join: a build of more ends in more than one segment. Tests lower it.
-var keepChunks = tierChunks
+// The parts held (their stored records, about two thirds of their
+// documents' bytes) count against the build's memory, three times over
+// with the collector's pace: a build of twice the PowerShell docs (6,166
+// documents, 64 MiB, 45,816 chunks) peaked at 255 MB keeping them, 270 MB
+// when it stopped at 40 MiB, against 202 MB merging. So only a build of
+// keepDocs documents or fewer keeps them, and stops at keepBytes.
+var (
+	keepChunks = tierChunks
+	keepDocs   = 4096
+	keepBytes  = 48 << 20
+)
 
 // segSize is a segment of the index being built and its chunk counts.
 type segSize struct {
