@@ -75,16 +75,8 @@ func SameSegments(t *testing.T, a, b []byte) {
 			t.Fatal(err)
 		}
 		out := make(map[string][]uint64)
-		it := d.Iterator(nil, nil, nil)
-		for {
-			e, err := it.Next()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if e == nil {
-				return out
-			}
-			pl, err := d.PostingsList([]byte(e.Term()), nil, nil)
+		for _, term := range iceTerms(t, d) {
+			pl, err := d.PostingsList([]byte(term), nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -92,21 +84,47 @@ func SameSegments(t *testing.T, a, b []byte) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for {
-				p, err := pi.Next()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if p == nil {
-					break
-				}
-				out[e.Term()] = append(out[e.Term()], p.Number(), uint64(p.Frequency()), uint64(math.Float64bits(p.Norm())))
-			}
+			walkIcePostings(t, pi, func(p segment.Posting) {
+				out[term] = append(out[term], p.Number(), uint64(p.Frequency()), math.Float64bits(p.Norm()))
+			})
 		}
+		return out
 	}
 	for _, f := range sa.Fields() {
 		if x, y := postings(sa, f), postings(sb, f); !maps.EqualFunc(x, y, slices.Equal) {
 			t.Fatalf("field %s: terms and postings differ (%d terms, the other %d)", f, len(x), len(y))
 		}
+	}
+}
+
+// iceTerms lists the terms of d, an ice dictionary, in order.
+func iceTerms(t *testing.T, d segment.Dictionary) []string {
+	t.Helper()
+	var terms []string
+	it := d.Iterator(nil, nil, nil)
+	for {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e == nil {
+			return terms
+		}
+		terms = append(terms, e.Term())
+	}
+}
+
+// walkIcePostings calls fn with each posting of it, an ice postings iterator.
+func walkIcePostings(t *testing.T, it segment.PostingsIterator, fn func(segment.Posting)) {
+	t.Helper()
+	for {
+		p, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p == nil {
+			return
+		}
+		fn(p)
 	}
 }

@@ -90,18 +90,7 @@ func compareIceRead(t *testing.T, r *rand.Rand, data []byte) {
 			t.Fatal(err)
 		}
 		gd := got.Dictionary(field)
-		var wantTerms, gotTerms []string
-		it := wd.Iterator(nil, nil, nil)
-		for {
-			e, err := it.Next()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if e == nil {
-				break
-			}
-			wantTerms = append(wantTerms, e.Term())
-		}
+		wantTerms, gotTerms := iceTerms(t, wd), []string(nil)
 		gt := gd.Terms(nil, nil)
 		for term, ok := gt.Next(); ok; term, ok = gt.Next() {
 			gotTerms = append(gotTerms, string(term))
@@ -161,24 +150,12 @@ func comparePostings(t *testing.T, r *rand.Rand, field, term string, p iceread.P
 	if p.Count() != wp.Count() {
 		t.Fatalf("%s:%s: %d chunks; ice %d", field, term, p.Count(), wp.Count())
 	}
-	walk := func(wi segment.PostingsIterator) []uint64 {
-		var out []uint64
-		for {
-			x, err := wi.Next()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if x == nil {
-				return out
-			}
-			out = append(out, x.Number())
-		}
-	}
 	wi, err := wp.Iterator(false, false, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := walk(wi)
+	var want []uint64
+	walkIcePostings(t, wi, func(x segment.Posting) { want = append(want, x.Number()) })
 	var got []uint64
 	gi := p.Iterator()
 	for doc, ok := gi.Next(); ok; doc, ok = gi.Next() {
