@@ -199,6 +199,9 @@ var blockDocs = []string{
 	"  [a]: /x 'title'\n[b]:\n  /y\n\n   [c]: </z> \"t\"\ntext after\n\n\t[d]: /w\n",
 	"> ```\n> code in quote\n> ```\n- ```\n  code in item\n\n  ```\n",
 	"[not a def] text\n\n[x]: /u\n# H\n",
+	"A title\n  over *three*\nlines\n===\n\ntext\n\nTwo\n lines  \n---\n",
+	"[x]: /u\nTitle after a definition\nand a line\n---\n",
+	"- a\n  b\n  c\n  ---\n\n> q\n> r\n> ===\n",
 }
 
 // Paragraphs closed down to their start, fenced code blocks cut to their
