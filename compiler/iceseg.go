@@ -72,7 +72,7 @@ const (
 // several batches without merging segments.
 type icePart struct {
 	docs    int
-	names   []string           // by field number: _id, then the parts' names, sorted
+	names   []string           // by field number: _id, then its documents' field names, sorted
 	fields  []iceField         // by field number
 	records [][]byte           // the stored records, one after another, in blocks of whole records
 	offsets []uint64           // by document: where its record starts, counted across the blocks
