@@ -31,15 +31,24 @@ func writeIceSegment(out io.Writer, docs []segment.Document) error {
 	if len(docs) == 0 {
 		return writeWithIce(out, docs) // a batch of empty documents
 	}
+	ids, err := indexDocs(docs)
+	if err != nil {
+		return err
+	}
+	return writeIceParts(out, []*icePart{newIcePart(ids)})
+}
+
+// indexDocs returns docs as the index documents a build makes.
+func indexDocs(docs []segment.Document) ([]indexDoc, error) {
 	ids := make([]indexDoc, len(docs))
 	for i, d := range docs {
 		id, ok := d.(indexDoc)
 		if !ok {
-			return fmt.Errorf("document %d is a %T, not an index document", i, d)
+			return nil, fmt.Errorf("document %d is a %T, not an index document", i, d)
 		}
 		ids[i] = id
 	}
-	return writeIceParts(out, []*icePart{newIcePart(ids)})
+	return ids, nil
 }
 
 // writeWithIce writes docs as an ice segment with ice's own writer.

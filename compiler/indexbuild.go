@@ -516,8 +516,9 @@ func (b *indexBuild) flush() {
 		if err := writePostings(b.dir, bt.seg, sb.postings); err != nil {
 			return err
 		}
-		bt.part = keepPart(chunks)
-		return nil
+		part, err := keepPart(chunks)
+		bt.part = part
+		return err
 	})
 }
 

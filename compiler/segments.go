@@ -77,16 +77,16 @@ var (
 )
 
 // keepPart encodes a batch's chunks as an ice part, to be written later.
-func keepPart(chunks []segment.Document) *icePart {
-	docs := make([]indexDoc, len(chunks))
-	for i, c := range chunks {
-		docs[i] = c.(indexDoc)
+func keepPart(chunks []segment.Document) (*icePart, error) {
+	docs, err := indexDocs(chunks)
+	if err != nil {
+		return nil, err
 	}
 	p := newIcePart(docs)
 	if partDocs {
 		p.src = chunks
 	}
-	return p
+	return p, nil
 }
 
 // joinWithIce writes the segment of parts' documents with ice's own
