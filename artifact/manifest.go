@@ -18,6 +18,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 
+	"github.com/kbqdev/kbq/internal/plainread"
 	"github.com/kbqdev/kbq/knowledge"
 )
 
@@ -279,7 +280,7 @@ func Read(dir string) (*Manifest, error) {
 // documents, which is all a search needs.
 func ReadHeader(dir string) (*Manifest, error) {
 	path := filepath.Join(dir, ManifestFile)
-	data, err := os.ReadFile(path)
+	data, err := plainread.ReadFile(path, 0)
 	if err == nil {
 		var m *Manifest
 		if m, err = decode(data); err == nil {

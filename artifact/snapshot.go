@@ -16,6 +16,7 @@ import (
 
 	"github.com/kbqdev/kbq/artifact/iceread"
 	"github.com/kbqdev/kbq/artifact/postings"
+	"github.com/kbqdev/kbq/internal/plainread"
 )
 
 // A Bluge index directory holds segment files (%012x.seg), immutable once
@@ -109,7 +110,7 @@ func ReadSnapshot(dir string) (*Snapshot, error) {
 		return nil, fmt.Errorf("%w: index %s has no snapshot file", ErrCorrupt, dir)
 	}
 	name := filepath.Join(dir, SnapshotName(epoch))
-	data, err := os.ReadFile(name)
+	data, err := plainread.ReadFile(name, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}

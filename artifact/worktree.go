@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/kbqdev/kbq/internal/plainread"
 )
 
 // WorktreeFile is the name, in the artifact directory, of the record of
@@ -133,7 +135,7 @@ type worktreeReader struct {
 // its header: the index the record names and how many files it lists.
 func openWorktree(dir string) (*os.File, *worktreeReader, string, int, error) {
 	name := filepath.Join(dir, WorktreeFile)
-	f, err := os.Open(name)
+	f, err := plainread.Open(name)
 	if err != nil {
 		return nil, nil, "", 0, err
 	}

@@ -3,6 +3,7 @@ package gitsource_test
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"os/exec"
@@ -428,9 +429,24 @@ func TestDir(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "sub", "a.md"), []byte("a"), 0o644)
 	os.WriteFile(filepath.Join(dir, "sub", ".obsidian", "x.md"), []byte("x"), 0o644)
 	os.WriteFile(filepath.Join(dir, ".hidden.md"), []byte("h"), 0o644)
-	files := list(t, gitsource.Dir(dir))
+	snap := gitsource.Dir(dir)
+	files := list(t, snap)
 	if len(files) != 1 || files["sub/a.md"].Kind != gitsource.Regular {
 		t.Errorf("files = %v", files)
+	}
+
+	// Read gives the file whole, up to the cap and not over it.
+	os.WriteFile(filepath.Join(dir, "sub", "a.md"), []byte("knowledge\n"), 0o644)
+	for _, max := range []int64{10, 11, 1 << 20} {
+		if data, err := snap.Read(files["sub/a.md"], max); err != nil || string(data) != "knowledge\n" {
+			t.Errorf("read with a cap of %d: %q, %v", max, data, err)
+		}
+	}
+	if _, err := snap.Read(files["sub/a.md"], 9); !errors.Is(err, gitsource.ErrTooLarge) || !strings.Contains(err.Error(), "sub/a.md is 10 bytes") {
+		t.Errorf("over the cap: %v", err)
+	}
+	if _, err := snap.Read(gitsource.File{Path: "sub/gone.md"}, 9); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "read sub/gone.md") {
+		t.Errorf("a file gone since it was listed: %v", err)
 	}
 }
 

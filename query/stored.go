@@ -11,6 +11,7 @@ import (
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/artifact/iceread"
+	"github.com/kbqdev/kbq/internal/plainread"
 	"github.com/kbqdev/kbq/internal/unsnappy"
 )
 
@@ -60,7 +61,7 @@ func openStored(name string, data []byte, seg *iceread.Segment, mapped *int) (*s
 	if offset > uint64(len(data)) || docs > (uint64(len(data))-offset)/8 {
 		return nil, fmt.Errorf("%w: segment %s is shorter than its stored offsets", artifact.ErrCorrupt, name)
 	}
-	f, err := os.Open(name)
+	f, err := plainread.Open(name)
 	if err != nil {
 		return nil, err
 	}
