@@ -7,7 +7,9 @@
 //	go run ./bench/alternate -n 200 'old/kbq search retries' 'new/kbq search retries'
 //
 // Commands are split at spaces, with single or double quotes grouping;
-// their output is discarded.
+// leading NAME=VALUE words are set in the command's environment (the same
+// binary timed with and without a setting, no env process between), and
+// output is discarded.
 package main
 
 import (
@@ -38,8 +40,10 @@ func main() {
 	times := make([][]time.Duration, len(cmds))
 	for r := -*warmup; r < *rounds; r++ {
 		for i, c := range cmds {
+			env, args := environment(c)
 			start := time.Now()
-			cmd := exec.Command(c[0], c[1:]...)
+			cmd := exec.Command(args[0], args[1:]...)
+			cmd.Env = env
 			if err := cmd.Run(); err != nil {
 				if _, ok := err.(*exec.ExitError); !ok {
 					fmt.Fprintf(os.Stderr, "alternate: %s: %v\n", flag.Arg(i), err)
@@ -56,6 +60,20 @@ func main() {
 		at := func(q float64) float64 { return float64(t[int(q*float64(len(t)-1))]) / 1e6 }
 		fmt.Printf("median %7.2f ms  p10 %7.2f  p90 %7.2f  %s\n", at(0.5), at(0.1), at(0.9), flag.Arg(i))
 	}
+}
+
+// environment splits a command's leading NAME=VALUE words from the rest,
+// and returns them appended to this process's environment (nil, the
+// environment as it is, when there are none).
+func environment(c []string) (env, args []string) {
+	i := 0
+	for i < len(c)-1 && strings.Contains(c[i], "=") && !strings.HasPrefix(c[i], "=") && !strings.ContainsAny(c[i][:strings.Index(c[i], "=")], "/.") {
+		i++
+	}
+	if i == 0 {
+		return nil, c
+	}
+	return append(os.Environ(), c[:i]...), c[i:]
 }
 
 // split cuts a command line at spaces; single and double quotes group,
