@@ -43,20 +43,32 @@ var blockParser = parser.NewParser(
 )
 
 // linkReferences is goldmark's link reference definition transformer for
-// the paragraphs that can start with one, a '[' after at most three
-// spaces; goldmark's reads every paragraph, with a reader allocated for
-// each (16 MB of the 520 MB a build of the PowerShell docs allocates).
+// the paragraphs that can hold one: a '[' after at most three spaces, and
+// a label closed by "]:" on one of its lines (a label may span lines, but
+// its bracket and the colon after it are one). goldmark's reads every
+// paragraph, with a reader allocated for each (16 MB of the 520 MB a
+// build of the PowerShell docs allocates); most of those starting with
+// '[' are links, "[text](url)", or notes, "[!NOTE]".
 type linkReferences struct{}
 
 func (linkReferences) Transform(node *ast.Paragraph, reader text.Reader, pc parser.Context) {
-	if lines := node.Lines(); lines.Len() > 0 {
-		seg := lines.At(0)
-		first := bytes.TrimLeft(seg.Value(reader.Source()), " \t")
-		if len(first) > 0 && first[0] != '[' {
+	lines := node.Lines()
+	if lines.Len() == 0 {
+		parser.LinkReferenceParagraphTransformer.Transform(node, reader, pc)
+		return
+	}
+	src := reader.Source()
+	seg := lines.At(0)
+	if first := bytes.TrimLeft(seg.Value(src), " \t"); len(first) > 0 && first[0] != '[' {
+		return
+	}
+	for i := range lines.Len() {
+		seg := lines.At(i)
+		if bytes.Contains(seg.Value(src), []byte("]:")) {
+			parser.LinkReferenceParagraphTransformer.Transform(node, reader, pc)
 			return
 		}
 	}
-	parser.LinkReferenceParagraphTransformer.Transform(node, reader, pc)
 }
 
 // plainParser is blockParser without headings, for a document with more

@@ -202,6 +202,9 @@ var blockDocs = []string{
 	"A title\n  over *three*\nlines\n===\n\ntext\n\nTwo\n lines  \n---\n",
 	"[x]: /u\nTitle after a definition\nand a line\n---\n",
 	"- a\n  b\n  c\n  ---\n\n> q\n> r\n> ===\n",
+	"[x]\n: /u\n# H\n\n[a\nb]: /u\nText\n===\n",
+	"> [!NOTE]\n> A note.\n\n> [x]: /u\n> text\n---\n",
+	"[link](x) and [y]: /z\nTitle\n---\n\n- [x]: /u\n  [y]: /v\n",
 }
 
 // Paragraphs closed down to their start, fenced code blocks cut to their
