@@ -575,24 +575,29 @@ var (
 	imageOrLink = regexp.MustCompile(`!?\[([^\]]*)\]\([^)]*\)`)
 	refLink     = regexp.MustCompile(`\[([^\]]*)\]\[[^\]]*\]`)
 	htmlTag     = regexp.MustCompile(`</?[A-Za-z][^>]*>`)
-	emphasis    = regexp.MustCompile("(^|[^\\w])[*_`~]+|[*_`~]+([^\\w]|$)")
 )
 
 // headingText returns the plain text of a heading: links reduced to their
 // text, emphasis and code markers and HTML tags removed. A code span keeps
 // its text as written, angle brackets and all (## `<scrape_config>`).
 func headingText(h *ast.Heading, md []byte) string {
-	var b strings.Builder
-	for i := 0; i < h.Lines().Len(); i++ {
-		seg := h.Lines().At(i)
-		if i > 0 {
-			b.WriteByte(' ')
+	var s string
+	if lines := h.Lines(); lines.Len() == 1 {
+		seg := lines.At(0)
+		s = string(bytes.TrimSpace(seg.Value(md)))
+	} else {
+		var b strings.Builder
+		for i := range lines.Len() {
+			seg := lines.At(i)
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.Write(bytes.TrimSpace(seg.Value(md)))
 		}
-		b.Write(bytes.TrimSpace(seg.Value(md)))
+		s = b.String()
 	}
-	s := b.String()
 	if !strings.Contains(s, "`") {
-		return strings.Join(strings.Fields(plainInline(s)), " ")
+		return oneSpaced(plainInline(s))
 	}
 	// Code spans stand aside while links, tags and markers go: a link's
 	// text may be one ([`<remote_write>`](#remote_write)).
@@ -616,7 +621,33 @@ func headingText(h *ast.Heading, md []byte) string {
 		}
 		return spans[i]
 	})
-	return strings.Join(strings.Fields(out), " ")
+	return oneSpaced(out)
+}
+
+// oneSpaced returns s with its words separated by one space, as
+// strings.Join(strings.Fields(s), " ") does, and s itself when it is so
+// already: most headings are.
+func oneSpaced(s string) string {
+	space := true // before the first word: a leading space is not kept
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= utf8.RuneSelf:
+			return strings.Join(strings.Fields(s), " ") // Unicode's spaces
+		case c == ' ':
+			if space {
+				return strings.Join(strings.Fields(s), " ")
+			}
+			space = true
+		case c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r':
+			return strings.Join(strings.Fields(s), " ")
+		default:
+			space = false
+		}
+	}
+	if space && s != "" {
+		return strings.Join(strings.Fields(s), " ") // a trailing space
+	}
+	return s
 }
 
 // heldSpan is a code span set aside by headingText.
@@ -634,9 +665,87 @@ func plainInline(s string) string {
 		s = htmlTag.ReplaceAllString(s, "")
 	}
 	if strings.ContainsAny(s, "*_`~") {
-		s = emphasis.ReplaceAllString(s, "$1$2")
+		s = stripMarkers(s)
 	}
 	return s
+}
+
+// stripMarkers removes the runs of emphasis and code markers (*, _, `, ~)
+// that open or close a word: what the regular expression
+//
+//	(^|[^\w])[*_`~]+|[*_`~]+([^\w]|$)
+//
+// replaced by $1$2 removes, matched as Go's regexp package matches it
+// (leftmost first, rune by rune), which the tests hold it to. The
+// backtracking matcher took a tenth of chunking's time on PowerShell's
+// about_ headings.
+func stripMarkers(s string) string {
+	var out []byte
+	last := 0 // s[:last] is in out, or taken as it is
+	for p := 0; p < len(s); {
+		end, keep, ok := markersAt(s, p)
+		if !ok {
+			_, w := utf8.DecodeRuneInString(s[p:])
+			p += w
+			continue
+		}
+		if out == nil {
+			out = make([]byte, 0, len(s))
+		}
+		out = append(append(out, s[last:p]...), keep...)
+		last, p = end, end
+	}
+	if out == nil {
+		return s
+	}
+	return string(append(out, s[last:]...))
+}
+
+// markersAt matches the expression of stripMarkers at s[p:], returning
+// where the match ends and what replaces it.
+func markersAt(s string, p int) (end int, keep string, ok bool) {
+	// (^|[^\w])[*_`~]+, the anchor tried first.
+	if p == 0 && isMarker(s[0]) {
+		return markerRun(s, 0), "", true
+	}
+	if r, w := utf8.DecodeRuneInString(s[p:]); !isWordRune(r) {
+		if q := markerRun(s, p+w); q > p+w {
+			return q, s[p : p+w], true
+		}
+	}
+	// [*_`~]+([^\w]|$): the longest run first, then shorter ones, whose
+	// next byte is a marker, a word's only if it is '_'.
+	if !isMarker(s[p]) {
+		return 0, "", false
+	}
+	q := markerRun(s, p)
+	if q == len(s) {
+		return q, "", true
+	}
+	if r, w := utf8.DecodeRuneInString(s[q:]); !isWordRune(r) {
+		return q + w, s[q : q+w], true
+	}
+	for k := q - 1; k > p; k-- {
+		if s[k] != '_' {
+			return k + 1, s[k : k+1], true
+		}
+	}
+	return 0, "", false
+}
+
+func isMarker(c byte) bool { return c == '*' || c == '_' || c == '`' || c == '~' }
+
+// markerRun returns the end of the run of markers starting at s[i:].
+func markerRun(s string, i int) int {
+	for i < len(s) && isMarker(s[i]) {
+		i++
+	}
+	return i
+}
+
+// isWordRune reports whether r is in regexp's \w: [0-9A-Za-z_].
+func isWordRune(r rune) bool {
+	return r < utf8.RuneSelf && (r == '_' || '0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z')
 }
 
 // codeSpan finds the first code span of s, as CommonMark reads one: a run

@@ -2,6 +2,8 @@ package compiler
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -272,6 +274,57 @@ func TestChunkCutsProseAtBoundaries(t *testing.T) {
 		around := strings.TrimSpace(text[max(cut-20, 0):min(cut+20, len(text))])
 		if !strings.Contains(text[chunks[i].start:chunks[i].end], around) {
 			t.Errorf("the text around cut %d (%q) is in no piece", i, around)
+		}
+	}
+}
+
+// markersExpr is what stripMarkers replaces by $1$2, matched by regexp.
+var markersExpr = regexp.MustCompile("(^|[^\\w])[*_`~]+|[*_`~]+([^\\w]|$)")
+
+func checkStripMarkers(t *testing.T, s string) {
+	if got, want := stripMarkers(s), markersExpr.ReplaceAllString(s, "$1$2"); got != want {
+		t.Fatalf("stripMarkers(%q) = %q, want %q", s, got, want)
+	}
+}
+
+// stripMarkers removes what the regular expression does, on strings dense
+// with markers, word and other characters, multi-byte and broken UTF-8.
+func TestStripMarkersMatchesRegexp(t *testing.T) {
+	for _, s := range []string{
+		"", "*", "_", "about_Objects", "**bold** and _em_", "a **b**", "`code` ~~gone~~",
+		"__init__", "snake_case_name_", "_x_y_", "*_*_*", "é*é", "\xff**\xff", "a*_b", "a_*b", "x__*",
+	} {
+		checkStripMarkers(t, s)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	alphabet := []string{"*", "_", "`", "~", "a", "Z", "0", " ", "-", ".", "é", "日", "\xff", "\n", "**", "__"}
+	for range 50000 {
+		var b strings.Builder
+		for range r.IntN(14) {
+			b.WriteString(alphabet[r.IntN(len(alphabet))])
+		}
+		checkStripMarkers(t, b.String())
+	}
+}
+
+func FuzzStripMarkers(f *testing.F) {
+	f.Add("about_Objects **bold** _x_ `y` ~~z~~")
+	f.Fuzz(checkStripMarkers)
+}
+
+// oneSpaced is strings.Join(strings.Fields(s), " "), with ASCII and
+// Unicode spaces, at either end and in runs.
+func TestOneSpacedMatchesFields(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	alphabet := []string{"a", "Z", " ", "  ", "\t", "\n", "\v", "\f", "\r", "\u0085", "\u00a0", "\u2003", "é", "\xff", "-"}
+	for n := range 50000 {
+		var b strings.Builder
+		for range r.IntN(10) {
+			b.WriteString(alphabet[r.IntN(len(alphabet))])
+		}
+		s := b.String()
+		if got, want := oneSpaced(s), strings.Join(strings.Fields(s), " "); got != want {
+			t.Fatalf("case %d: oneSpaced(%q) = %q, want %q", n, s, got, want)
 		}
 	}
 }
