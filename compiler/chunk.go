@@ -84,19 +84,29 @@ var plainParser = parser.NewParser(
 const maxHeadings = 2000
 
 // countHeadings counts the lines of md that may be ATX headings, up to
-// limit+1: a line starting with up to three spaces and a #.
+// limit+1: a line starting with up to three spaces and a #. It looks only
+// at the #s of md and the bytes before them on their line: most lines
+// have none.
 func countHeadings(md []byte, limit int) int {
 	n := 0
-	for len(md) > 0 && n <= limit {
-		line := md
-		if i := bytes.IndexByte(md, '\n'); i >= 0 {
-			line, md = md[:i], md[i+1:]
-		} else {
-			md = nil
+	for i := 0; n <= limit; {
+		j := bytes.IndexByte(md[i:], '#')
+		if j < 0 {
+			break
 		}
-		trimmed := bytes.TrimLeft(line, " ")
-		if len(line)-len(trimmed) <= 3 && len(trimmed) > 0 && trimmed[0] == '#' {
+		at := i + j
+		k := at - 1
+		for k >= 0 && at-k <= 4 && md[k] == ' ' {
+			k--
+		}
+		if (k < 0 || md[k] == '\n') && at-k <= 4 {
 			n++
+		}
+		// The rest of the line cannot start another.
+		if e := bytes.IndexByte(md[at:], '\n'); e >= 0 {
+			i = at + e + 1
+		} else {
+			break
 		}
 	}
 	return n

@@ -328,3 +328,35 @@ func TestOneSpacedMatchesFields(t *testing.T) {
 		}
 	}
 }
+
+// countHeadingsByLine is countHeadings as its doc comment says it.
+func countHeadingsByLine(md []byte, limit int) int {
+	n := 0
+	for _, line := range strings.Split(string(md), "\n") {
+		if n > limit {
+			break
+		}
+		trimmed := strings.TrimLeft(line, " ")
+		if len(line)-len(trimmed) <= 3 && strings.HasPrefix(trimmed, "#") {
+			n++
+		}
+	}
+	return n
+}
+
+func TestCountHeadings(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	alphabet := []string{"#", " ", "\n", "a", "    ", "\t", "\r\n", "##"}
+	for c := range 50000 {
+		var b strings.Builder
+		for range r.IntN(16) {
+			b.WriteString(alphabet[r.IntN(len(alphabet))])
+		}
+		md := []byte(b.String())
+		for _, limit := range []int{0, 1, 3, 100} {
+			if got, want := countHeadings(md, limit), countHeadingsByLine(md, limit); got != want {
+				t.Fatalf("case %d: countHeadings(%q, %d) = %d, want %d", c, md, limit, got, want)
+			}
+		}
+	}
+}
