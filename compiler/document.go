@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
+	mathbits "math/bits"
 	"path"
 	"strings"
 	"time"
@@ -289,29 +290,47 @@ func checkControls(name string, data []byte, report reporter) {
 // controlAt returns the offset of the first control character in b that is
 // not a tab, a newline or the carriage return of a CRLF, or -1.
 //
-// Eight bytes at a time are passed over when none is below 0x20, 0x7f or
-// 0xc2 (which starts U+0080 to U+00BF): most of a line's bytes. A byte at
-// a time, the scan was 2% of a build's CPU.
+// Eight bytes at a time are passed over when none is below 0x20 but a tab
+// or a newline, 0x7f or 0xc2 (which starts U+0080 to U+00BF): a quick
+// test passes most, and the bytes of the rest are flagged exactly, so
+// that a line's newline does not send its word to the byte-at-a-time
+// test. A byte at a time, the scan was 2% of a build's CPU; eight at a
+// time with the newlines' words tested byte by byte, 6% of parsing a
+// document.
 func controlAt(b []byte) int {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	for i := 0; i < len(b); {
-		end := i + 1
-		if i+8 <= len(b) {
-			w := binary.LittleEndian.Uint64(b[i:])
-			del, c2 := w^0x7f*ones, w^0xc2*ones
-			if ((w-0x20*ones)&^w|(del-ones)&^del|(c2-ones)&^c2)&highs == 0 {
-				i += 8
-				continue
-			}
-			end = i + 8
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		// A cheap test first, which flags a tab or a newline too, and
+		// may flag the bytes after one it rightly flags.
+		del, c2 := w^0x7f*ones, w^0xc2*ones
+		if ((w-0x20*ones)&^w|(del-ones)&^del|(c2-ones)&^c2)&highs == 0 {
+			continue
 		}
-		for ; i < end; i++ {
-			if isControlAt(b, i) {
-				return i
+		below := ^((w&^highs + 0x60*ones) | w) & highs // bytes below 0x20
+		m := below&^(zeroBytes(w^0x09*ones)|zeroBytes(w^0x0a*ones)) | zeroBytes(del) | zeroBytes(c2)
+		if m == 0 {
+			continue
+		}
+		for j := i + mathbits.TrailingZeros64(m)/8; j < i+8; j++ {
+			if isControlAt(b, j) {
+				return j
 			}
 		}
 	}
+	for ; i < len(b); i++ {
+		if isControlAt(b, i) {
+			return i
+		}
+	}
 	return -1
+}
+
+// zeroBytes flags, in its high bit, each byte of y that is zero.
+func zeroBytes(y uint64) uint64 {
+	const highs = 0x8080808080808080
+	return ^((y&^highs + ^uint64(highs)) | y) & highs
 }
 
 // isControlAt reports whether b[i] starts a control character other than
