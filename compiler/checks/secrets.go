@@ -173,11 +173,12 @@ func Secrets(src *Text, allowed Allowed, report Report) {
 
 // keywordIndex finds the keywords of every rule in a text in one pass over
 // it, ignoring ASCII case: each keyword is filed under its first two bytes,
-// and only positions whose two bytes start some keyword are compared.
-// (Searching a lowercased copy of the text for each keyword in turn took a
-// seventh of a build's CPU time.)
+// in every case, and only positions whose two bytes start some keyword are
+// compared. (Searching a lowercased copy of the text for each keyword in
+// turn took a seventh of a build's CPU time; lowercasing each byte as it
+// was read, a sixth of the scan's.)
 type keywordIndex struct {
-	pair   [1 << 16]uint8 // first two bytes → 1 + index into groups
+	pair   [1 << 16]uint8 // first two bytes, as written → 1 + index into groups
 	groups [][]ruleKeyword
 }
 
@@ -205,6 +206,11 @@ func newKeywordIndex(rules []secretRule) *keywordIndex {
 			}
 			g := ix.pair[p] - 1
 			ix.groups[g] = append(ix.groups[g], ruleKeyword{[]byte(kw), i})
+			for _, a := range bothCases(kw[0]) {
+				for _, b := range bothCases(kw[1]) {
+					ix.pair[uint16(a)<<8|uint16(b)] = g + 1
+				}
+			}
 		}
 	}
 	return ix
@@ -216,10 +222,8 @@ func (ix *keywordIndex) each(text []byte, fn func(rule, off int)) {
 	if len(text) < 2 {
 		return
 	}
-	pair := uint16(lower[text[0]])
 	for i := 1; i < len(text); i++ {
-		pair = pair<<8 | uint16(lower[text[i]])
-		g := ix.pair[pair]
+		g := ix.pair[uint16(text[i-1])<<8|uint16(text[i])]
 		if g == 0 {
 			continue
 		}
@@ -231,13 +235,13 @@ func (ix *keywordIndex) each(text []byte, fn func(rule, off int)) {
 	}
 }
 
-// lower maps each byte to its ASCII lowercase.
-var lower = func() (t [256]byte) {
-	for i := range t {
-		t[i] = lowerASCII(byte(i))
+// bothCases returns c and, for a lowercase ASCII letter, its uppercase.
+func bothCases(c byte) []byte {
+	if 'a' <= c && c <= 'z' {
+		return []byte{c, c - 'a' + 'A'}
 	}
-	return t
-}()
+	return []byte{c}
+}
 
 func lowerASCII(c byte) byte {
 	if 'A' <= c && c <= 'Z' {

@@ -67,3 +67,50 @@ func TestSecretPrechecks(t *testing.T) {
 		t.Fatalf("%d findings in %d texts: the lines test nothing", n, len(texts))
 	}
 }
+
+// The keyword index finds every keyword of every rule, in any case, where
+// a comparison at each offset does.
+func TestKeywordIndexFindsEveryKeyword(t *testing.T) {
+	var keywords []string
+	for _, rule := range secretRules {
+		keywords = append(keywords, rule.keywords...)
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	others := []string{" ", "x", "_", "-", ":", "é", "\xff", "\n", "0"}
+	for range 20000 {
+		var b []byte
+		for range 1 + r.IntN(8) {
+			piece := others[r.IntN(len(others))]
+			if r.IntN(2) == 0 {
+				piece = keywords[r.IntN(len(keywords))]
+				cut := r.IntN(len(piece) + 1) // whole, or a prefix
+				if r.IntN(3) > 0 {
+					cut = len(piece)
+				}
+				piece = piece[:cut]
+			}
+			for _, c := range []byte(piece) {
+				if r.IntN(2) == 0 && 'a' <= c && c <= 'z' {
+					c -= 'a' - 'A'
+				}
+				b = append(b, c)
+			}
+		}
+		var got, want []string
+		secretKeywords.each(b, func(rule, off int) { got = append(got, fmt.Sprint(off, rule)) })
+		for off := range b {
+			for i, rule := range secretRules {
+				for _, kw := range rule.keywords {
+					if hasPrefixFold(b[off:], []byte(kw)) {
+						want = append(want, fmt.Sprint(off, i))
+					}
+				}
+			}
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("%q: found %v, want %v", b, got, want)
+		}
+	}
+}
