@@ -192,8 +192,16 @@ func newHandler(t *served, o *serveOptions, remote bool) http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("not found: no endpoint %s (the API has /search, /get, /list, /context, /stats, /healthz and /mcp)", r.URL.Path))
 	})
-	server := newMCPServer(t)
-	mux.Handle("/mcp", newSessions(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+	// The MCP server, its tools' schemas derived by reflection, takes
+	// two milliseconds to build: it is built beside the first requests,
+	// and a session waits for it.
+	var server *mcp.Server
+	built := make(chan struct{})
+	go func() {
+		defer close(built)
+		server = newMCPServer(t)
+	}()
+	mux.Handle("/mcp", newSessions(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { <-built; return server },
 		// guard is the one check of Host for /mcp and the API alike.
 		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: maxBodyBytes, SessionTimeout: sessionTimeout, DisableLocalhostProtection: true}),
 		maxSessions, sessionTimeout))
