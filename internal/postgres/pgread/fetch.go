@@ -5,7 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -22,8 +25,35 @@ import (
 var pieceSize int64 = 1 << 20
 
 // fetchHelpers is how many sessions, besides the caller's, read files
-// when there is more than a piece to read.
+// when there is more than a piece to read: side by side, they hide each
+// other's round trips to a server on another machine.
 const fetchHelpers = 3
+
+// helpersFor is how many helper sessions read files from the server of
+// cfg. A server on this machine (a loopback address or a Unix socket)
+// runs its sessions on the processors that take in what they send, and
+// a session more than those processors run at once gains nothing and
+// costs its start, a process the server forks: on the 2-core machine,
+// the first answer of kbq serve --db over 21 repositories with an empty
+// cache took 44 ms (median of eight) with three helpers, 41.5 with two
+// and 40 with one.
+func helpersFor(cfg *pgx.ConnConfig) int {
+	if localServer(cfg.Host) {
+		return max(1, min(fetchHelpers, runtime.GOMAXPROCS(0)-1))
+	}
+	return fetchHelpers
+}
+
+// localServer reports whether host, a server's host as pgx keeps it,
+// is on this machine: a Unix socket's directory, localhost or a
+// loopback address.
+func localServer(host string) bool {
+	if strings.HasPrefix(host, "/") || host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
 
 // helpers are the sessions that read files beside the caller's, opened in
 // the background (startHelpers) while the caller's goes on.
@@ -216,11 +246,11 @@ func exportSnapshot(ctx context.Context, tx pgx.Tx) (string, bool) {
 	return id, true
 }
 
-// snapshotReaders opens up to fetchHelpers sessions like cfg's, as many
-// as the server grants, each in a read-only transaction that sees the
-// exported snapshot id. done closes them.
+// snapshotReaders opens up to helpersFor(cfg) sessions like cfg's, as
+// many as the server grants, each in a read-only transaction that sees
+// the exported snapshot id. done closes them.
 func snapshotReaders(ctx context.Context, cfg *pgx.ConnConfig, id string) (readers []*pgx.Conn, done func()) {
-	readers = pgsession.Open(ctx, cfg, fetchHelpers, func(ctx context.Context, c *pgx.Conn) error {
+	readers = pgsession.Open(ctx, cfg, helpersFor(cfg), func(ctx context.Context, c *pgx.Conn) error {
 		if _, err := c.Exec(ctx, `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`); err != nil {
 			return err
 		}

@@ -283,7 +283,7 @@ func (r *Remote) Complete(ctx context.Context) error {
 	r.src.mu.Lock()
 	cfg := r.src.conn.Config()
 	r.src.mu.Unlock()
-	conns := pgsession.Open(ctx, cfg, min(len(todo), 1+fetchHelpers), nil)
+	conns := pgsession.Open(ctx, cfg, min(len(todo), 1+helpersFor(cfg)), nil)
 	if len(conns) == 0 {
 		conns = nil // the server takes one session: complete over the searches' own
 	}
