@@ -64,28 +64,104 @@ type helpers struct {
 }
 
 // startHelpers starts opening helper sessions in tx's snapshot when files
-// are more than a piece's worth.
-func startHelpers(ctx context.Context, tx pgx.Tx, files []file) *helpers {
+// are more than a piece's worth, taking those early dialed, when it is
+// not nil, and dropping them when there are not.
+func startHelpers(ctx context.Context, tx pgx.Tx, files []file, early *dialed) *helpers {
 	h := &helpers{ready: make(chan struct{}), done: func() {}}
 	var total int64
 	for _, f := range files {
 		total += f.size
 	}
-	if total <= pieceSize {
-		close(h.ready)
-		return h
+	id, ok := "", false
+	if total > pieceSize {
+		id, ok = exportSnapshot(ctx, tx)
 	}
-	id, ok := exportSnapshot(ctx, tx)
 	if !ok {
+		early.drop()
 		close(h.ready)
 		return h
 	}
 	cfg := tx.Conn().Config()
 	go func() {
 		defer close(h.ready)
+		if conns := early.take(); conns != nil {
+			h.conns, h.done = joinSnapshot(ctx, conns, id)
+			return
+		}
 		h.conns, h.done = snapshotReaders(ctx, cfg, id)
 	}()
 	return h
+}
+
+// dialed are helper sessions opened before it is known whether they will
+// be needed: a fetch into an empty cache opens them while its own session
+// reads the repositories' file lists, rather than after (a session's start,
+// the server forking a process for it, is about 3 ms).
+type dialed struct {
+	done  chan struct{}
+	conns []*pgx.Conn
+	once  sync.Once // taken or dropped
+}
+
+// dial starts opening helpersFor(cfg) sessions like cfg's.
+func dial(ctx context.Context, cfg *pgx.ConnConfig) *dialed {
+	d := &dialed{done: make(chan struct{})}
+	go func() {
+		defer close(d.done)
+		d.conns = pgsession.Open(ctx, cfg, helpersFor(cfg), nil)
+	}()
+	return d
+}
+
+// take waits for the sessions and returns them, now the caller's to
+// close; nil when d is nil or was taken or dropped already.
+func (d *dialed) take() (conns []*pgx.Conn) {
+	if d == nil {
+		return nil
+	}
+	d.once.Do(func() {
+		<-d.done
+		conns = d.conns
+	})
+	return conns
+}
+
+// drop closes the sessions, once they are open, unless they were taken.
+func (d *dialed) drop() {
+	if d == nil {
+		return
+	}
+	d.once.Do(func() {
+		go func() {
+			<-d.done
+			pgsession.Close(d.conns)
+		}()
+	})
+}
+
+// joinSnapshot readies conns to read the exported snapshot id, each in a
+// read-only transaction, and returns those that could; done closes them.
+func joinSnapshot(ctx context.Context, conns []*pgx.Conn, id string) (readers []*pgx.Conn, done func()) {
+	for _, c := range conns {
+		if err := readSnapshot(ctx, c, id); err != nil {
+			c.Close(context.Background())
+			continue
+		}
+		readers = append(readers, c)
+	}
+	return readers, func() { pgsession.Close(readers) }
+}
+
+// readSnapshot begins a read-only transaction on c that sees the exported
+// snapshot id.
+func readSnapshot(ctx context.Context, c *pgx.Conn, id string) error {
+	if _, err := c.Exec(ctx, `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`); err != nil {
+		return err
+	}
+	// The id is the server's, checked by exportSnapshot; SET takes no
+	// parameters.
+	_, err := c.Exec(ctx, `SET TRANSACTION SNAPSHOT '`+id+`'`)
+	return err
 }
 
 // get waits for the helper sessions and returns them.
@@ -251,12 +327,7 @@ func exportSnapshot(ctx context.Context, tx pgx.Tx) (string, bool) {
 // the exported snapshot id. done closes them.
 func snapshotReaders(ctx context.Context, cfg *pgx.ConnConfig, id string) (readers []*pgx.Conn, done func()) {
 	readers = pgsession.Open(ctx, cfg, helpersFor(cfg), func(ctx context.Context, c *pgx.Conn) error {
-		if _, err := c.Exec(ctx, `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY`); err != nil {
-			return err
-		}
-		// The id is the server's, checked above; SET takes no parameters.
-		_, err := c.Exec(ctx, `SET TRANSACTION SNAPSHOT '`+id+`'`)
-		return err
+		return readSnapshot(ctx, c, id)
 	})
 	return readers, func() { pgsession.Close(readers) }
 }

@@ -3,12 +3,14 @@ package pgread
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -70,7 +72,7 @@ func TestFetchReadsPiecesSideBySide(t *testing.T) {
 		t.Fatalf("the artifact's %d bytes are too few pieces for the test", total)
 	}
 	blobs := t.TempDir()
-	h := startHelpers(ctx, tx, files)
+	h := startHelpers(ctx, tx, files, nil)
 	defer h.close()
 	readers, err := fetchPieces(ctx, tx, h, blobs, files, nil)
 	if err != nil {
@@ -161,5 +163,53 @@ func TestHelpersFor(t *testing.T) {
 		if got := helpersFor(&pgx.ConnConfig{Config: pgconn.Config{Host: host}}); got != want {
 			t.Errorf("host %q: %d helpers, want %d", host, got, want)
 		}
+	}
+}
+
+// The helper sessions a fetch into an empty cache opens early are closed
+// when they are used, when the cache turns out to hold the files, and when
+// the fetch fails before it reads any.
+func TestFetchLeavesNoSessions(t *testing.T) {
+	small(t)
+	ctx := context.Background()
+	url := pgtest.DB(t)
+	published(t, url)
+	conn := pgtest.Connect(t, url)
+	count := func() (n int) {
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	// The publish's own sessions close in the background: the count is
+	// taken once it holds still.
+	before := count()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		n := count()
+		if n == before {
+			break
+		}
+		before = n
+	}
+	cache := t.TempDir()
+	if _, err := Fetch(ctx, conn, cache, []string{"no-such-repo"}); !errors.Is(err, ErrNotPublished) {
+		t.Fatalf("a repository not published: %v", err)
+	}
+	if _, err := Fetch(ctx, conn, cache, nil); err != nil { // empty: early helpers, used
+		t.Fatal(err)
+	}
+	if _, err := Fetch(ctx, conn, cache, nil); err != nil { // every file cached
+		t.Fatal(err)
+	}
+	if _, err := Fetch(ctx, conn, t.TempDir(), []string{"no-such-repo"}); !errors.Is(err, ErrNotPublished) {
+		t.Fatalf("a repository not published: %v", err)
+	}
+	after := count()
+	for deadline := time.Now().Add(5 * time.Second); after > before && time.Now().Before(deadline); after = count() {
+		time.Sleep(20 * time.Millisecond) // sessions are closed in the background
+	}
+	if after != before {
+		t.Errorf("%d sessions open after the fetches, %d before", after, before)
 	}
 }

@@ -93,6 +93,14 @@ func FetchPartly(ctx context.Context, conn *pgx.Conn, cache string, names []stri
 }
 
 func fetch(ctx context.Context, conn *pgx.Conn, cache string, names []string, partly bool) (_ *Fetched, err error) {
+	// Into an empty cache every file is fetched: the helper sessions are
+	// opened at once, beside the queries that list them.
+	blobs := filepath.Join(cache, "files")
+	var early *dialed
+	if emptyDir(blobs) && conn.Config().DefaultQueryExecMode != pgx.QueryExecModeSimpleProtocol {
+		early = dial(ctx, conn.Config())
+		defer early.drop()
+	}
 	tx, err := conn.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return nil, err
@@ -182,7 +190,6 @@ func fetch(ctx context.Context, conn *pgx.Conn, cache string, names []string, pa
 		kept = append(kept, r)
 	}
 	picked = kept
-	blobs := filepath.Join(cache, "files")
 	if err := os.MkdirAll(blobs, 0o755); err != nil {
 		return nil, err
 	}
@@ -200,7 +207,7 @@ func fetch(ctx context.Context, conn *pgx.Conn, cache string, names []string, pa
 		}
 	}
 	// The helper sessions open while the partial files' tails are read.
-	h := startHelpers(ctx, tx, missing)
+	h := startHelpers(ctx, tx, missing, early)
 	defer h.close()
 	var remote *Remote
 	if partly {
@@ -244,6 +251,17 @@ func fetch(ctx context.Context, conn *pgx.Conn, cache string, names []string, pa
 		out.Remote = remote
 	}
 	return out, nil
+}
+
+// emptyDir reports whether dir holds nothing or is not there.
+func emptyDir(dir string) bool {
+	f, err := os.Open(dir)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(1)
+	return len(names) == 0
 }
 
 func checkSchema(ctx context.Context, tx pgx.Tx) (int, error) {
