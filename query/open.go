@@ -229,6 +229,17 @@ func (ix *Index) readDocuments() ([]artifact.Document, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A document table kbq --db left in the database is fetched now.
+	table := filepath.Join(indexDir, artifact.DocumentsFile)
+	if p := partialOf(table); p != nil {
+		fi, err := os.Stat(table)
+		if err != nil {
+			return nil, err
+		}
+		if err := p.Need(0, fi.Size()); err != nil {
+			return nil, err
+		}
+	}
 	docs, _, err := artifact.ReadDocuments(ix.Dir, m)
 	if err != nil {
 		if _, serr := os.Stat(indexDir); errors.Is(serr, os.ErrNotExist) {

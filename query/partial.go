@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -85,14 +86,27 @@ func PartlyRead(name string) (footerLen int, ok bool) {
 		return segmentFooterLen, true
 	case strings.HasSuffix(name, ".kbt"):
 		return postings.FooterLen, true
+	case ReadWhenNeeded(name):
+		return 0, true
 	}
 	return 0, false
 }
 
+// ReadWhenNeeded says whether the file name of an artifact is read whole
+// only when first needed, whatever its size: the document table, which
+// listing, getting and some filters read, and a search does not.
+func ReadWhenNeeded(name string) bool {
+	return path.Base(name) == artifact.DocumentsFile
+}
+
 // PartEnd reads footer, the last bytes of the file name of size bytes,
 // which PartlyRead accepted, and returns where the part of it searches
-// read piecemeal ends: it is the file's first bytes.
+// read piecemeal ends: it is the file's first bytes (all of a file read
+// when needed).
 func PartEnd(name string, footer []byte, size int64) (int64, error) {
+	if ReadWhenNeeded(name) {
+		return size, nil
+	}
 	if strings.HasSuffix(name, ".kbt") {
 		end, err := postings.ListsEnd(footer, size)
 		if err != nil {

@@ -140,6 +140,12 @@ func TestPartEndRefusesDamagedFooters(t *testing.T) {
 			return err
 		}
 		size := int64(len(data))
+		if query.ReadWhenNeeded(p) { // no footer: read whole when needed
+			if end, err := query.PartEnd(p, nil, size); n != 0 || end != size || err != nil {
+				t.Errorf("%s: a footer of %d bytes, read piecemeal to %d of %d, %v", p, n, end, size, err)
+			}
+			return nil
+		}
 		footer := data[size-int64(n):]
 		if end, err := query.PartEnd(p, footer, size); err != nil || end <= 0 || end >= size {
 			t.Errorf("%s: %d, %v", p, end, err)

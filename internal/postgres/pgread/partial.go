@@ -22,7 +22,10 @@ import (
 
 // PartlyMin is the smallest file fetched in part: below it, the round
 // trips searches would take for its blocks cost more than fetching it all
-// at once. Tests lower it.
+// at once. Tests lower it. A file read whole when first needed
+// (query.ReadWhenNeeded: the document table, which a search does not
+// read) is left in the database whatever its size: it costs one round
+// trip when needed, and its bytes none before the first answer.
 var PartlyMin int64 = 1 << 20
 
 // A partial is a file of the cache held in part: a segment, or its
@@ -342,7 +345,11 @@ func newPartial(blobs string, f file, partEnd int64, src *source) (*partial, err
 	if err != nil {
 		return nil, err
 	}
-	p := &partial{file: f, tail: partEnd / blocks.Size * blocks.Size, path: out.Name(), f: out, src: src}
+	tail := partEnd / blocks.Size * blocks.Size
+	if partEnd >= f.size {
+		tail = f.size // read whole when needed: nothing fetched before
+	}
+	p := &partial{file: f, tail: tail, path: out.Name(), f: out, src: src}
 	p.have = make([]bool, (f.size+blocks.Size-1)/blocks.Size)
 	p.pending = map[int64]chan struct{}{}
 	err = out.Truncate(f.size)
@@ -377,7 +384,7 @@ func startPartials(ctx context.Context, tx pgx.Tx, conn *pgx.Conn, blobs string,
 	var hashes []string
 	longest := 0
 	for _, f := range missing {
-		if n, ok := query.PartlyRead(f.name); ok && f.size >= PartlyMin && f.blocks != nil {
+		if n, ok := query.PartlyRead(f.name); ok && (f.size >= PartlyMin || query.ReadWhenNeeded(f.name)) && f.blocks != nil {
 			hashes = append(hashes, f.hash)
 			longest = max(longest, n)
 		}

@@ -73,11 +73,18 @@ func TestFetchPartlyReadsWhatSearchesNeed(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := f.Remote
-	if r == nil || len(r.partials) != 2 {
-		t.Fatalf("fetched with %+v, want the segment and its postings in part", r)
+	if r == nil || len(r.partials) != 3 {
+		t.Fatalf("fetched with %+v, want the segment, its postings and the document table in part", r)
 	}
 	var left int64
 	for _, p := range r.partials {
+		if query.ReadWhenNeeded(p.name) {
+			if p.tail != p.size {
+				t.Errorf("%s: fetched from %d of %d bytes, want none of it", p.name, p.tail, p.size)
+			}
+			left += p.tail
+			continue
+		}
 		if p.tail < blocks.Size {
 			t.Fatalf("%s: the blocks every search reads begin at %d: too few blocks for the test", p.name, p.tail)
 		}
@@ -236,8 +243,8 @@ func TestFetchPartlyUnionSideBySide(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer part.Remote.Close()
-	if len(part.Remote.partials) != 2 || part.Repos[0].Dir != part.Repos[1].Dir {
-		t.Fatalf("%d partial files, directories %s and %s: want the two files shared", len(part.Remote.partials), part.Repos[0].Dir, part.Repos[1].Dir)
+	if len(part.Remote.partials) != 3 || part.Repos[0].Dir != part.Repos[1].Dir {
+		t.Fatalf("%d partial files, directories %s and %s: want the three files shared", len(part.Remote.partials), part.Repos[0].Dir, part.Repos[1].Dir)
 	}
 	u := union(part)
 	var wg sync.WaitGroup
@@ -290,5 +297,68 @@ func TestFetchPartlyAfterTheFileIsGone(t *testing.T) {
 	}
 	if err := f.Remote.Complete(ctx); err == nil || !strings.Contains(err.Error(), "no longer in the database") {
 		t.Errorf("Complete said %v", err)
+	}
+}
+
+// The document table stays in the database until something reads it: a
+// search does not; listing the documents fetches it whole, checked, and
+// it reads as the published one.
+func TestFetchPartlyLeavesTheDocumentTable(t *testing.T) {
+	ctx := context.Background()
+	url := pgtest.DB(t)
+	dir := publishedLarge(t, url)
+	f, err := FetchPartly(ctx, pgtest.Connect(t, url), t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Remote.Close()
+	var docs *partial
+	for _, p := range f.Remote.partials {
+		if query.ReadWhenNeeded(p.name) {
+			docs = p
+		}
+	}
+	if docs == nil {
+		t.Fatal("the document table was fetched whole")
+	}
+	fetched := func() (n int) {
+		docs.mu.Lock()
+		defer docs.mu.Unlock()
+		for _, have := range docs.have {
+			if have {
+				n++
+			}
+		}
+		return n
+	}
+	ix, err := query.Open(f.Repos[0].Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	if resp, err := ix.Search(ctx, query.Request{Query: "rotate signing", N: 5}); err != nil || len(resp.Results) == 0 {
+		t.Fatalf("search: %v", err)
+	}
+	if n := fetched(); n != 0 {
+		t.Errorf("a search fetched %d blocks of the document table", n)
+	}
+	got, err := ix.Documents()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := fetched(); n != len(docs.have) {
+		t.Errorf("listing the documents fetched %d of the table's %d blocks", n, len(docs.have))
+	}
+	published, err := query.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer published.Close()
+	want, err := published.Documents()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) || len(got) < 400 || got[7].Path != want[7].Path || got[7].Title != want[7].Title {
+		t.Errorf("%d documents read from the database, %d published", len(got), len(want))
 	}
 }
