@@ -1,6 +1,13 @@
 package plainread
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
+
+// errNotRegular is ReadFile's refusal of a directory, a device or a
+// named pipe.
+var errNotRegular = errors.New("not a regular file")
 
 // TooLargeError is ReadFile's refusal of a file over its limit.
 type TooLargeError struct {

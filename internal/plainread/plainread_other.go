@@ -10,7 +10,7 @@ import (
 // Open opens name read-only.
 func Open(name string) (*os.File, error) { return os.Open(name) }
 
-// ReadFile reads the file name whole. A file larger than limit bytes
+// ReadFile reads the regular file name whole. A file larger than limit bytes
 // (limit > 0) is not read: the error is a *TooLargeError.
 func ReadFile(name string, limit int64) ([]byte, error) {
 	f, err := os.Open(name)
@@ -21,6 +21,9 @@ func ReadFile(name string, limit int64) ([]byte, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &os.PathError{Op: "read", Path: name, Err: errNotRegular}
 	}
 	if limit > 0 && fi.Size() > limit {
 		return nil, &TooLargeError{Name: name, Size: fi.Size(), Limit: limit}

@@ -56,7 +56,7 @@ func TestReadFileErrors(t *testing.T) {
 	if _, err := ReadFile(missing, 0); !errors.As(err, &pe) || pe.Path != missing {
 		t.Errorf("ReadFile of a missing file: %v, want a PathError naming it", err)
 	}
-	if data, err := ReadFile(dir, 0); err == nil {
-		t.Errorf("ReadFile of a directory: %q and no error", data)
+	if data, err := ReadFile(dir, 0); !errors.Is(err, errNotRegular) {
+		t.Errorf("ReadFile of a directory: %q, %v; want errNotRegular", data, err)
 	}
 }

@@ -18,11 +18,13 @@ func Open(name string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), name), nil
 }
 
-// ReadFile reads the file name whole, as os.ReadFile does. A file larger
-// than limit bytes (limit > 0) is not read: the error is a *TooLargeError
-// with the size fstat gives.
+// ReadFile reads the regular file name whole, as os.ReadFile does. A file
+// larger than limit bytes (limit > 0) is not read: the error is a
+// *TooLargeError with the size fstat gives. Anything but a regular file
+// is an error, and a named pipe put where a file was listed is refused
+// rather than waited on for a writer.
 func ReadFile(name string, limit int64) ([]byte, error) {
-	fd, err := open(name)
+	fd, err := openFlags(name, unix.O_NONBLOCK) // no effect on a regular file's reads
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: name, Err: err}
 	}
@@ -30,6 +32,9 @@ func ReadFile(name string, limit int64) ([]byte, error) {
 	var st unix.Stat_t
 	if err := fstat(fd, &st); err != nil {
 		return nil, &os.PathError{Op: "stat", Path: name, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, &os.PathError{Op: "read", Path: name, Err: errNotRegular}
 	}
 	if limit > 0 && st.Size > limit {
 		return nil, &TooLargeError{Name: name, Size: st.Size, Limit: limit}
@@ -58,9 +63,11 @@ func ReadFile(name string, limit int64) ([]byte, error) {
 // The calls below are made again when a signal interrupts them, as the os
 // package's are.
 
-func open(name string) (int, error) {
+func open(name string) (int, error) { return openFlags(name, 0) }
+
+func openFlags(name string, flags int) (int, error) {
 	for {
-		fd, err := unix.Open(name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		fd, err := unix.Open(name, unix.O_RDONLY|unix.O_CLOEXEC|flags, 0)
 		if err != unix.EINTR {
 			return fd, err
 		}
