@@ -6,7 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
-	"path"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -96,7 +96,7 @@ func PartlyRead(name string) (footerLen int, ok bool) {
 // only when first needed, whatever its size: the document table, which
 // listing, getting and some filters read, and a search does not.
 func ReadWhenNeeded(name string) bool {
-	return path.Base(name) == artifact.DocumentsFile
+	return filepath.Base(filepath.FromSlash(name)) == artifact.DocumentsFile
 }
 
 // PartEnd reads footer, the last bytes of the file name of size bytes,
