@@ -1,0 +1,7 @@
+//go:build !linux
+
+package hugeheap
+
+const supported = false
+
+func advise([]byte) {}
