@@ -150,9 +150,6 @@ type BuildOptions struct {
 	// newest first: the build records each document's last change along
 	// that of Source.Commit.
 	History func(commit string) iter.Seq2[gitsource.Commit, error]
-	// Planned, when set, is called before the build reads any document,
-	// with how many it will compile: a caller can prepare for the work.
-	Planned func(documents int)
 	// Progress, when set, is called as documents are compiled.
 	Progress func(done, total int)
 	// EmbedProgress, when set, is called as chunks are embedded.

@@ -11,7 +11,6 @@ import (
 	"path"
 	"path/filepath"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -376,40 +375,6 @@ func TestCancelledBuildLeavesThePreviousArtifact(t *testing.T) {
 		if strings.HasPrefix(e.Name(), "tmp-index-") {
 			t.Errorf("the cancelled build left %s", e.Name())
 		}
-	}
-}
-
-// Planned is told, once and before any document is compiled, how many a
-// build will compile: all of them from nothing, fewer after one changed.
-func TestPlannedCountsTheDocumentsToCompile(t *testing.T) {
-	var planned []int
-	var first, total int
-	opts := compiler.BuildOptions{Out: t.TempDir(), BuiltAt: testkb.BuiltAt,
-		Planned: func(n int) { planned = append(planned, n) },
-		Progress: func(done, n int) {
-			if len(planned) == 0 {
-				t.Errorf("document %d of %d compiled before Planned", done, n)
-			}
-			if done == 1 {
-				first = n
-			}
-			total = n
-		},
-	}
-	files := sampleFiles(20)
-	if _, err := compiler.Build(context.Background(), files, opts); err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(planned, []int{len(files)}) || first != len(files) || total != len(files) {
-		t.Errorf("from nothing: planned %v, progress over %d, want %d once", planned, total, len(files))
-	}
-	planned = nil
-	files[".kb/topics/t0005.md"] += "\nOne more line.\n"
-	if _, err := compiler.Build(context.Background(), files, opts); err != nil {
-		t.Fatal(err)
-	}
-	if len(planned) != 1 || planned[0] != total || planned[0] >= len(files) {
-		t.Errorf("one changed: planned %v, progress over %d, want one figure under %d", planned, total, len(files))
 	}
 }
 

@@ -129,9 +129,6 @@ func (b *indexBuild) run(ctx context.Context, l *listing) (*artifact.Manifest, e
 		}
 	}
 	b.keeping = b.prev == nil && len(todo) <= keepDocs
-	if b.opts.Planned != nil {
-		b.opts.Planned(len(todo))
-	}
 	done := 0
 	parse := func(c candidate) (parsed, error) {
 		d, err := l.readAndParse(c, &b.opts.Options)

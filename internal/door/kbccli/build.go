@@ -167,7 +167,6 @@ func compile(ctx context.Context, s *cli.Streams, src *source, set compileSettin
 	}
 	_, noPrevious := os.Stat(filepath.Join(out, artifact.ManifestFile))
 	paceBuildGC(s, set.full || noPrevious != nil)
-	opts.Planned = growHeap
 	progress := cli.NewProgress(s, "compiling")
 	opts.Progress = progress.Update
 	embedding := cli.NewProgress(s, "embedding")

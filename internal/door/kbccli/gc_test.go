@@ -1,7 +1,6 @@
 package kbccli
 
 import (
-	"math"
 	"runtime/debug"
 	"testing"
 
@@ -26,27 +25,5 @@ func TestBuildsPaceTheCollector(t *testing.T) {
 	paceBuildGC(&cli.Streams{Getenv: func(k string) string { return map[string]string{"GOGC": "50"}[k] }}, true)
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Errorf("with GOGC set, pace %d, want it left alone (100)", got)
-	}
-}
-
-// A build grows its heap at once in proportion to its documents, under
-// two thirds of the memory limit, and not at all when small.
-func TestHeapToGrow(t *testing.T) {
-	const limit = 240 << 20
-	for _, c := range []struct {
-		documents int
-		limit     int64
-		want      int
-	}{
-		{3088, limit, 3088 * heapPerDocument},
-		{92640, limit, limit / 3 * 2},
-		{10, limit, 0},
-		{600, limit, 0},
-		{1 << 20, math.MaxInt64, 1 << 30},
-		{3088, 30 << 20, 0},
-	} {
-		if got := heapToGrow(c.documents, c.limit); got != c.want {
-			t.Errorf("heapToGrow(%d, %d) = %d, want %d", c.documents, c.limit, got, c.want)
-		}
 	}
 }

@@ -4,7 +4,6 @@ package kbccli
 import (
 	"errors"
 	"fmt"
-	"github.com/kbqdev/kbq/internal/hugeheap"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -155,33 +154,6 @@ func tuneGC(s *cli.Streams) {
 	if s.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(240 << 20)
 	}
-}
-
-// heapPerDocument is about what a build from nothing grows its heap by for
-// each document it compiles, garbage included, at paceBuildGC's pace:
-// 148 MB at its peak for PowerShell-Docs' 3,088 files, 39 MB for Hugo's
-// 992 documents with their vectors.
-const heapPerDocument = 48 << 10
-
-// growHeap has the heap a build of so many documents will grow into
-// backed by huge pages (hugeheap).
-func growHeap(documents int) {
-	hugeheap.Grow(heapToGrow(documents, debug.SetMemoryLimit(-1)))
-}
-
-// heapToGrow is how much heap growHeap grows at once for a build of so
-// many documents under a memory limit: nothing where too little to pay
-// (for PowerShell-Docs, 40,000 page faults become 4,000 and the build
-// takes 7% less time; a build of a few documents would pay 4 ms for
-// nothing), and no more than two thirds of the limit, which counts the
-// heap grown as used until the runtime returns what is unused of it.
-func heapToGrow(documents int, limit int64) int {
-	const least, most = 32 << 20, 1 << 30
-	n := min(int64(documents)*heapPerDocument, limit/3*2, most)
-	if n < least {
-		return 0
-	}
-	return int(n)
 }
 
 // paceBuildGC sets the collector's pace for one build. A build from

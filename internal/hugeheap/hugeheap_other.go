@@ -1,7 +1,0 @@
-//go:build !linux
-
-package hugeheap
-
-const supported = false
-
-func advise([]byte) {}
