@@ -125,7 +125,7 @@ var errStale = errors.New("the cache is of other files")
 // unmap.
 func readCache(dir string, key cacheKey, cfg bertConfig) (c cached, unmap func() error, err error) {
 	unmap = func() error { return nil }
-	b, unmapFile, err := mmap.Map(filepath.Join(dir, CacheFile))
+	b, unmapFile, err := mmap.MapWhole(filepath.Join(dir, CacheFile))
 	if err != nil {
 		return cached{}, unmap, err
 	}

@@ -88,7 +88,7 @@ func (ix *Index) vectors() (*artifact.Vectors, error) {
 			ix.vecErr = ErrNoVectors
 			return
 		}
-		data, unmap, err := mmap.Map(filepath.Join(ix.Dir, ix.Manifest.Index, artifact.VectorsFile))
+		data, unmap, err := mmap.MapWhole(filepath.Join(ix.Dir, ix.Manifest.Index, artifact.VectorsFile))
 		if err != nil {
 			ix.vecErr = fmt.Errorf("open vectors: %w", err)
 			return

@@ -15,3 +15,6 @@ func Map(name string) ([]byte, func() error, error) {
 
 // Release does nothing where files are read into memory.
 func Release([]byte) {}
+
+// MapWhole is Map.
+func MapWhole(name string) ([]byte, func() error, error) { return Map(name) }
