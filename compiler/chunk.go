@@ -272,7 +272,7 @@ func chunkBodyWith(p parser.Parser, src *source, body int) (chunks []chunk, h1 s
 	if body >= len(text) {
 		return []chunk{{start: body, end: body}}, "", nil
 	}
-	blocks := topLevelBlocksWith(p, text, body)
+	blocks := blocksWith(p, text, body)
 	type section struct {
 		trail      []string
 		start, end int
@@ -497,9 +497,36 @@ func proseCut(text []byte, lo, hi int) int {
 // topLevelBlocks returns the top-level blocks of the markdown in text[body:]
 // that can start a chunk, in order.
 func topLevelBlocks(src []byte, body int) []block {
-	return topLevelBlocksWith(blockParser, src, body)
+	return blocksWith(blockParser, src, body)
 }
 
+// blocksWith is topLevelBlocksWith, from scanBlocks (goldmark's block
+// parse ported) where p is one of chunk.go's parsers and the port takes
+// the document.
+func blocksWith(p parser.Parser, src []byte, body int) []block {
+	if p != blockParser && p != plainParser {
+		return topLevelBlocksWith(p, src, body)
+	}
+	md := src[body:]
+	scanned, ok := scanBlocks(md, p == blockParser)
+	if !ok {
+		return topLevelBlocksWith(p, src, body)
+	}
+	blocks := make([]block, 0, len(scanned))
+	for _, b := range scanned {
+		start := body + lineStart(md, b.off)
+		if b.level == 0 {
+			blocks = append(blocks, block{start: start})
+			continue
+		}
+		heading := headingText(b.lines, md)
+		cut := len(heading) > maxHeadingText
+		blocks = append(blocks, block{start: start, level: b.level, heading: cutText(heading, maxHeadingText), cut: cut})
+	}
+	return blocks
+}
+
+// topLevelBlocksWith is topLevelBlocks by goldmark's parse with p.
 func topLevelBlocksWith(p parser.Parser, src []byte, body int) []block {
 	md := src[body:]
 	doc := parse(p, md)
@@ -511,7 +538,7 @@ func topLevelBlocksWith(p parser.Parser, src []byte, body int) []block {
 		}
 		start := body + lineStart(md, off)
 		if h, isHeading := n.(*ast.Heading); isHeading {
-			heading := headingText(h, md)
+			heading := headingText(segmentsOf(h.Lines()), md)
 			cut := len(heading) > maxHeadingText
 			heading = cutText(heading, maxHeadingText)
 			blocks = append(blocks, block{start: start, level: h.Level, heading: heading, cut: cut})
@@ -520,6 +547,18 @@ func topLevelBlocksWith(p parser.Parser, src []byte, body int) []block {
 		blocks = append(blocks, block{start: start})
 	}
 	return blocks
+}
+
+// segmentsOf returns the bounds of goldmark's line segments: a segment's
+// padding, the columns of a tab it starts inside, is spaces headingText
+// trims.
+func segmentsOf(lines *text.Segments) [][2]int {
+	out := make([][2]int, lines.Len())
+	for i := range out {
+		seg := lines.At(i)
+		out[i] = [2]int{seg.Start, seg.Stop}
+	}
+	return out
 }
 
 // contextHeadings records the top-level headings of a context document's
@@ -590,19 +629,17 @@ var (
 // headingText returns the plain text of a heading: links reduced to their
 // text, emphasis and code markers and HTML tags removed. A code span keeps
 // its text as written, angle brackets and all (## `<scrape_config>`).
-func headingText(h *ast.Heading, md []byte) string {
+func headingText(lines [][2]int, md []byte) string {
 	var s string
-	if lines := h.Lines(); lines.Len() == 1 {
-		seg := lines.At(0)
-		s = string(bytes.TrimSpace(seg.Value(md)))
+	if len(lines) == 1 {
+		s = string(bytes.TrimSpace(md[lines[0][0]:lines[0][1]]))
 	} else {
 		var b strings.Builder
-		for i := range lines.Len() {
-			seg := lines.At(i)
+		for i, seg := range lines {
 			if i > 0 {
 				b.WriteByte(' ')
 			}
-			b.Write(bytes.TrimSpace(seg.Value(md)))
+			b.Write(bytes.TrimSpace(md[seg[0]:seg[1]]))
 		}
 		s = b.String()
 	}
