@@ -507,23 +507,10 @@ func blocksWith(p parser.Parser, src []byte, body int) []block {
 	if p != blockParser && p != plainParser {
 		return topLevelBlocksWith(p, src, body)
 	}
-	md := src[body:]
-	scanned, ok := scanBlocks(md, p == blockParser)
-	if !ok {
-		return topLevelBlocksWith(p, src, body)
+	if blocks, ok := scanBlocks(src, body, p == blockParser); ok {
+		return blocks
 	}
-	blocks := make([]block, 0, len(scanned))
-	for _, b := range scanned {
-		start := body + lineStart(md, b.off)
-		if b.level == 0 {
-			blocks = append(blocks, block{start: start})
-			continue
-		}
-		heading := headingText(b.lines, md)
-		cut := len(heading) > maxHeadingText
-		blocks = append(blocks, block{start: start, level: b.level, heading: cutText(heading, maxHeadingText), cut: cut})
-	}
-	return blocks
+	return topLevelBlocksWith(p, src, body)
 }
 
 // topLevelBlocksWith is topLevelBlocks by goldmark's parse with p.

@@ -3,13 +3,15 @@ package compiler
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"regexp"
 	"strings"
 	"sync"
 )
 
-// scanBlocks finds the top-level blocks of md as topLevelBlocksWith does
-// with blockParser (headings true) or plainParser (headings false),
+// scanBlocks returns the top-level blocks of the markdown in src[body:] as
+// topLevelBlocksWith does with blockParser (headings true) or plainParser
+// (headings false),
 // without goldmark: a port of goldmark's block parse (its parser's
 // openBlocks, parseBlocks and closeBlocks, and its block parsers' Open,
 // Continue and Close) for the parsers and wrappers chunk.go configures,
@@ -22,26 +24,18 @@ import (
 //
 // It gives up (ok false), and the caller asks goldmark, on what the port
 // leaves out: tabs, carriage returns, vertical tabs, form feeds and NUL
-// bytes, for which goldmark keeps columns and paddings.
+// bytes (lineEnd), for which goldmark keeps columns and paddings.
 // TestScanBlocksMatchGoldmark and FuzzScanBlocksMatchGoldmark hold it to
 // goldmark's parse.
-func scanBlocks(md []byte, headings bool) (blocks []mdBlock, ok bool) {
-	if hasUnportedBytes(md) {
-		return nil, false
-	}
+func scanBlocks(src []byte, body int, headings bool) (blocks []block, ok bool) {
 	p := mdParsers.Get().(*mdParser)
 	defer mdParsers.Put(p)
-	p.reset(md, headings)
+	p.reset(src[body:], headings)
 	p.parseBlocks()
-	return p.topLevel(), true
-}
-
-// mdBlock is a top-level block as scanBlocks finds it: an offset on its
-// first line, and a heading's level and lines.
-type mdBlock struct {
-	off   int
-	level int      // 0: not a heading
-	lines [][2]int // a heading's lines, as goldmark's segments
+	if p.unported {
+		return nil, false
+	}
+	return p.topLevel(body), true
 }
 
 var mdParsers = sync.Pool{New: func() any { return new(mdParser) }}
@@ -111,6 +105,7 @@ type mdParser struct {
 
 	// the reader: the current line's [head, stop), read from start
 	start, stop, head int
+	unported          bool // a byte the port leaves to goldmark: the reader stopped
 
 	lineIndent int // the context's BlockOffset: where the line's text starts, or -1
 
@@ -138,6 +133,7 @@ func (p *mdParser) reset(md []byte, headings bool) {
 	p.paraSegs = p.paraSegs[:0]
 	p.skipList, p.emptyItemBlank, p.tbPos = false, false, 0
 	p.fenceNode, p.setextPara = -1, -1
+	p.unported = false
 	p.newNode(mdDocument)
 	// goldmark's reader starts before the first line and advances to it.
 	p.stop, p.head = 0, 0
@@ -197,9 +193,13 @@ func (p *mdParser) advanceLine() {
 		return
 	}
 	p.stop = len(p.src)
-	i := 0
-	if p.src[p.start] != '\n' {
-		i = bytes.IndexByte(p.src[p.start:], '\n')
+	i, unported := lineEnd(p.src[p.start:])
+	if unported {
+		// goldmark keeps columns and paddings for these bytes, which the
+		// port does not: it reads no further, and gives the document up.
+		p.unported = true
+		p.start, p.stop = len(p.src), len(p.src)
+		return
 	}
 	if i != -1 {
 		p.stop = p.start + i + 1
@@ -216,12 +216,14 @@ func (p *mdParser) advance(n int) {
 	}
 }
 
+// advanceToEOL moves to the current line's line feed, or the end: the
+// line's first from the reader's position, as it holds no other.
 func (p *mdParser) advanceToEOL() {
 	if p.start >= len(p.src) {
 		return
 	}
-	if i := bytes.IndexByte(p.src[p.start:], '\n'); i != -1 {
-		p.start += i
+	if p.src[p.stop-1] == '\n' {
+		p.start = p.stop - 1
 	} else {
 		p.start = len(p.src)
 	}
@@ -1259,17 +1261,17 @@ func (p *mdParser) continueHTML(n int32) mdState {
 
 // The blocks of the document, as topLevelBlocksWith reads goldmark's.
 
-func (p *mdParser) topLevel() []mdBlock {
-	var blocks []mdBlock
+func (p *mdParser) topLevel(body int) []block {
+	blocks := make([]block, 0, p.nodes[0].children)
 	for n := p.nodes[0].first; n >= 0; n = p.nodes[n].next {
 		off, ok := p.blockOffset(n)
 		if !ok {
 			continue
 		}
-		b := mdBlock{off: off}
+		b := block{start: body + lineStart(p.src, off)}
 		if node := &p.nodes[n]; node.kind == mdHeading {
-			b.level = int(node.level)
-			b.lines = p.headingLines(node)
+			heading := headingText(p.headingLines(node), p.src)
+			b.level, b.heading, b.cut = int(node.level), cutText(heading, maxHeadingText), len(heading) > maxHeadingText
 		}
 		blocks = append(blocks, b)
 	}
@@ -1575,32 +1577,29 @@ func isPunct(c byte) bool {
 	return '!' <= c && c <= '/' || ':' <= c && c <= '@' || '[' <= c && c <= '`' || '{' <= c && c <= '~'
 }
 
-// hasUnportedBytes reports whether md holds a tab, a carriage return, a
-// vertical tab, a form feed or a NUL byte, eight bytes at a time: each
-// ASCII byte under 14 that is not a line feed.
-func hasUnportedBytes(md []byte) bool {
+// lineEnd returns the offset of the first line feed in b, or -1, and
+// whether a byte the port leaves to goldmark comes first: a tab, a
+// carriage return, a vertical tab, a form feed, a NUL byte, or another
+// control byte under 14 (which goldmark reads as text; the port gives
+// those up too). It tests eight bytes at a time for an ASCII byte under
+// 14: one scan both ends the line and checks it.
+func lineEnd(b []byte) (int, bool) {
 	const (
 		ones = 0x0101010101010101
 		high = 0x8080808080808080
-		low7 = 0x7f7f7f7f7f7f7f7f
 	)
 	i := 0
-	for ; i+8 <= len(md); i += 8 {
-		w := binary.LittleEndian.Uint64(md[i:])
-		under := ^((w | high) - 14*ones) & high &^ w // ASCII bytes under 14
-		if under == 0 {
-			continue
-		}
-		x := w ^ 0x0a*ones
-		newline := ^(((x & low7) + low7) | x | low7) // bytes that were '\n'
-		if under&^newline != 0 {
-			return true
+	for ; i+8 <= len(b); i += 8 {
+		w := binary.LittleEndian.Uint64(b[i:])
+		if under := ^((w | high) - 14*ones) & high &^ w; under != 0 {
+			at := i + bits.TrailingZeros64(under)/8
+			return at, b[at] != '\n'
 		}
 	}
-	for ; i < len(md); i++ {
-		if c := md[i]; c < 14 && c != '\n' {
-			return true
+	for ; i < len(b); i++ {
+		if c := b[i]; c < 14 {
+			return i, c != '\n'
 		}
 	}
-	return false
+	return -1, false
 }

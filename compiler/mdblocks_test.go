@@ -22,13 +22,20 @@ func checkScanBlocks(t *testing.T, name string, md []byte) bool {
 	t.Helper()
 	took := false
 	for _, p := range []parser.Parser{blockParser, plainParser} {
-		if _, ok := scanBlocks(md, p == blockParser); !ok {
+		if _, ok := scanBlocks(md, 0, p == blockParser); !ok {
 			continue
 		}
 		took = true
 		got, want := blocksWith(p, md, 0), topLevelBlocksWith(p, md, 0)
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("%s (headings %v): %q\n got %v\nwant %v", name, p == blockParser, cutText(string(md), 2000), got, want)
+		}
+		// After frontmatter, the blocks' starts count from the file's.
+		src := append([]byte("---\ntitle: x\n---\n"), md...)
+		body := len(src) - len(md)
+		got, want = blocksWith(p, src, body), topLevelBlocksWith(p, src, body)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s (headings %v, body at %d): %q\n got %v\nwant %v", name, p == blockParser, body, cutText(string(md), 2000), got, want)
 		}
 	}
 	return took
@@ -275,5 +282,45 @@ func BenchmarkScanBlocks(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// lineEndBytewise is lineEnd a byte at a time.
+func lineEndBytewise(b []byte) (int, bool) {
+	for i, c := range b {
+		if c == '\n' {
+			return i, false
+		}
+		if c < 14 {
+			return i, true
+		}
+	}
+	return -1, false
+}
+
+// lineEnd, eight bytes at a time, finds the line feed or the byte the
+// port leaves to goldmark that a byte at a time finds, and the port gives
+// up a document with one anywhere.
+func TestLineEnd(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	alphabet := []byte("ab \n\t\r\v\f\x00\x01\x0d\x0e\x1f\x7f\x80\x8a\x8d\xc3\xff")
+	for n := range 50000 {
+		b := make([]byte, r.IntN(40))
+		for i := range b {
+			b[i] = 'a' + byte(r.IntN(26))
+			if r.IntN(6) == 0 {
+				b[i] = alphabet[r.IntN(len(alphabet))]
+			}
+		}
+		gotAt, gotBad := lineEnd(b)
+		wantAt, wantBad := lineEndBytewise(b)
+		if gotAt != wantAt || gotBad != wantBad {
+			t.Fatalf("case %d %q: %d %v, want %d %v", n, b, gotAt, gotBad, wantAt, wantBad)
+		}
+	}
+	for _, md := range []string{"a\tb\n", "# H\n\npara\n\n\tcode\n", "line\r\n", "x\n\n" + strings.Repeat("y", 100) + "\x00"} {
+		if _, ok := scanBlocks([]byte(md), 0, true); ok {
+			t.Errorf("the port took %q", md)
+		}
 	}
 }
