@@ -15,6 +15,19 @@ func controlAtBytewise(b []byte) int {
 	return -1
 }
 
+// denseBytes returns up to 40 random letters, one in oneIn of them
+// replaced by a byte of alphabet.
+func denseBytes(r *rand.Rand, alphabet []byte, oneIn int) []byte {
+	b := make([]byte, r.IntN(40))
+	for i := range b {
+		b[i] = 'a' + byte(r.IntN(26))
+		if r.IntN(oneIn) == 0 {
+			b[i] = alphabet[r.IntN(len(alphabet))]
+		}
+	}
+	return b
+}
+
 // The scan eight bytes at a time finds the control character the scan a
 // byte at a time finds, in text dense with the bytes it tests and near
 // their edges.
@@ -22,13 +35,7 @@ func TestControlAtWords(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	alphabet := []byte("ab \t\n\r\x00\x1b\x1f\x7f\x80\xc2\x85\xc3\x9f\xff")
 	for n := range 40000 {
-		b := make([]byte, r.IntN(40))
-		for i := range b {
-			b[i] = 'a' + byte(r.IntN(26))
-			if r.IntN(8) == 0 {
-				b[i] = alphabet[r.IntN(len(alphabet))]
-			}
-		}
+		b := denseBytes(r, alphabet, 8)
 		if got, want := controlAt(b), controlAtBytewise(b); got != want {
 			t.Fatalf("case %d %q: %d, want %d", n, b, got, want)
 		}

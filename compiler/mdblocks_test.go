@@ -253,6 +253,7 @@ var linkDefCases = []string{
 	"[x]: /u (a\nb)\n# H\n",
 }
 
+// The port takes every one of them, and finds goldmark's blocks.
 func TestScanBlocksMatchGoldmarkOnLinkDefinitions(t *testing.T) {
 	for _, md := range linkDefCases {
 		if !checkScanBlocks(t, "definitions", []byte(md)) {
@@ -305,13 +306,7 @@ func TestLineEnd(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	alphabet := []byte("ab \n\t\r\v\f\x00\x01\x0d\x0e\x1f\x7f\x80\x8a\x8d\xc3\xff")
 	for n := range 50000 {
-		b := make([]byte, r.IntN(40))
-		for i := range b {
-			b[i] = 'a' + byte(r.IntN(26))
-			if r.IntN(6) == 0 {
-				b[i] = alphabet[r.IntN(len(alphabet))]
-			}
-		}
+		b := denseBytes(r, alphabet, 6)
 		gotAt, gotBad := lineEnd(b)
 		wantAt, wantBad := lineEndBytewise(b)
 		if gotAt != wantAt || gotBad != wantBad {
