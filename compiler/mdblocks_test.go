@@ -143,8 +143,12 @@ func TestScanBlocksMatchGoldmark(t *testing.T) {
 
 // And on every document of the shared corpora (skipped when ../shared
 // is absent) and this repository's own knowledge and docs, most of which
-// the port takes.
+// the port takes. The port is one goroutine's: -short (the race
+// detector's run) leaves this to the full run.
 func TestScanBlocksMatchGoldmarkOnCorpora(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the full run compares every document")
+	}
 	for _, corpus := range []string{"hugo-docs.tar.gz", "powershell-docs.tar.gz"} {
 		n, took := 0, 0
 		err := corpora.Markdown(filepath.Join("..", "..", "shared", "corpora", corpus), func(name string, data []byte) {
@@ -185,6 +189,10 @@ func TestScanBlocksMatchGoldmarkOnCorpora(t *testing.T) {
 // continue and end blocks, at random indents.
 func TestScanBlocksMatchGoldmarkGenerated(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 11))
+	n := 30000
+	if testing.Short() {
+		n = 1000 // the race detector's run
+	}
 	pieces := []string{
 		"", " ", "  ", "   ", "    ", "      ", "- ", "* ", "+ ", "1. ", "2) ", "-", "> ", ">", "# ", "## ", "#",
 		"```", "~~~", "````", "---", "===", "***", "___", "<div>", "</div>", "<!--", "-->", "<script>",
@@ -192,7 +200,7 @@ func TestScanBlocksMatchGoldmarkGenerated(t *testing.T) {
 		"a", "é", "`", "*", "_", "[a]:", "[b]", "]:", ": /u", " <x>", " 'title'", "\"t\"", "(t)", "(", ")",
 		"\\]", "[", "]",
 	}
-	for range 30000 {
+	for range n {
 		var b strings.Builder
 		for range 1 + r.IntN(12) {
 			for range r.IntN(4) {
