@@ -29,7 +29,11 @@ import (
 // goldmark's parse.
 func scanBlocks(src []byte, body int, headings bool) (blocks []block, ok bool) {
 	p := mdParsers.Get().(*mdParser)
-	defer mdParsers.Put(p)
+	defer func() {
+		if cap(p.nodes) <= maxPooledNodes {
+			mdParsers.Put(p) // a huge document's nodes are not kept
+		}
+	}()
 	p.reset(src[body:], headings)
 	p.parseBlocks()
 	if p.unported {
@@ -39,6 +43,10 @@ func scanBlocks(src []byte, body int, headings bool) (blocks []block, ok bool) {
 }
 
 var mdParsers = sync.Pool{New: func() any { return new(mdParser) }}
+
+// maxPooledNodes bounds the nodes a pooled parser keeps room for: 65,536
+// blocks, some 9 MB.
+const maxPooledNodes = 1 << 16
 
 type mdKind uint8
 

@@ -327,3 +327,19 @@ func TestLineEnd(t *testing.T) {
 		}
 	}
 }
+
+// A document of more blocks than maxPooledNodes leaves no parser that
+// large in the pool: a build's workers keep their parsers between
+// documents, not a hostile file's nodes.
+func TestScanBlocksPoolsNoHugeParser(t *testing.T) {
+	md := []byte(strings.Repeat("para\n\n", maxPooledNodes+10))
+	blocks, ok := scanBlocks(md, 0, true)
+	if !ok || len(blocks) != maxPooledNodes+10 {
+		t.Fatalf("%d blocks, ok %v", len(blocks), ok)
+	}
+	p := mdParsers.Get().(*mdParser)
+	defer mdParsers.Put(p)
+	if cap(p.nodes) > maxPooledNodes {
+		t.Errorf("a pooled parser keeps room for %d nodes", cap(p.nodes))
+	}
+}
