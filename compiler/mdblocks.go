@@ -111,9 +111,9 @@ type mdParser struct {
 	nodes    []mdNode
 	opened   []int32
 
-	// the reader: the current line's [head, stop), read from start
-	start, stop, head int
-	unported          bool // a byte the port leaves to goldmark: the reader stopped
+	// the reader: the current line ends at stop, and is read from start
+	start, stop int
+	unported    bool // a byte the port leaves to goldmark: the reader stopped
 
 	lineIndent int // the context's BlockOffset: where the line's text starts, or -1
 
@@ -125,7 +125,6 @@ type mdParser struct {
 	fenceIndent    int
 	fenceLength    int
 	fenceNode      int32
-	setextPara     int32 // temporaryParagraphKey, and chunk.go's setextParagraph
 
 	// the lines of the paragraphs whose first starts with '[', which the
 	// link reference transformer reads: each paragraph's in a run, added
@@ -140,11 +139,11 @@ func (p *mdParser) reset(md []byte, headings bool) {
 	p.opened = p.opened[:0]
 	p.paraSegs = p.paraSegs[:0]
 	p.skipList, p.emptyItemBlank, p.tbPos = false, false, 0
-	p.fenceNode, p.setextPara = -1, -1
+	p.fenceNode = -1
 	p.unported = false
 	p.newNode(mdDocument)
 	// goldmark's reader starts before the first line and advances to it.
-	p.stop, p.head = 0, 0
+	p.stop = 0
 	p.advanceLine()
 }
 
@@ -196,7 +195,6 @@ func (p *mdParser) peekLine() []byte {
 
 func (p *mdParser) advanceLine() {
 	p.start = p.stop
-	p.head = p.start
 	if p.start < 0 || p.start >= len(p.src) {
 		return
 	}
@@ -834,14 +832,12 @@ func (p *mdParser) openSetext(parent int32) (int32, mdState) {
 		p.nodes[n].level = 2
 	}
 	p.nodes[n].setextFrom = last
-	p.setextPara = last
 	return n, stNoChildren | stRequireParagraph
 }
 
 // closeSetext gives the heading its paragraph's lines and takes the
 // paragraph out, as goldmark's setext parser does.
 func (p *mdParser) closeSetext(n, para int32) {
-	p.setextPara = -1
 	h, src := &p.nodes[n], &p.nodes[para]
 	h.off, h.lineCount, h.firstStop, h.lastStop = src.off, src.lineCount, src.firstStop, src.lastStop
 	h.segs = src.segs
