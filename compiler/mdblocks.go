@@ -399,15 +399,15 @@ func (p *mdParser) transformParagraph(n int32, trimmed bool) bool {
 		}
 		removes = append(removes, [2]int{start, end})
 	}
-	lines, offset := segs, 0
+	// The lines left: goldmark takes each definition's out in turn,
+	// copying the rest each time (quadratic in the definitions); they
+	// come in order, apart, so one pass does.
+	lines, next := segs[:0:0], 0
 	for _, rm := range removes {
-		if len(lines) == 0 {
-			break
-		}
-		rest := append([][2]int(nil), lines[rm[1]-offset:]...)
-		lines = append(lines[:rm[0]-offset], rest...)
-		offset = rm[1]
+		lines = append(lines, segs[next:min(rm[0], len(segs))]...)
+		next = max(next, min(rm[1], len(segs)))
 	}
+	lines = append(lines, segs[next:]...)
 	node = &p.nodes[n]
 	if len(lines) == 0 {
 		p.removeChild(n)

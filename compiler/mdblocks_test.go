@@ -261,9 +261,12 @@ var linkDefCases = []string{
 	"[x]: /u (a\nb)\n# H\n",
 }
 
-// The port takes every one of them, and finds goldmark's blocks.
+// The port takes every one of them, and finds goldmark's blocks; and in
+// a paragraph of thousands, whose lines goldmark takes out one
+// definition at a time and the port in one pass.
 func TestScanBlocksMatchGoldmarkOnLinkDefinitions(t *testing.T) {
-	for _, md := range linkDefCases {
+	many := strings.Repeat("[a]: /u 'title\nmore'\n[b]: /v\n[c]:\n  /w\n", 700) + "text\nTail\n---\n"
+	for _, md := range append(linkDefCases, many) {
 		if !checkScanBlocks(t, "definitions", []byte(md)) {
 			t.Errorf("the port gave up on %q", md)
 		}
