@@ -67,24 +67,22 @@ const (
 // mdNode is a block of the parse. Links are indices into mdParser.nodes,
 // -1 for none.
 type mdNode struct {
-	kind                     mdKind
-	parent, first, last      int32
-	next, prev               int32
-	children                 int32
-	removed                  bool
-	level                    int8 // a heading's
-	marker                   byte // a list's: '-', '+', '*', '.' or ')'
-	offset                   int  // a list item's
-	html                     int8 // an HTML block's type, 1 to 7
-	off                      int  // where the block's first line (segment) starts; -1 none
-	lineCount                int
-	firstStop                int // the first line's end (the segment's Stop)
-	lastStop                 int // the last line's end
-	bracket, defMark         bool
-	headingStart, headingEnd int // an ATX heading's one line
-	setextFrom               int32
-	segs                     [][2]int // a paragraph's lines, when link definitions left gaps in them
-	segFrom                  int      // a '['-paragraph's lines in mdParser.paraSegs, from here
+	kind                mdKind
+	parent, first, last int32
+	next, prev          int32
+	children            int32
+	level               int8 // a heading's
+	marker              byte // a list's: '-', '+', '*', '.' or ')'
+	offset              int  // a list item's
+	html                int8 // an HTML block's type, 1 to 7
+	off                 int  // where the block's first line (segment) starts; -1 none
+	lineCount           int
+	firstStop           int // the first line's end (the segment's Stop)
+	lastStop            int // the last line's end
+	bracket, defMark    bool
+	setextFrom          int32
+	segs                [][2]int // a paragraph's lines, when link definitions left gaps in them
+	segFrom             int      // a '['-paragraph's lines in mdParser.paraSegs, from here
 }
 
 type mdState uint8
@@ -181,7 +179,7 @@ func (p *mdParser) removeChild(child int32) {
 		par.last = c.prev
 	}
 	par.children--
-	c.parent, c.next, c.prev, c.removed = -1, -1, -1, true
+	c.parent, c.next, c.prev = -1, -1, -1 // out of the tree
 }
 
 // The reader, goldmark's text.reader without tabs or padding.
@@ -346,10 +344,10 @@ func (p *mdParser) parseBlocks() {
 func (p *mdParser) closeBlocks(from, to int) {
 	for i := from; i >= to; i-- {
 		n := p.opened[i]
-		if p.nodes[n].kind == mdParagraph && !p.nodes[n].removed {
+		if p.nodes[n].kind == mdParagraph && p.nodes[n].parent >= 0 {
 			p.transformParagraph(n, false)
 		}
-		if !p.nodes[n].removed {
+		if p.nodes[n].parent >= 0 { // not taken out by the transform
 			p.closeBlock(n)
 		}
 	}
@@ -785,7 +783,6 @@ func (p *mdParser) openATX() (int32, mdState) {
 			stop--
 		}
 	}
-	p.nodes[n].headingStart, p.nodes[n].headingEnd = hs, hs+stop
 	p.addLine(n, hs, hs+stop)
 	p.advanceToEOL()
 	return n, stNoChildren
@@ -841,8 +838,7 @@ func (p *mdParser) closeSetext(n, para int32) {
 	h, src := &p.nodes[n], &p.nodes[para]
 	h.off, h.lineCount, h.firstStop, h.lastStop = src.off, src.lineCount, src.firstStop, src.lastStop
 	h.segs = src.segs
-	h.headingStart, h.headingEnd = -1, -1
-	if !src.removed && src.parent >= 0 {
+	if src.parent >= 0 {
 		p.removeChild(para)
 	}
 }
@@ -1309,7 +1305,7 @@ func (p *mdParser) headingLines(node *mdNode) [][2]int {
 		return nil
 	}
 	if node.setextFrom < 0 {
-		return [][2]int{{node.headingStart, node.headingEnd}}
+		return [][2]int{{node.off, node.firstStop}} // an ATX heading's one line
 	}
 	if node.segs != nil {
 		return node.segs
