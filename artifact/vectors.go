@@ -334,16 +334,35 @@ func (v *Vectors) AppendVector(dst []float32, i int) []float32 {
 // Cosine is the cosine of the angle between a and b, 0 when either is
 // zero.
 func Cosine(a, b []float32) float64 {
-	var ab, aa, bb float64
-	for i := range a {
-		ab += float64(a[i]) * float64(b[i])
-		aa += float64(a[i]) * float64(a[i])
-		bb += float64(b[i]) * float64(b[i])
-	}
+	return CosineOfNorms(a, b, Dot64(a, a), Dot64(b, b))
+}
+
+// CosineOfNorms is Cosine for vectors whose squared norms (Dot64 of each
+// with itself) are known: one product rather than three, for a vector
+// compared with many.
+func CosineOfNorms(a, b []float32, aa, bb float64) float64 {
 	if aa == 0 || bb == 0 {
 		return 0
 	}
-	return ab / math.Sqrt(aa*bb)
+	return Dot64(a, b) / math.Sqrt(aa*bb)
+}
+
+// Dot64 is the inner product of a and b in double precision, summed in
+// four parts: one sum waited on each addition before the next.
+func Dot64(a, b []float32) float64 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += float64(a[i]) * float64(b[i])
+		s1 += float64(a[i+1]) * float64(b[i+1])
+		s2 += float64(a[i+2]) * float64(b[i+2])
+		s3 += float64(a[i+3]) * float64(b[i+3])
+	}
+	for ; i < len(a); i++ {
+		s0 += float64(a[i]) * float64(b[i])
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 // Dot is the inner product of q with stored vector i.

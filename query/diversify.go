@@ -37,10 +37,12 @@ func diversifyWith(ranked []Result, n int, diversity float64, vectorOf func(Resu
 	}
 	cands := ranked[:min(len(ranked), max(diversifyDepth*n, minDiversify))]
 	vecs := make([][]float32, len(cands))
+	norms := make([]float64, len(cands)) // each vector's squared norm
 	models := make([]*Index, len(cands)) // a vector's index, whose model made it
 	any := false
-	for i, r := range cands {
-		vecs[i], models[i] = vectorOf(r), r.ix
+	for i := range cands {
+		vecs[i], models[i] = vectorOf(cands[i]), cands[i].ix
+		norms[i] = artifact.Dot64(vecs[i], vecs[i])
 		any = any || vecs[i] != nil
 	}
 	if !any {
@@ -53,13 +55,13 @@ func diversifyWith(ranked []Result, n int, diversity float64, vectorOf func(Resu
 	out := make([]Result, 0, n)
 	for len(out) < n {
 		best, bestMMR := -1, math.Inf(-1)
-		for i, r := range cands {
+		for i := range cands { // by index: a Result is some 400 bytes to copy
 			if taken[i] || likeness[i] >= nearCopy {
 				continue
 			}
 			rel := 1.0
 			if top > 0 {
-				rel = r.Score / top
+				rel = cands[i].Score / top
 			}
 			if m := (1-diversity)*rel - diversity*likeness[i]; m > bestMMR {
 				best, bestMMR = i, m
@@ -72,10 +74,10 @@ func diversifyWith(ranked []Result, n int, diversity float64, vectorOf func(Resu
 		out = append(out, cands[best])
 		// A superseded or deprecated result, which the search leaves out
 		// after, makes none look alike: its successor is a near-copy.
-		if v := vecs[best]; v != nil && !cands[best].retired() {
+		if v := vecs[best]; v != nil && len(out) < n && !cands[best].retired() {
 			for i, w := range vecs {
 				if !taken[i] && w != nil && oneModel(models[best], models[i]) {
-					likeness[i] = max(likeness[i], artifact.Cosine(v, w))
+					likeness[i] = max(likeness[i], artifact.CosineOfNorms(v, w, norms[best], norms[i]))
 				}
 			}
 		}
