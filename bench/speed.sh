@@ -65,6 +65,19 @@ measure() {
 	bytes=$(du -sb .kb | cut -f1)
 
 	ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a/b}'; }
+	# timed FILE CMD...: runs CMD under /usr/bin/time, whose peak RSS it
+	# keeps, and writes "seconds RSS" to FILE with the seconds from the
+	# shell's microsecond clock: time's own are in hundredths, ±2% of a
+	# half-second build, the size of the differences measured.
+	timed() {
+		local out=$1 t0 t1 s m
+		shift
+		t0=${EPOCHREALTIME/./}
+		/usr/bin/time -f "%e %M" -o "$out" "$@"
+		t1=${EPOCHREALTIME/./}
+		read -r s m <"$out"
+		awk -v a="$t0" -v b="$t1" -v m="$m" 'BEGIN {printf "%.3f %s\n", (b - a) / 1e6, m}' >"$out"
+	}
 
 	echo "corpus: $files files, $((bytes / 1048576)) MiB (x$scale); $(nproc) CPUs; $runs runs"
 	echo
@@ -73,11 +86,11 @@ measure() {
 	kbc_times=() kbc_rss=() sql_times=()
 	for _ in $(seq 1 "$runs"); do
 		rm -rf .kbq
-		/usr/bin/time -f "%e %M" -o "$work/t" "$kbc" build --no-global --keep-going >/dev/null 2>"$work/build.err"
+		timed "$work/t" "$kbc" build --no-global --keep-going >/dev/null 2>"$work/build.err"
 		read -r t m <"$work/t"
 		kbc_times+=("$t") kbc_rss+=("$m")
 		rm -f "$work/fts.db"
-		/usr/bin/time -f "%e %M" -o "$work/t" sqlite3 "$work/fts.db" \
+		timed "$work/t" sqlite3 "$work/fts.db" \
 			"CREATE VIRTUAL TABLE docs USING fts5(path, body, tokenize='porter unicode61');
 			 INSERT INTO docs(path, body) SELECT name, CAST(data AS TEXT) FROM fsdir('.kb') WHERE name LIKE '%.md';"
 		read -r t m <"$work/t"
@@ -102,7 +115,7 @@ measure() {
 	for i in $(seq 1 "$runs"); do
 		echo "edit $i" >>"$target"
 		git commit -q -am "edit $i"
-		/usr/bin/time -f "%e %M" -o "$work/t" "$kbc" build --no-global --keep-going >/dev/null 2>&1
+		timed "$work/t" "$kbc" build --no-global --keep-going >/dev/null 2>&1
 		read -r t m <"$work/t"
 		inc_times+=("$t")
 	done
