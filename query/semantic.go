@@ -629,15 +629,15 @@ func (ix *Index) searchHybrid(ctx context.Context, req Request, selected bool, c
 			return nil
 		}
 	})
+	if semErr != nil {
+		return nil, semErr // words begun are awaited on the way out
+	}
 	if claim() {
 		words(false)
 	}
 	<-lexDone
 	if err != nil {
 		return nil, err
-	}
-	if semErr != nil {
-		return nil, semErr
 	}
 	return fuse(req, lex, sem, ix.ranking, func(top Result) (*Response, error) {
 		fbReq := lexReq
