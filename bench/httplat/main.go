@@ -5,6 +5,11 @@
 //	httplat -url http://127.0.0.1:7419 -q queries.txt -rounds 20
 //	httplat -start 'kbq serve --db env --addr 127.0.0.1:7419' -url http://127.0.0.1:7419 -q queries.txt
 //	httplat -auth 'Bearer TOKEN' -url http://127.0.0.1:7419 -q queries.txt
+//	httplat -url http://127.0.0.1:7420 -beside http://127.0.0.1:7421 -q queries.txt
+//
+// With -beside, a second server is asked each query right after the
+// first, request by request, and each gets its own line: two builds
+// compared to see the same moments of a machine whose speed drifts.
 package main
 
 import (
@@ -27,6 +32,7 @@ func main() {
 	queries := flag.String("q", "", "a file of queries, one a line")
 	rounds := flag.Int("rounds", 20, "rounds of every query, after one round of warm-up")
 	start := flag.String("start", "", "a command that starts the server: time it to its first answer, then measure")
+	beside := flag.String("beside", "", "a second server, asked each query right after the first")
 	flag.StringVar(&mode, "mode", "", "search in `MODE` (hybrid, lexical or semantic; default: the server's)")
 	flag.StringVar(&authorization, "auth", "", "send `VALUE` as every request's Authorization header (Bearer TOKEN)")
 	flag.Parse()
@@ -67,24 +73,33 @@ func main() {
 		}
 		fmt.Printf("first answer after start: %.0f ms\n", float64(time.Since(t0).Microseconds())/1000)
 	}
-	for _, q := range qs {
-		if _, err := search(*base, q); err != nil {
-			fail(err)
-		}
+	servers := []string{*base}
+	if *beside != "" {
+		servers = append(servers, *beside)
 	}
-	var all []time.Duration
-	for range *rounds {
+	times := make([][]time.Duration, len(servers))
+	for round := range *rounds + 1 { // the first round warms up
 		for _, q := range qs {
-			d, err := search(*base, q)
-			if err != nil {
-				fail(err)
+			for i, server := range servers {
+				d, err := search(server, q)
+				if err != nil {
+					fail(err)
+				}
+				if round > 0 {
+					times[i] = append(times[i], d)
+				}
 			}
-			all = append(all, d)
 		}
 	}
-	slices.Sort(all)
-	pct := func(p float64) float64 { return float64(all[int(p*float64(len(all)-1))].Microseconds()) / 1000 }
-	fmt.Printf("%d searches: p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", len(all), pct(0.5), pct(0.99), pct(1))
+	for i, all := range times {
+		slices.Sort(all)
+		pct := func(p float64) float64 { return float64(all[int(p*float64(len(all)-1))].Microseconds()) / 1000 }
+		label := ""
+		if len(servers) > 1 {
+			label = servers[i] + ": "
+		}
+		fmt.Printf("%s%d searches: p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", label, len(all), pct(0.5), pct(0.99), pct(1))
+	}
 }
 
 // authorization is the Authorization header of every request, if any.
