@@ -424,7 +424,7 @@ func (n expandNode) matchKeyword(ev *eval) (*bitset.BitSet, error) {
 // expand returns the terms of the text fields a prefix or wildcard stands
 // for: the most frequent, within the query's budget.
 func (n expandNode) expand(ev *eval) ([]string, error) {
-	key := fmt.Sprint(n.fields, n.prefix, "\x00", n.wildcard)
+	key := strings.Join(n.fields, "\x00") + "\x01" + n.prefix + "\x01" + n.wildcard
 	if terms, ok := ev.memo[key]; ok {
 		return terms, nil
 	}
@@ -554,9 +554,6 @@ func newTextNode(term string, fields []string, r Ranking) textNode {
 func (n textNode) allFields() bool {
 	return n.in == [postings.Fields]bool{true, true, true, true}
 }
-
-// fieldsKey names the fields a node searches.
-func (n textNode) fieldsKey() string { return fmt.Sprint(n.in) }
 
 func (n textNode) match(ev *eval, scored bool) (*bitset.BitSet, error) {
 	out := ev.bits()

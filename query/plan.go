@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kbqdev/kbq/artifact"
+	"github.com/kbqdev/kbq/artifact/postings"
 	"github.com/kbqdev/kbq/knowledge"
 	"github.com/kbqdev/kbq/query/syntax"
 )
@@ -133,7 +134,11 @@ func collapseRepeats(ns []node) []node {
 		t, ok := n.(textNode)
 		return t, ok
 	}
-	first := make(map[string]int) // term and fields → index in out
+	type termIn struct {
+		term string
+		in   [postings.Fields]bool
+	}
+	first := make(map[termIn]int) // index in out
 	out := ns[:0:0]
 	for _, n := range ns {
 		t, ok := single(n)
@@ -141,7 +146,7 @@ func collapseRepeats(ns []node) []node {
 			out = append(out, n)
 			continue
 		}
-		key := t.term + "\x00" + t.fieldsKey()
+		key := termIn{t.term, t.in}
 		if i, seen := first[key]; seen {
 			u := out[i].(textNode)
 			u.times += t.times
