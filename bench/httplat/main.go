@@ -10,6 +10,10 @@
 // With -beside, a second server is asked each query right after the
 // first, request by request, and each gets its own line: two builds
 // compared to see the same moments of a machine whose speed drifts.
+// Several modes (-mode hybrid,lexical) are asked the same way, each query
+// in each mode in turn, and with two the difference of their medians is
+// printed: what one mode costs over the other, measured in the same
+// moments rather than in runs minutes apart.
 package main
 
 import (
@@ -33,7 +37,7 @@ func main() {
 	rounds := flag.Int("rounds", 20, "rounds of every query, after one round of warm-up")
 	start := flag.String("start", "", "a command that starts the server: time it to its first answer, then measure")
 	beside := flag.String("beside", "", "a second server, asked each query right after the first")
-	flag.StringVar(&mode, "mode", "", "search in `MODE` (hybrid, lexical or semantic; default: the server's)")
+	modeList := flag.String("mode", "", "search in `MODE` (hybrid, lexical or semantic; default: the server's), or in each of several, comma-separated, in turn")
 	flag.StringVar(&authorization, "auth", "", "send `VALUE` as every request's Authorization header (Bearer TOKEN)")
 	flag.Parse()
 	qs, err := readLines(*queries)
@@ -57,7 +61,7 @@ func main() {
 		}
 		defer stop()
 		for {
-			if _, err := search(*base, qs[0]); err == nil {
+			if _, err := search(*base, qs[0], ""); err == nil {
 				break
 			}
 			select {
@@ -77,37 +81,65 @@ func main() {
 	if *beside != "" {
 		servers = append(servers, *beside)
 	}
-	times := make([][]time.Duration, len(servers))
+	modes := strings.Split(*modeList, ",")
+	times := make([][][]time.Duration, len(servers)) // by server, then mode
+	for i := range times {
+		times[i] = make([][]time.Duration, len(modes))
+	}
 	for round := range *rounds + 1 { // the first round warms up
 		for _, q := range qs {
 			for i, server := range servers {
-				d, err := search(server, q)
-				if err != nil {
-					fail(err)
-				}
-				if round > 0 {
-					times[i] = append(times[i], d)
+				for j, mode := range modes {
+					d, err := search(server, q, mode)
+					if err != nil {
+						fail(err)
+					}
+					if round > 0 {
+						times[i][j] = append(times[i][j], d)
+					}
 				}
 			}
 		}
 	}
-	for i, all := range times {
-		slices.Sort(all)
-		pct := func(p float64) float64 { return float64(all[int(p*float64(len(all)-1))].Microseconds()) / 1000 }
-		label := ""
-		if len(servers) > 1 {
-			label = servers[i] + ": "
+	for i, byMode := range times {
+		var p50s []float64
+		for j, all := range byMode {
+			slices.Sort(all)
+			pct := func(p float64) float64 { return float64(all[int(p*float64(len(all)-1))].Microseconds()) / 1000 }
+			var label []string
+			if len(servers) > 1 {
+				label = append(label, servers[i])
+			}
+			if len(modes) > 1 {
+				label = append(label, modes[j])
+			}
+			prefix := ""
+			if len(label) > 0 {
+				prefix = strings.Join(label, " ") + ": "
+			}
+			fmt.Printf("%s%d searches: p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", prefix, len(all), pct(0.5), pct(0.99), pct(1))
+			p50s = append(p50s, pct(0.5))
 		}
-		fmt.Printf("%s%d searches: p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", label, len(all), pct(0.5), pct(0.99), pct(1))
+		if len(modes) == 2 {
+			prefix := ""
+			if len(servers) > 1 {
+				prefix = servers[i] + " "
+			}
+			fmt.Printf("%s%s − %s: p50 %+.2f ms\n", prefix, modes[0], modes[1], p50s[0]-p50s[1])
+		}
 	}
 }
 
 // authorization is the Authorization header of every request, if any.
 var authorization string
 
-func search(base, q string) (time.Duration, error) {
+func search(base, q, mode string) (time.Duration, error) {
 	t0 := time.Now()
-	req, err := http.NewRequest(http.MethodGet, base+"/search?n=10&q="+url.QueryEscape(q)+modeParam(), nil)
+	u := base + "/search?n=10&q=" + url.QueryEscape(q)
+	if mode != "" {
+		u += "&mode=" + url.QueryEscape(mode)
+	}
+	req, err := http.NewRequest(http.MethodGet, u, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -149,14 +181,4 @@ func fail(err error) {
 	stop()
 	fmt.Fprintln(os.Stderr, "httplat:", err)
 	os.Exit(1)
-}
-
-// mode is the search mode of every request, "" for the server's default.
-var mode string
-
-func modeParam() string {
-	if mode == "" {
-		return ""
-	}
-	return "&mode=" + url.QueryEscape(mode)
 }
