@@ -2,7 +2,6 @@ package compiler
 
 import (
 	"fmt"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -169,16 +168,7 @@ func TestScanBlocksMatchGoldmarkOnCorpora(t *testing.T) {
 		}
 	}
 	for _, dir := range []string{"../.kb", "../docs"} {
-		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") {
-				return err
-			}
-			data, err := os.ReadFile(p)
-			if err == nil {
-				checkScanBlocks(t, p, data)
-			}
-			return err
-		})
+		err := corpora.MarkdownIn(dir, func(p string, data []byte) { checkScanBlocks(t, p, data) })
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,10 +1,8 @@
 package checks
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/kbqdev/kbq/internal/corpora"
@@ -41,16 +39,7 @@ func TestSecretsNoFalsePositives(t *testing.T) {
 		}
 	}
 	for _, dir := range []string{"../../.kb", "../../docs"} {
-		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") {
-				return err
-			}
-			data, err := os.ReadFile(p)
-			if err == nil {
-				check(p, data)
-			}
-			return err
-		})
+		err := corpora.MarkdownIn(dir, check)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,7 +6,9 @@ import (
 	"archive/tar"
 	"compress/gzip"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -41,4 +43,20 @@ func Markdown(path string, fn func(name string, data []byte)) error {
 		}
 		fn(strings.TrimPrefix(h.Name, "./"), data)
 	}
+}
+
+// MarkdownIn calls fn with the path and content of every markdown file
+// under the directory dir, in lexical order: a repository's own
+// knowledge and documentation, read as the archives are.
+func MarkdownIn(dir string, fn func(path string, data []byte)) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".md") {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err == nil {
+			fn(p, data)
+		}
+		return err
+	})
 }
