@@ -58,7 +58,6 @@ type acts8 struct {
 	q      []byte    // rows × cols int8 values, interleaved
 	start  []int32   // rows × cols/actGroup: -128 × the lane's values' sum
 	scales []float32 // rows × cols/actGroup
-	out    []float32 // a tile's four rows of products, for three rows
 }
 
 var actsPool sync.Pool
@@ -70,24 +69,17 @@ func quantActs(m, k int, a []float32) *acts8 {
 	if q == nil {
 		q = new(acts8)
 	}
-	rows := m
-	if m == 3 {
-		rows = 4 // a row of zeros makes a tile (mulActs)
-	}
-	lanes := rows * k / actGroup
-	if cap(q.q) < rows*k {
-		q.q = make([]byte, rows*k)
+	lanes := m * k / actGroup
+	if cap(q.q) < m*k {
+		q.q = make([]byte, m*k)
 	}
 	if cap(q.start) < lanes {
 		q.start, q.scales = make([]int32, lanes), make([]float32, lanes)
 	}
-	q.q, q.start, q.scales = q.q[:rows*k], q.start[:lanes], q.scales[:lanes]
+	q.q, q.start, q.scales = q.q[:m*k], q.start[:lanes], q.scales[:lanes]
 	for i := range m {
 		quantRow(q.q[i*k:(i+1)*k], q.start[i*k/actGroup:(i+1)*k/actGroup], q.scales[i*k/actGroup:(i+1)*k/actGroup], a[i*k:(i+1)*k])
 	}
-	clear(q.q[m*k:])
-	clear(q.start[m*k/actGroup:])
-	clear(q.scales[m*k/actGroup:])
 	return q
 }
 
@@ -145,43 +137,32 @@ func (w *matrix) mulTInt8(m int, a []float32, c []float32, ldc int, workers int)
 }
 
 // mulActs sets the m rows of c to acts·wᵀ, four rows of acts at a time
-// against two rows of weights and the rows after the last four one at a
-// time, or three of them in a last tile that overlaps the one before (or,
-// of three rows in all, one with a row of zeros); a last odd row of
-// weights is multiplied in Go. BenchmarkInt8Matmul, a 1536×384 product:
-// three rows 25 µs rather than 33 one at a time, four 25, seven 48 rather
-// than 57, nine 59.
+// against two rows of weights, and the one to three rows after the last
+// four in a tile of their own; a last odd row of weights is multiplied in
+// Go. A tile's time is mostly in its rows' products, but a quarter of
+// four rows' is in reading the weights and the call, which fewer rows
+// still pay: a 1536×384 product (BenchmarkInt8Matmul) takes 23 µs in
+// tiles of four rows, 19 of three, 15 of two and 12 of one, so that three
+// rows cost less alone than in a tile of four with a row of zeros, and
+// two less together than one at a time (22 µs).
 func (w *matrix) mulActs(m int, acts *acts8, c []float32, ldc int, workers int) {
 	k, n := w.cols, w.rows
 	lanes := k / actGroup
-	if m == 3 {
-		// Three rows cost less as a tile with a row of zeros, its
-		// products written apart, than one at a time.
-		acts.out = grow(acts.out, 4*n)
-		w.mulActs(4, acts, acts.out, n, workers)
-		for i := range 3 {
-			copy(c[i*ldc:i*ldc+n], acts.out[i*n:(i+1)*n])
-		}
-		return
-	}
 	columns(m, n, k, workers, func(j0, j1 int) {
 		j := j0
 		for ; j+2 <= j1; j += 2 {
-			tile := func(i int) {
-				kernelInt8x4x2(k, &acts.q[i*k], &acts.start[i*lanes], &acts.scales[i*lanes], &w.u8[j*k], &w.scales[j*k/quantGroup*4], &c[i*ldc+j], ldc)
-			}
+			ws, wscales := &w.u8[j*k], &w.scales[j*k/quantGroup*4]
 			i := 0
 			for ; i+4 <= m; i += 4 {
-				tile(i)
+				kernelInt8x4x2(k, &acts.q[i*k], &acts.start[i*lanes], &acts.scales[i*lanes], ws, wscales, &c[i*ldc+j], ldc)
 			}
-			if m-i == 3 && m > 4 {
-				// Three rows left cost less as a tile over the last
-				// four, one of them again, than one at a time.
-				tile(m - 4)
-				i = m
-			}
-			for ; i < m; i++ {
-				kernelInt8x1x2(k, &acts.q[i*k], &acts.start[i*lanes], &acts.scales[i*lanes], &w.u8[j*k], &w.scales[j*k/quantGroup*4], &c[i*ldc+j])
+			switch m - i {
+			case 3:
+				kernelInt8x3x2(k, &acts.q[i*k], &acts.start[i*lanes], &acts.scales[i*lanes], ws, wscales, &c[i*ldc+j], ldc)
+			case 2:
+				kernelInt8x2x2(k, &acts.q[i*k], &acts.start[i*lanes], &acts.scales[i*lanes], ws, wscales, &c[i*ldc+j], ldc)
+			case 1:
+				kernelInt8x1x2(k, &acts.q[i*k], &acts.start[i*lanes], &acts.scales[i*lanes], ws, wscales, &c[i*ldc+j])
 			}
 		}
 		if j < j1 {

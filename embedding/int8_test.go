@@ -35,9 +35,9 @@ func activations(rng *rand.Rand, m, k int) []float32 {
 	return a
 }
 
-// The eight-bit kernel gives what dotInt8 gives, bit for bit, for every
-// count of rows (the overlapping last tile, fewer than four), odd rows of
-// weights, and the columns shared among goroutines.
+// The eight-bit kernels give what dotInt8 gives, bit for bit, for every
+// count of rows (tiles of four and a last tile of one, two or three rows),
+// odd rows of weights, and the columns shared among goroutines.
 func TestInt8KernelMatchesGo(t *testing.T) {
 	if !useInt8 {
 		t.Skip("the processor has no eight-bit dot products (AVX-512 VNNI)")
@@ -46,7 +46,7 @@ func TestInt8KernelMatchesGo(t *testing.T) {
 	for _, k := range []int{128, 384, 1536} {
 		for _, n := range []int{1, 2, 3, 64, 131} {
 			w := int8Matrix(rng, n, k)
-			for _, m := range []int{1, 2, 3, 4, 5, 7, 8, 9, 13} {
+			for _, m := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 13} {
 				for _, workers := range []int{1, 2} {
 					a := activations(rng, m, k)
 					ldc := n + 3
@@ -146,7 +146,7 @@ func BenchmarkInt8Matmul(b *testing.B) {
 	for _, shape := range [][2]int{{1536, 384}, {384, 1536}} {
 		w := int8Matrix(rng, shape[0], shape[1])
 		k, n := shape[1], shape[0]
-		for _, m := range []int{3, 4, 7, 9, 16} {
+		for _, m := range []int{2, 3, 4, 6, 7, 9, 16} {
 			a, c := activations(rng, m, k), make([]float32, m*n)
 			b.Run(fmt.Sprintf("%dx%d/m=%d/int8", n, k, m), func(b *testing.B) {
 				for b.Loop() {

@@ -58,6 +58,16 @@ func kernelQ4x2(k int, a *float32, lda int, w *byte, scales *byte, c *float32, l
 //go:noescape
 func kernelInt8x4x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32, ldc int)
 
+// kernelInt8x3x2 is kernelInt8x4x2 for three rows of activations.
+//
+//go:noescape
+func kernelInt8x3x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32, ldc int)
+
+// kernelInt8x2x2 is kernelInt8x4x2 for two rows of activations.
+//
+//go:noescape
+func kernelInt8x2x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32, ldc int)
+
 // kernelInt8x1x2 is kernelInt8x4x2 for one row of activations, into c[0]
 // and c[1].
 //

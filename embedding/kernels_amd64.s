@@ -749,6 +749,159 @@ block:
 	VZEROUPPER
 	RET
 
+// func kernelInt8x3x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32, ldc int)
+//
+// kernelInt8x4x2 for three rows of activations, with its registers less
+// row 3's: a last tile of three rows costs three quarters of four.
+TEXT ·kernelInt8x3x2(SB), NOSPLIT, $0-64
+	MOVQ k+0(FP), R8
+	MOVQ a+8(FP), SI
+	MOVQ start+16(FP), DX
+	MOVQ scales+24(FP), R10
+	MOVQ w+32(FP), DI
+	MOVQ wscales+40(FP), BX
+	MOVQ R8, CX
+	SHRQ $7, CX
+	MOVQ R8, R11
+	SHRQ $3, R11
+	MOVQ R8, R12
+	SHRQ $2, R12
+
+	VMOVDQU32 int8Groups<>(SB), Y24
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+
+block3:
+	VMOVDQU32 (DX), Y16
+	VMOVDQA32 Y16, Y17
+	VMOVDQU32 (DX)(R12*1), Y18
+	VMOVDQA32 Y18, Y19
+	VMOVDQU32 (DX)(R12*2), Y20
+	VMOVDQA32 Y20, Y21
+
+#define INT8STEP3(off) \
+	VMOVDQU off(DI), Y8 \
+	VMOVDQU off(DI)(R8*1), Y9 \
+	VMOVDQU off(SI), Y10 \
+	VPDPBUSD Y10, Y8, Y16 \
+	VPDPBUSD Y10, Y9, Y17 \
+	VMOVDQU off(SI)(R8*1), Y10 \
+	VPDPBUSD Y10, Y8, Y18 \
+	VPDPBUSD Y10, Y9, Y19 \
+	VMOVDQU off(SI)(R8*2), Y10 \
+	VPDPBUSD Y10, Y8, Y20 \
+	VPDPBUSD Y10, Y9, Y21
+
+	INT8STEP3(0)
+	INT8STEP3(32)
+	INT8STEP3(64)
+	INT8STEP3(96)
+
+	VBROADCASTF128 (BX), Y11
+	VPERMPS Y11, Y24, Y11
+	VBROADCASTF128 (BX)(R11*1), Y12
+	VPERMPS Y12, Y24, Y12
+	INT8SCALE((R10), Y16, Y17, Y0, Y1)
+	INT8SCALE((R10)(R12*1), Y18, Y19, Y2, Y3)
+	INT8SCALE((R10)(R12*2), Y20, Y21, Y4, Y5)
+
+	ADDQ $128, SI
+	ADDQ $128, DI
+	ADDQ $32, DX
+	ADDQ $32, R10
+	ADDQ $16, BX
+	DECQ CX
+	JNZ  block3
+
+	MOVQ c+48(FP), DX
+	MOVQ ldc+56(FP), R8
+	SHLQ $2, R8
+	INT8SUM(Y0, X0, (DX))
+	INT8SUM(Y1, X1, 4(DX))
+	ADDQ R8, DX
+	INT8SUM(Y2, X2, (DX))
+	INT8SUM(Y3, X3, 4(DX))
+	ADDQ R8, DX
+	INT8SUM(Y4, X4, (DX))
+	INT8SUM(Y5, X5, 4(DX))
+	VZEROUPPER
+	RET
+
+// func kernelInt8x2x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32, ldc int)
+//
+// kernelInt8x4x2 for two rows of activations: two thirds of the time of
+// two rows one at a time (kernelInt8x1x2), which read each weight twice.
+TEXT ·kernelInt8x2x2(SB), NOSPLIT, $0-64
+	MOVQ k+0(FP), R8
+	MOVQ a+8(FP), SI
+	MOVQ start+16(FP), DX
+	MOVQ scales+24(FP), R10
+	MOVQ w+32(FP), DI
+	MOVQ wscales+40(FP), BX
+	MOVQ R8, CX
+	SHRQ $7, CX
+	MOVQ R8, R11
+	SHRQ $3, R11
+	MOVQ R8, R12
+	SHRQ $2, R12
+
+	VMOVDQU32 int8Groups<>(SB), Y24
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+
+block2:
+	VMOVDQU32 (DX), Y16
+	VMOVDQA32 Y16, Y17
+	VMOVDQU32 (DX)(R12*1), Y18
+	VMOVDQA32 Y18, Y19
+
+#define INT8STEP2(off) \
+	VMOVDQU off(DI), Y8 \
+	VMOVDQU off(DI)(R8*1), Y9 \
+	VMOVDQU off(SI), Y10 \
+	VPDPBUSD Y10, Y8, Y16 \
+	VPDPBUSD Y10, Y9, Y17 \
+	VMOVDQU off(SI)(R8*1), Y10 \
+	VPDPBUSD Y10, Y8, Y18 \
+	VPDPBUSD Y10, Y9, Y19
+
+	INT8STEP2(0)
+	INT8STEP2(32)
+	INT8STEP2(64)
+	INT8STEP2(96)
+
+	VBROADCASTF128 (BX), Y11
+	VPERMPS Y11, Y24, Y11
+	VBROADCASTF128 (BX)(R11*1), Y12
+	VPERMPS Y12, Y24, Y12
+	INT8SCALE((R10), Y16, Y17, Y0, Y1)
+	INT8SCALE((R10)(R12*1), Y18, Y19, Y2, Y3)
+
+	ADDQ $128, SI
+	ADDQ $128, DI
+	ADDQ $32, DX
+	ADDQ $32, R10
+	ADDQ $16, BX
+	DECQ CX
+	JNZ  block2
+
+	MOVQ c+48(FP), DX
+	MOVQ ldc+56(FP), R8
+	SHLQ $2, R8
+	INT8SUM(Y0, X0, (DX))
+	INT8SUM(Y1, X1, 4(DX))
+	ADDQ R8, DX
+	INT8SUM(Y2, X2, (DX))
+	INT8SUM(Y3, X3, 4(DX))
+	VZEROUPPER
+	RET
+
 DATA int8Abs<>+0(SB)/4, $0x7fffffff
 GLOBL int8Abs<>(SB), RODATA|NOPTR, $4
 DATA int8Max<>+0(SB)/4, $127.0

@@ -41,6 +41,14 @@ func quantLanesAVX512(q *byte, start *int32, scales *float32, a *float32, lanes 
 	panic("embedding: no vector kernel on this architecture")
 }
 
+func kernelInt8x3x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32, ldc int) {
+	panic("embedding: no vector kernel on this architecture")
+}
+
+func kernelInt8x2x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32, ldc int) {
+	panic("embedding: no vector kernel on this architecture")
+}
+
 func kernelInt8x1x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32) {
 	panic("embedding: no vector kernel on this architecture")
 }
