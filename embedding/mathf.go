@@ -76,26 +76,65 @@ func erff(x float32) float32 {
 }
 
 // layerNorm normalises each row of x (rows of len(gamma) values) to zero
-// mean and unit variance, then scales and shifts it.
+// mean and unit variance, then scales and shifts it. Four rows at a time
+// have their sums taken side by side: each is a chain of additions, one
+// waiting on the one before, and a row alone left the processor idle
+// most of the time (a query's normalisations took 8% of its vector).
+// Each row's own additions stay in order, so its values are those it
+// has normalised alone (TestLayerNormRows); its products are rounded
+// before they are added, which without fused multiply-adds they are.
 func layerNorm(x, gamma, beta []float32, eps float32) {
 	h := len(gamma)
-	for off := 0; off+h <= len(x); off += h {
-		row := x[off : off+h : off+h]
-		var sum float32
-		for _, v := range row {
-			sum += v
+	n := len(x) / h
+	for r := 0; r < n; r += 4 {
+		// The last rows fewer than four stand in for the missing ones:
+		// normalised twice side by side, they get the same values.
+		row := func(i int) []float32 {
+			i = min(r+i, n-1)
+			return x[i*h : (i+1)*h : (i+1)*h]
 		}
-		mean := sum / float32(h)
-		var sq float32
-		for i, v := range row {
-			d := v - mean
-			row[i] = d
-			sq += d * d
-		}
-		inv := float32(1 / math.Sqrt(float64(sq/float32(h)+eps)))
-		for i, v := range row {
-			row[i] = v*inv*gamma[i] + beta[i]
-		}
+		layerNorm4(row(0), row(1), row(2), row(3), gamma, beta, eps)
+	}
+}
+
+// scaleShift is d·inv·g + b, each operation rounded: the conversions keep
+// the compiler from fusing a multiplication and an addition
+// (GOAMD64=v3), so that a row's values do not depend on how it was
+// compiled.
+func scaleShift(d, inv, g, b float32) float32 {
+	return float32(float32(d*inv)*g) + b
+}
+
+// layerNorm4 is layerNorm of rows r0–r3, their sums taken side by side;
+// rows may be the same row.
+func layerNorm4(r0, r1, r2, r3, gamma, beta []float32, eps float32) {
+	h := len(gamma)
+	r0, r1, r2, r3 = r0[:h], r1[:h], r2[:h], r3[:h]
+	var s0, s1, s2, s3 float32
+	for i := range h {
+		s0 += r0[i]
+		s1 += r1[i]
+		s2 += r2[i]
+		s3 += r3[i]
+	}
+	m0, m1, m2, m3 := s0/float32(h), s1/float32(h), s2/float32(h), s3/float32(h)
+	var q0, q1, q2, q3 float32
+	for i := range h {
+		d0, d1, d2, d3 := r0[i]-m0, r1[i]-m1, r2[i]-m2, r3[i]-m3
+		q0 += float32(d0 * d0)
+		q1 += float32(d1 * d1)
+		q2 += float32(d2 * d2)
+		q3 += float32(d3 * d3)
+	}
+	inv0 := float32(1 / math.Sqrt(float64(q0/float32(h)+eps)))
+	inv1 := float32(1 / math.Sqrt(float64(q1/float32(h)+eps)))
+	inv2 := float32(1 / math.Sqrt(float64(q2/float32(h)+eps)))
+	inv3 := float32(1 / math.Sqrt(float64(q3/float32(h)+eps)))
+	for i := range h {
+		g, b := gamma[i], beta[i]
+		// Every value is read before any is written, for rows that
+		// are one.
+		r0[i], r1[i], r2[i], r3[i] = scaleShift(r0[i]-m0, inv0, g, b), scaleShift(r1[i]-m1, inv1, g, b), scaleShift(r2[i]-m2, inv2, g, b), scaleShift(r3[i]-m3, inv3, g, b)
 	}
 }
 
