@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kbqdev/kbq/artifact"
 	"github.com/kbqdev/kbq/embedding/embeddingtest"
@@ -319,6 +320,18 @@ func BenchmarkEncoder(b *testing.B) {
 			}
 		})
 	}
+	// A server's query comes after a pause, in which the weights leave
+	// the processor's caches.
+	b.Run("query/eight-bit/after 2ms idle", func(b *testing.B) {
+		for b.Loop() {
+			b.StopTimer()
+			time.Sleep(2 * time.Millisecond)
+			b.StartTimer()
+			if _, err := q.Embed(context.Background(), []string{"how do I roll back a deploy"}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // A short text's layers shared by two goroutines (runShared) give the
