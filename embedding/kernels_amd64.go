@@ -53,26 +53,27 @@ func kernelQ4x2(k int, a *float32, lda int, w *byte, scales *byte, c *float32, l
 // starts and scales at start and scales, k/16 apart) with the two rows of
 // interleaved weights at w (k bytes apart; their groups' scales at
 // wscales, k/32 floats a row), as dotInt8 computes them; k is a multiple
-// of 128.
+// of 128. It does so for pairs > 0 pairs of rows of weights, one after
+// the other from w, into the columns from c on.
 //
 //go:noescape
-func kernelInt8x4x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32, ldc int)
+func kernelInt8x4x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32, ldc int, pairs int)
 
 // kernelInt8x3x2 is kernelInt8x4x2 for three rows of activations.
 //
 //go:noescape
-func kernelInt8x3x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32, ldc int)
+func kernelInt8x3x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32, ldc int, pairs int)
 
 // kernelInt8x2x2 is kernelInt8x4x2 for two rows of activations.
 //
 //go:noescape
-func kernelInt8x2x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32, ldc int)
+func kernelInt8x2x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32, ldc int, pairs int)
 
-// kernelInt8x1x2 is kernelInt8x4x2 for one row of activations, into c[0]
-// and c[1].
+// kernelInt8x1x2 is kernelInt8x4x2 for one row of activations, into
+// c[0], c[1] and the pairs' columns after.
 //
 //go:noescape
-func kernelInt8x1x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32)
+func kernelInt8x1x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32, pairs int)
 
 // quantLanesAVX512 is quantRow for the first lanes lanes of a row, lanes
 // a multiple of 8.

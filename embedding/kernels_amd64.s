@@ -617,7 +617,7 @@ DATA int8Groups<>+24(SB)/4, $3
 DATA int8Groups<>+28(SB)/4, $3
 GLOBL int8Groups<>(SB), RODATA|NOPTR, $32
 
-// func kernelInt8x4x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32, ldc int)
+// func kernelInt8x4x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32, ldc int, pairs int)
 //
 // Rows i < 4 of the eight-bit activations at a (k bytes apart, their
 // lanes' starts and scales k/16 apart) times rows j < 2 of the interleaved
@@ -637,13 +637,16 @@ GLOBL int8Groups<>(SB), RODATA|NOPTR, $32
 // kernel then waited. After 2 ms idle, a query's vector took 1.33–1.41 ms
 // rather than 1.44–1.72 on one goroutine (BenchmarkEncoder, "query/
 // eight-bit/after 2ms idle", GOMAXPROCS=1, five runs each).
-TEXT ·kernelInt8x4x2(SB), NOSPLIT, $0-64
+TEXT ·kernelInt8x4x2(SB), NOSPLIT, $0-72
 	MOVQ k+0(FP), R8
+	MOVQ w+32(FP), DI
+	MOVQ wscales+40(FP), BX
+	VMOVDQU32 int8Groups<>(SB), Y24
+
+pair4:
 	MOVQ a+8(FP), SI
 	MOVQ start+16(FP), DX
 	MOVQ scales+24(FP), R10
-	MOVQ w+32(FP), DI
-	MOVQ wscales+40(FP), BX
 	MOVQ R8, CX
 	SHRQ $7, CX           // blocks
 	MOVQ R8, R11
@@ -656,8 +659,6 @@ TEXT ·kernelInt8x4x2(SB), NOSPLIT, $0-64
 	ADDQ R12, R13         // start's row 3
 	LEAQ (R10)(R12*2), R14
 	ADDQ R12, R14         // scales' row 3
-
-	VMOVDQU32 int8Groups<>(SB), Y24
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -760,29 +761,38 @@ block:
 	ADDQ R8, DX
 	INT8SUM(Y6, X6, (DX))
 	INT8SUM(Y7, X7, 4(DX))
+	MOVQ k+0(FP), R8
+	ADDQ R8, DI // past the pair's second row
+	MOVQ R8, R11
+	SHRQ $3, R11
+	ADDQ R11, BX // past its scales
+	ADDQ $8, c+48(FP)
+	DECQ pairs+64(FP)
+	JNZ  pair4
 	VZEROUPPER
 	RET
 
-// func kernelInt8x3x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32, ldc int)
+// func kernelInt8x3x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32, ldc int, pairs int)
 //
 // kernelInt8x4x2 for three rows of activations, with its registers less
 // row 3's: a last tile of three rows costs three quarters of four. It asks
 // for the weights ahead as kernelInt8x4x2 does.
-TEXT ·kernelInt8x3x2(SB), NOSPLIT, $0-64
+TEXT ·kernelInt8x3x2(SB), NOSPLIT, $0-72
 	MOVQ k+0(FP), R8
+	MOVQ w+32(FP), DI
+	MOVQ wscales+40(FP), BX
+	VMOVDQU32 int8Groups<>(SB), Y24
+
+pair3:
 	MOVQ a+8(FP), SI
 	MOVQ start+16(FP), DX
 	MOVQ scales+24(FP), R10
-	MOVQ w+32(FP), DI
-	MOVQ wscales+40(FP), BX
 	MOVQ R8, CX
 	SHRQ $7, CX
 	MOVQ R8, R11
 	SHRQ $3, R11
 	MOVQ R8, R12
 	SHRQ $2, R12
-
-	VMOVDQU32 int8Groups<>(SB), Y24
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -849,29 +859,38 @@ block3:
 	ADDQ R8, DX
 	INT8SUM(Y4, X4, (DX))
 	INT8SUM(Y5, X5, 4(DX))
+	MOVQ k+0(FP), R8
+	ADDQ R8, DI // past the pair's second row
+	MOVQ R8, R11
+	SHRQ $3, R11
+	ADDQ R11, BX // past its scales
+	ADDQ $8, c+48(FP)
+	DECQ pairs+64(FP)
+	JNZ  pair3
 	VZEROUPPER
 	RET
 
-// func kernelInt8x2x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32, ldc int)
+// func kernelInt8x2x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32, ldc int, pairs int)
 //
 // kernelInt8x4x2 for two rows of activations: two thirds of the time of
 // two rows one at a time (kernelInt8x1x2), which read each weight twice.
 // It asks for the weights ahead as kernelInt8x4x2 does.
-TEXT ·kernelInt8x2x2(SB), NOSPLIT, $0-64
+TEXT ·kernelInt8x2x2(SB), NOSPLIT, $0-72
 	MOVQ k+0(FP), R8
+	MOVQ w+32(FP), DI
+	MOVQ wscales+40(FP), BX
+	VMOVDQU32 int8Groups<>(SB), Y24
+
+pair2:
 	MOVQ a+8(FP), SI
 	MOVQ start+16(FP), DX
 	MOVQ scales+24(FP), R10
-	MOVQ w+32(FP), DI
-	MOVQ wscales+40(FP), BX
 	MOVQ R8, CX
 	SHRQ $7, CX
 	MOVQ R8, R11
 	SHRQ $3, R11
 	MOVQ R8, R12
 	SHRQ $2, R12
-
-	VMOVDQU32 int8Groups<>(SB), Y24
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -927,6 +946,14 @@ block2:
 	ADDQ R8, DX
 	INT8SUM(Y2, X2, (DX))
 	INT8SUM(Y3, X3, 4(DX))
+	MOVQ k+0(FP), R8
+	ADDQ R8, DI // past the pair's second row
+	MOVQ R8, R11
+	SHRQ $3, R11
+	ADDQ R11, BX // past its scales
+	ADDQ $8, c+48(FP)
+	DECQ pairs+64(FP)
+	JNZ  pair2
 	VZEROUPPER
 	RET
 
@@ -1005,7 +1032,7 @@ zero:
 	VZEROUPPER
 	RET
 
-// func kernelInt8x1x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32)
+// func kernelInt8x1x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32, pairs int)
 //
 // kernelInt8x4x2 for one row of activations: c[0] and c[1]. With one
 // row the products of a block would wait on each other in one register
@@ -1013,19 +1040,20 @@ zero:
 // for row 1, added when the block ends (integers: the sum is the same).
 // A row alone follows tiles of more rows of the same weights (a text has
 // two tokens at least), which asked for them, and it asks for none.
-TEXT ·kernelInt8x1x2(SB), NOSPLIT, $0-56
+TEXT ·kernelInt8x1x2(SB), NOSPLIT, $0-64
 	MOVQ k+0(FP), R8
+	MOVQ w+32(FP), DI
+	MOVQ wscales+40(FP), BX
+	VMOVDQU32 int8Groups<>(SB), Y24
+
+pair1:
 	MOVQ a+8(FP), SI
 	MOVQ start+16(FP), DX
 	MOVQ scales+24(FP), R10
-	MOVQ w+32(FP), DI
-	MOVQ wscales+40(FP), BX
 	MOVQ R8, CX
 	SHRQ $7, CX
 	MOVQ R8, R11
 	SHRQ $3, R11
-
-	VMOVDQU32 int8Groups<>(SB), Y24
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 
@@ -1073,6 +1101,14 @@ block1:
 	MOVQ c+48(FP), DX
 	INT8SUM(Y0, X0, (DX))
 	INT8SUM(Y1, X1, 4(DX))
+	MOVQ k+0(FP), R8
+	ADDQ R8, DI // past the pair's second row
+	MOVQ R8, R11
+	SHRQ $3, R11
+	ADDQ R11, BX // past its scales
+	ADDQ $8, c+48(FP)
+	DECQ pairs+56(FP)
+	JNZ  pair1
 	VZEROUPPER
 	RET
 

@@ -33,7 +33,7 @@ func geluAVX2(x *float32, n int) {
 	panic("embedding: no vector kernel on this architecture")
 }
 
-func kernelInt8x4x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32, ldc int) {
+func kernelInt8x4x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32, ldc int, pairs int) {
 	panic("embedding: no vector kernel on this architecture")
 }
 
@@ -41,15 +41,15 @@ func quantLanesAVX512(q *byte, start *int32, scales *float32, a *float32, lanes 
 	panic("embedding: no vector kernel on this architecture")
 }
 
-func kernelInt8x3x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32, ldc int) {
+func kernelInt8x3x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32, ldc int, pairs int) {
 	panic("embedding: no vector kernel on this architecture")
 }
 
-func kernelInt8x2x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32, ldc int) {
+func kernelInt8x2x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32, ldc int, pairs int) {
 	panic("embedding: no vector kernel on this architecture")
 }
 
-func kernelInt8x1x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32) {
+func kernelInt8x1x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32, pairs int) {
 	panic("embedding: no vector kernel on this architecture")
 }
 
