@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/golang/snappy"
+
+	"github.com/kbqdev/kbq/internal/corpora"
 )
 
 // same fails t unless Decode and snappy.Decode agree on src: the same
@@ -65,4 +67,27 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src []byte) {
 		same(t, src)
 	})
+}
+
+// BenchmarkDecode decodes the repository's own markdown, a file a block,
+// as an artifact stores its chunks.
+func BenchmarkDecode(b *testing.B) {
+	var blocks [][]byte
+	size := 0
+	err := corpora.MarkdownIn("../..", func(_ string, text []byte) {
+		blocks = append(blocks, snappy.Encode(nil, text))
+		size += len(text)
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	dst := make([]byte, 1<<20)
+	b.SetBytes(int64(size))
+	for b.Loop() {
+		for _, src := range blocks {
+			if _, err := Decode(dst, src); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 }
