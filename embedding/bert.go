@@ -391,7 +391,7 @@ func (e *Encoder) embed(ids []int32, workers int) []float32 {
 	} else {
 		for i := range e.layers {
 			for step := range layerSteps {
-				e.step(&e.layers[i], b, n, step, 0, 1, workers)
+				e.step(&e.layers[i], b, n, step, 0, 1, workers, nil)
 			}
 		}
 	}
@@ -431,9 +431,10 @@ const layerSteps = 6
 // step runs step of layer l over the n tokens in b, or of them the share
 // part of parts: of the attention heads, of the projections' output
 // columns, or of the tokens a norm normalises. The shares of a step write
-// apart. With one part, workers share the step's matrix products, and for
-// a long text its attention and activations.
-func (e *Encoder) step(l *bertLayer, b *buffers, n, step, part, parts, workers int) {
+// apart; shared, when not nil, holds what they share: the step's input in
+// eight bits. With one part, workers share the step's matrix products,
+// and for a long text its attention and activations.
+func (e *Encoder) step(l *bertLayer, b *buffers, n, step, part, parts, workers int, shared *sharedStep) {
 	h, heads := e.cfg.Hidden, e.cfg.Heads
 	dh := h / heads
 	share := func(total int) (lo, hi int) { return total * part / parts, total * (part + 1) / parts }
@@ -443,9 +444,8 @@ func (e *Encoder) step(l *bertLayer, b *buffers, n, step, part, parts, workers i
 		c0, c1 := h0*dh, h1*dh
 		// The three products share their input: in eight bits it is
 		// rounded once (int8.go).
-		var acts *acts8
-		if useInt8 && l.query.u8 != nil {
-			acts = quantActs(n, h, b.x)
+		acts, own := shared.acts(&l.query, n, b.x)
+		if own {
 			defer acts.release()
 		}
 		for i, m := range []*matrix{&l.query, &l.key, &l.value} {
@@ -492,7 +492,11 @@ func (e *Encoder) step(l *bertLayer, b *buffers, n, step, part, parts, workers i
 	case 1: // the attention's output, added to the layer's input
 		c0, c1 := share(h)
 		w := l.attnOut.rowsOf(c0, c1)
-		linear(n, b.ctx, &w, l.attnOutBias[c0:c1], b.tmp[c0:], h, workers)
+		acts, own := shared.acts(&l.attnOut, n, b.ctx)
+		linearActs(n, b.ctx, acts, &w, l.attnOutBias[c0:c1], b.tmp[c0:], h, workers)
+		if own {
+			acts.release()
+		}
 		addColumns(b.x, b.tmp, h, c0, c1)
 	case 2, 5:
 		norm := l.attnNorm
@@ -505,7 +509,11 @@ func (e *Encoder) step(l *bertLayer, b *buffers, n, step, part, parts, workers i
 		in := e.cfg.Intermediate
 		c0, c1 := share(in)
 		w := l.inter.rowsOf(c0, c1)
-		linear(n, b.x, &w, l.interBias[c0:c1], b.inter[c0:], in, workers)
+		acts, own := shared.acts(&l.inter, n, b.x)
+		linearActs(n, b.x, acts, &w, l.interBias[c0:c1], b.inter[c0:], in, workers)
+		if own {
+			acts.release()
+		}
 		if parts > 1 {
 			for i := range n {
 				geluAll(b.inter[i*in+c0 : i*in+c1])
@@ -518,7 +526,11 @@ func (e *Encoder) step(l *bertLayer, b *buffers, n, step, part, parts, workers i
 	case 4: // the output projection, added to the layer's input
 		c0, c1 := share(h)
 		w := l.out.rowsOf(c0, c1)
-		linear(n, b.inter, &w, l.outBias[c0:c1], b.tmp[c0:], h, workers)
+		acts, own := shared.acts(&l.out, n, b.inter)
+		linearActs(n, b.inter, acts, &w, l.outBias[c0:c1], b.tmp[c0:], h, workers)
+		if own {
+			acts.release()
+		}
 		addColumns(b.x, b.tmp, h, c0, c1)
 	}
 }
@@ -548,8 +560,9 @@ func (e *Encoder) runShared(b *buffers, n int) {
 			if s > 0 {
 				steps[s-1].wait(parts)
 			}
-			e.step(&e.layers[s/layerSteps], b, n, s%layerSteps, i%parts, parts, 1)
+			e.step(&e.layers[s/layerSteps], b, n, s%layerSteps, i%parts, parts, 1, &steps[s])
 			if steps[s].done.Add(1) == parts {
+				steps[s].release()
 				close(steps[s].ended)
 			}
 		}
@@ -560,10 +573,49 @@ func (e *Encoder) runShared(b *buffers, n int) {
 }
 
 // A sharedStep counts the shares of a step that have ended, and closes
-// ended with the last.
+// ended with the last. It holds the step's input in eight bits, rounded
+// by the first share to ask for it: each share rounded it, and a query's
+// roundings, half of them twice, took 2% of a served hybrid search.
 type sharedStep struct {
-	done  atomic.Int32
-	ended chan struct{}
+	done   atomic.Int32
+	ended  chan struct{}
+	claim  atomic.Bool
+	rounds atomic.Pointer[acts8]
+}
+
+// acts returns x, n rows of w.cols values, in eight bits for the products
+// with w, or nil when w's are not in eight bits; own says the caller
+// releases them. Shared, the first share rounds them and the other waits
+// a moment, then rounds its own: the one rounding may have been stopped.
+// The step's last share to end releases the shared ones (release).
+func (s *sharedStep) acts(w *matrix, n int, x []float32) (a *acts8, own bool) {
+	if !useInt8 || w.u8 == nil {
+		return nil, false
+	}
+	if s == nil {
+		return quantActs(n, w.cols, x), true
+	}
+	if a := s.rounds.Load(); a != nil {
+		return a, false
+	}
+	if s.claim.CompareAndSwap(false, true) {
+		a := quantActs(n, w.cols, x)
+		s.rounds.Store(a)
+		return a, false
+	}
+	for range 1 << 12 {
+		if a := s.rounds.Load(); a != nil {
+			return a, false
+		}
+	}
+	return quantActs(n, w.cols, x), true
+}
+
+// release gives back the step's shared rounding.
+func (s *sharedStep) release() {
+	if a := s.rounds.Load(); a != nil {
+		a.release()
+	}
 }
 
 // wait waits for the parts shares of the step to end. A share takes tens
@@ -613,6 +665,16 @@ func addColumns(x, y []float32, width, c0, c1 int) {
 // apart.
 func linear(n int, x []float32, w *matrix, bias, y []float32, ldy int, workers int) {
 	w.mulT(n, x, y, ldy, workers)
+	addBias(n, y, ldy, bias)
+}
+
+// linearActs is linear with x in eight bits, acts, when they are not nil.
+func linearActs(n int, x []float32, acts *acts8, w *matrix, bias, y []float32, ldy int, workers int) {
+	if acts == nil {
+		linear(n, x, w, bias, y, ldy, workers)
+		return
+	}
+	w.mulActs(n, acts, y, ldy, workers)
 	addBias(n, y, ldy, bias)
 }
 
