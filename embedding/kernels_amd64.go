@@ -81,6 +81,13 @@ func kernelInt8x1x2(k int, a *byte, start *int32, scales *float32, w *byte, wsca
 //go:noescape
 func quantLanesAVX512(q *byte, start *int32, scales *float32, a *float32, lanes int)
 
+// normalizeAVX2 sets each of the n values v at x, n a multiple of 8, to
+// ((v - mean)·inv)·g + b, g and b the values at gamma and beta, each
+// operation rounded (scaleShift).
+//
+//go:noescape
+func normalizeAVX2(x *float32, n int, mean, inv float32, gamma, beta *float32)
+
 // addAVX2 adds the n values at y to those at x, n a multiple of 8.
 //
 //go:noescape

@@ -1112,6 +1112,34 @@ block1:
 	VZEROUPPER
 	RET
 
+// func normalizeAVX2(x *float32, n int, mean, inv float32, gamma, beta *float32)
+//
+// x[i] = ((x[i] - mean)·inv)·gamma[i] + beta[i] for n values, n a
+// multiple of 8, with no fused operation: each rounds as Go's float32
+// arithmetic does.
+TEXT ·normalizeAVX2(SB), NOSPLIT, $0-40
+	MOVQ x+0(FP), DI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS mean+16(FP), Y1
+	VBROADCASTSS inv+20(FP), Y2
+	MOVQ gamma+24(FP), SI
+	MOVQ beta+32(FP), DX
+	SHLQ $2, CX
+	XORQ AX, AX
+
+norm8:
+	VMOVUPS (DI)(AX*1), Y0
+	VSUBPS  Y1, Y0, Y0
+	VMULPS  Y2, Y0, Y0
+	VMULPS  (SI)(AX*1), Y0, Y0
+	VADDPS  (DX)(AX*1), Y0, Y0
+	VMOVUPS Y0, (DI)(AX*1)
+	ADDQ    $32, AX
+	CMPQ    AX, CX
+	JLT     norm8
+	VZEROUPPER
+	RET
+
 // func addAVX2(x *float32, y *float32, n int)
 //
 // x[i] += y[i] for n values, n a multiple of 8.

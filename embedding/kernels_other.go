@@ -53,6 +53,10 @@ func kernelInt8x1x2(k int, a *byte, start *int32, scales *float32, w *byte, wsca
 	panic("embedding: no vector kernel on this architecture")
 }
 
+func normalizeAVX2(x *float32, n int, mean, inv float32, gamma, beta *float32) {
+	panic("embedding: no vector kernel on this architecture")
+}
+
 func addAVX2(x *float32, y *float32, n int) {
 	panic("embedding: no vector kernel on this architecture")
 }

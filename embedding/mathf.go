@@ -83,33 +83,31 @@ func erff(x float32) float32 {
 // Each row's own additions stay in order, so its values are those it
 // has normalised alone (TestLayerNormRows); its products are rounded
 // before they are added, which without fused multiply-adds they are.
+// The scaling and shifting, value by value, is done eight values at a
+// time where the processor has AVX2, with the same operations.
 func layerNorm(x, gamma, beta []float32, eps float32) {
 	h := len(gamma)
 	n := len(x) / h
 	for r := 0; r < n; r += 4 {
 		// The last rows fewer than four stand in for the missing ones:
-		// normalised twice side by side, they get the same values.
+		// their sums, taken twice side by side, are the same.
 		row := func(i int) []float32 {
 			i = min(r+i, n-1)
 			return x[i*h : (i+1)*h : (i+1)*h]
 		}
-		layerNorm4(row(0), row(1), row(2), row(3), gamma, beta, eps)
+		mean, inv := rowStats4(row(0), row(1), row(2), row(3), eps)
+		for i := range min(4, n-r) {
+			normalizeRow(row(i), mean[i], inv[i], gamma, beta)
+		}
 	}
 }
 
-// scaleShift is d·inv·g + b, each operation rounded: the conversions keep
-// the compiler from fusing a multiplication and an addition
-// (GOAMD64=v3), so that a row's values do not depend on how it was
-// compiled.
-func scaleShift(d, inv, g, b float32) float32 {
-	return float32(float32(d*inv)*g) + b
-}
-
-// layerNorm4 is layerNorm of rows r0–r3, their sums taken side by side;
-// rows may be the same row.
-func layerNorm4(r0, r1, r2, r3, gamma, beta []float32, eps float32) {
-	h := len(gamma)
-	r0, r1, r2, r3 = r0[:h], r1[:h], r2[:h], r3[:h]
+// rowStats4 returns the means of rows r0–r3, which have the same length,
+// and the inverses of their standard deviations with eps added to the
+// variance, their sums taken side by side; rows may be the same row.
+func rowStats4(r0, r1, r2, r3 []float32, eps float32) (mean, inv [4]float32) {
+	h := len(r0)
+	r1, r2, r3 = r1[:h], r2[:h], r3[:h]
 	var s0, s1, s2, s3 float32
 	for i := range h {
 		s0 += r0[i]
@@ -126,16 +124,30 @@ func layerNorm4(r0, r1, r2, r3, gamma, beta []float32, eps float32) {
 		q2 += float32(d2 * d2)
 		q3 += float32(d3 * d3)
 	}
-	inv0 := float32(1 / math.Sqrt(float64(q0/float32(h)+eps)))
-	inv1 := float32(1 / math.Sqrt(float64(q1/float32(h)+eps)))
-	inv2 := float32(1 / math.Sqrt(float64(q2/float32(h)+eps)))
-	inv3 := float32(1 / math.Sqrt(float64(q3/float32(h)+eps)))
-	for i := range h {
-		g, b := gamma[i], beta[i]
-		// Every value is read before any is written, for rows that
-		// are one.
-		r0[i], r1[i], r2[i], r3[i] = scaleShift(r0[i]-m0, inv0, g, b), scaleShift(r1[i]-m1, inv1, g, b), scaleShift(r2[i]-m2, inv2, g, b), scaleShift(r3[i]-m3, inv3, g, b)
+	invOf := func(q float32) float32 { return float32(1 / math.Sqrt(float64(q/float32(h)+eps))) }
+	return [4]float32{m0, m1, m2, m3}, [4]float32{invOf(q0), invOf(q1), invOf(q2), invOf(q3)}
+}
+
+// normalizeRow sets each value v of row to scaleShift(v-mean, inv,
+// gamma's, beta's).
+func normalizeRow(row []float32, mean, inv float32, gamma, beta []float32) {
+	row = row[:len(gamma)]
+	i := 0
+	if useAVX2 && len(row) >= 8 {
+		i = len(row) &^ 7
+		normalizeAVX2(&row[0], i, mean, inv, &gamma[0], &beta[0])
 	}
+	for ; i < len(row); i++ {
+		row[i] = scaleShift(row[i]-mean, inv, gamma[i], beta[i])
+	}
+}
+
+// scaleShift is d·inv·g + b, each operation rounded: the conversions keep
+// the compiler from fusing a multiplication and an addition
+// (GOAMD64=v3), so that a row's values do not depend on how it was
+// compiled, and normalizeAVX2 gives the same.
+func scaleShift(d, inv, g, b float32) float32 {
+	return float32(float32(d*inv)*g) + b
 }
 
 // softmax turns row into probabilities in place.
