@@ -617,6 +617,90 @@ DATA int8Groups<>+24(SB)/4, $3
 DATA int8Groups<>+28(SB)/4, $3
 GLOBL int8Groups<>(SB), RODATA|NOPTR, $32
 
+// The eight-bit kernels' shared steps: INT8ARGS loads what holds for all
+// the pairs of rows of weights, INT8PAIR what a pair starts from (CX the
+// blocks, R11 the bytes between the weight rows' scales, R12 between the
+// activation rows' lanes), INT8PREFETCH asks for the block two pairs on
+// (AX), INT8WSCALES spreads the block's weight scales over the lanes,
+// INT8ADVANCE moves to the next block, INT8SUMS and INT8ROWSUMS write the
+// rows' sums (ldc·4 in R8), and INT8NEXT moves to the next pair. A block's
+// step loads 32 bytes of the two weight rows (INT8WEIGHTS) and adds each
+// row of activations' products with them (INT8ROW) to the sums begun
+// from the lanes' starts (INT8START).
+#define INT8ARGS \
+	MOVQ k+0(FP), R8 \
+	MOVQ w+32(FP), DI \
+	MOVQ wscales+40(FP), BX \
+	VMOVDQU32 int8Groups<>(SB), Y24
+
+#define INT8PAIR \
+	MOVQ a+8(FP), SI \
+	MOVQ start+16(FP), DX \
+	MOVQ scales+24(FP), R10 \
+	MOVQ R8, CX \
+	SHRQ $7, CX \
+	MOVQ R8, R11 \
+	SHRQ $3, R11 \
+	MOVQ R8, R12 \
+	SHRQ $2, R12
+
+#define INT8PREFETCH \
+	PREFETCHT0 (AX) \
+	PREFETCHT0 64(AX) \
+	PREFETCHT0 (AX)(R8*1) \
+	PREFETCHT0 64(AX)(R8*1)
+
+#define INT8WSCALES \
+	VBROADCASTF128 (BX), Y11 \
+	VPERMPS Y11, Y24, Y11 \
+	VBROADCASTF128 (BX)(R11*1), Y12 \
+	VPERMPS Y12, Y24, Y12
+
+#define INT8ADVANCE(label) \
+	ADDQ $128, SI \
+	ADDQ $128, AX \
+	ADDQ $128, DI \
+	ADDQ $32, DX \
+	ADDQ $32, R10 \
+	ADDQ $16, BX \
+	DECQ CX \
+	JNZ  label
+
+#define INT8SUMS \
+	MOVQ c+48(FP), DX \
+	MOVQ ldc+56(FP), R8 \
+	SHLQ $2, R8 \
+	INT8SUM(Y0, X0, (DX)) \
+	INT8SUM(Y1, X1, 4(DX))
+
+#define INT8ROWSUMS(a, xa, b, xb) \
+	ADDQ R8, DX \
+	INT8SUM(a, xa, (DX)) \
+	INT8SUM(b, xb, 4(DX))
+
+#define INT8START(lanes, s0, s1) \
+	VMOVDQU32 lanes, s0 \
+	VMOVDQA32 s0, s1
+
+#define INT8ROW(acts, s0, s1) \
+	VMOVDQU acts, Y10 \
+	VPDPBUSD Y10, Y8, s0 \
+	VPDPBUSD Y10, Y9, s1
+
+#define INT8WEIGHTS(off) \
+	VMOVDQU off(DI), Y8 \
+	VMOVDQU off(DI)(R8*1), Y9
+
+#define INT8NEXT(pairs, label) \
+	MOVQ k+0(FP), R8 \
+	ADDQ R8, DI \
+	MOVQ R8, R11 \
+	SHRQ $3, R11 \
+	ADDQ R11, BX \
+	ADDQ $8, c+48(FP) \
+	DECQ pairs \
+	JNZ  label
+
 // func kernelInt8x4x2(k int, a *byte, start *int32, scales *float32, w *byte, wscales *byte, c *float32, ldc int, pairs int)
 //
 // Rows i < 4 of the eight-bit activations at a (k bytes apart, their
@@ -638,21 +722,10 @@ GLOBL int8Groups<>(SB), RODATA|NOPTR, $32
 // rather than 1.44–1.72 on one goroutine (BenchmarkEncoder, "query/
 // eight-bit/after 2ms idle", GOMAXPROCS=1, five runs each).
 TEXT ·kernelInt8x4x2(SB), NOSPLIT, $0-72
-	MOVQ k+0(FP), R8
-	MOVQ w+32(FP), DI
-	MOVQ wscales+40(FP), BX
-	VMOVDQU32 int8Groups<>(SB), Y24
+	INT8ARGS
 
 pair4:
-	MOVQ a+8(FP), SI
-	MOVQ start+16(FP), DX
-	MOVQ scales+24(FP), R10
-	MOVQ R8, CX
-	SHRQ $7, CX           // blocks
-	MOVQ R8, R11
-	SHRQ $3, R11          // bytes between weight rows' scales
-	MOVQ R8, R12
-	SHRQ $2, R12          // bytes between rows' lanes
+	INT8PAIR
 	LEAQ (SI)(R8*2), R9
 	ADDQ R8, R9           // a's row 3
 	LEAQ (DX)(R12*2), R13
@@ -670,44 +743,25 @@ pair4:
 
 	LEAQ (DI)(R8*4), AX
 block:
-	PREFETCHT0 (AX)
-	PREFETCHT0 64(AX)
-	PREFETCHT0 (AX)(R8*1)
-	PREFETCHT0 64(AX)(R8*1)
-	VMOVDQU32 (DX), Y16
-	VMOVDQA32 Y16, Y17
-	VMOVDQU32 (DX)(R12*1), Y18
-	VMOVDQA32 Y18, Y19
-	VMOVDQU32 (DX)(R12*2), Y20
-	VMOVDQA32 Y20, Y21
-	VMOVDQU32 (R13), Y22
-	VMOVDQA32 Y22, Y23
+	INT8PREFETCH
+	INT8START((DX), Y16, Y17)
+	INT8START((DX)(R12*1), Y18, Y19)
+	INT8START((DX)(R12*2), Y20, Y21)
+	INT8START((R13), Y22, Y23)
 
 #define INT8STEP(off) \
-	VMOVDQU off(DI), Y8 \
-	VMOVDQU off(DI)(R8*1), Y9 \
-	VMOVDQU off(SI), Y10 \
-	VPDPBUSD Y10, Y8, Y16 \
-	VPDPBUSD Y10, Y9, Y17 \
-	VMOVDQU off(SI)(R8*1), Y10 \
-	VPDPBUSD Y10, Y8, Y18 \
-	VPDPBUSD Y10, Y9, Y19 \
-	VMOVDQU off(SI)(R8*2), Y10 \
-	VPDPBUSD Y10, Y8, Y20 \
-	VPDPBUSD Y10, Y9, Y21 \
-	VMOVDQU off(R9), Y10 \
-	VPDPBUSD Y10, Y8, Y22 \
-	VPDPBUSD Y10, Y9, Y23
+	INT8WEIGHTS(off) \
+	INT8ROW(off(SI), Y16, Y17) \
+	INT8ROW(off(SI)(R8*1), Y18, Y19) \
+	INT8ROW(off(SI)(R8*2), Y20, Y21) \
+	INT8ROW(off(R9), Y22, Y23)
 
 	INT8STEP(0)
 	INT8STEP(32)
 	INT8STEP(64)
 	INT8STEP(96)
 
-	VBROADCASTF128 (BX), Y11
-	VPERMPS Y11, Y24, Y11
-	VBROADCASTF128 (BX)(R11*1), Y12
-	VPERMPS Y12, Y24, Y12
+	INT8WSCALES
 
 #define INT8SCALE(lanes, s0, s1, f0, f1) \
 	VMOVUPS lanes, Y13 \
@@ -725,17 +779,10 @@ block:
 	INT8SCALE((R10)(R12*2), Y20, Y21, Y4, Y5)
 	INT8SCALE((R14), Y22, Y23, Y6, Y7)
 
-	ADDQ $128, SI
 	ADDQ $128, R9
-	ADDQ $128, AX
-	ADDQ $128, DI
-	ADDQ $32, DX
 	ADDQ $32, R13
-	ADDQ $32, R10
 	ADDQ $32, R14
-	ADDQ $16, BX
-	DECQ CX
-	JNZ  block
+	INT8ADVANCE(block)
 
 	// Each sum's eight lanes: the halves added, then pairs of the four.
 #define INT8SUM(y, x, dst) \
@@ -747,28 +794,11 @@ block:
 	VADDSS X15, x, x \
 	VMOVSS x, dst
 
-	MOVQ c+48(FP), DX
-	MOVQ ldc+56(FP), R8
-	SHLQ $2, R8
-	INT8SUM(Y0, X0, (DX))
-	INT8SUM(Y1, X1, 4(DX))
-	ADDQ R8, DX
-	INT8SUM(Y2, X2, (DX))
-	INT8SUM(Y3, X3, 4(DX))
-	ADDQ R8, DX
-	INT8SUM(Y4, X4, (DX))
-	INT8SUM(Y5, X5, 4(DX))
-	ADDQ R8, DX
-	INT8SUM(Y6, X6, (DX))
-	INT8SUM(Y7, X7, 4(DX))
-	MOVQ k+0(FP), R8
-	ADDQ R8, DI // past the pair's second row
-	MOVQ R8, R11
-	SHRQ $3, R11
-	ADDQ R11, BX // past its scales
-	ADDQ $8, c+48(FP)
-	DECQ pairs+64(FP)
-	JNZ  pair4
+	INT8SUMS
+	INT8ROWSUMS(Y2, X2, Y3, X3)
+	INT8ROWSUMS(Y4, X4, Y5, X5)
+	INT8ROWSUMS(Y6, X6, Y7, X7)
+	INT8NEXT(pairs+64(FP), pair4)
 	VZEROUPPER
 	RET
 
@@ -778,21 +808,10 @@ block:
 // row 3's: a last tile of three rows costs three quarters of four. It asks
 // for the weights ahead as kernelInt8x4x2 does.
 TEXT ·kernelInt8x3x2(SB), NOSPLIT, $0-72
-	MOVQ k+0(FP), R8
-	MOVQ w+32(FP), DI
-	MOVQ wscales+40(FP), BX
-	VMOVDQU32 int8Groups<>(SB), Y24
+	INT8ARGS
 
 pair3:
-	MOVQ a+8(FP), SI
-	MOVQ start+16(FP), DX
-	MOVQ scales+24(FP), R10
-	MOVQ R8, CX
-	SHRQ $7, CX
-	MOVQ R8, R11
-	SHRQ $3, R11
-	MOVQ R8, R12
-	SHRQ $2, R12
+	INT8PAIR
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -802,71 +821,33 @@ pair3:
 
 	LEAQ (DI)(R8*4), AX
 block3:
-	PREFETCHT0 (AX)
-	PREFETCHT0 64(AX)
-	PREFETCHT0 (AX)(R8*1)
-	PREFETCHT0 64(AX)(R8*1)
-	VMOVDQU32 (DX), Y16
-	VMOVDQA32 Y16, Y17
-	VMOVDQU32 (DX)(R12*1), Y18
-	VMOVDQA32 Y18, Y19
-	VMOVDQU32 (DX)(R12*2), Y20
-	VMOVDQA32 Y20, Y21
+	INT8PREFETCH
+	INT8START((DX), Y16, Y17)
+	INT8START((DX)(R12*1), Y18, Y19)
+	INT8START((DX)(R12*2), Y20, Y21)
 
 #define INT8STEP3(off) \
-	VMOVDQU off(DI), Y8 \
-	VMOVDQU off(DI)(R8*1), Y9 \
-	VMOVDQU off(SI), Y10 \
-	VPDPBUSD Y10, Y8, Y16 \
-	VPDPBUSD Y10, Y9, Y17 \
-	VMOVDQU off(SI)(R8*1), Y10 \
-	VPDPBUSD Y10, Y8, Y18 \
-	VPDPBUSD Y10, Y9, Y19 \
-	VMOVDQU off(SI)(R8*2), Y10 \
-	VPDPBUSD Y10, Y8, Y20 \
-	VPDPBUSD Y10, Y9, Y21
+	INT8WEIGHTS(off) \
+	INT8ROW(off(SI), Y16, Y17) \
+	INT8ROW(off(SI)(R8*1), Y18, Y19) \
+	INT8ROW(off(SI)(R8*2), Y20, Y21)
 
 	INT8STEP3(0)
 	INT8STEP3(32)
 	INT8STEP3(64)
 	INT8STEP3(96)
 
-	VBROADCASTF128 (BX), Y11
-	VPERMPS Y11, Y24, Y11
-	VBROADCASTF128 (BX)(R11*1), Y12
-	VPERMPS Y12, Y24, Y12
+	INT8WSCALES
 	INT8SCALE((R10), Y16, Y17, Y0, Y1)
 	INT8SCALE((R10)(R12*1), Y18, Y19, Y2, Y3)
 	INT8SCALE((R10)(R12*2), Y20, Y21, Y4, Y5)
 
-	ADDQ $128, SI
-	ADDQ $128, AX
-	ADDQ $128, DI
-	ADDQ $32, DX
-	ADDQ $32, R10
-	ADDQ $16, BX
-	DECQ CX
-	JNZ  block3
+	INT8ADVANCE(block3)
 
-	MOVQ c+48(FP), DX
-	MOVQ ldc+56(FP), R8
-	SHLQ $2, R8
-	INT8SUM(Y0, X0, (DX))
-	INT8SUM(Y1, X1, 4(DX))
-	ADDQ R8, DX
-	INT8SUM(Y2, X2, (DX))
-	INT8SUM(Y3, X3, 4(DX))
-	ADDQ R8, DX
-	INT8SUM(Y4, X4, (DX))
-	INT8SUM(Y5, X5, 4(DX))
-	MOVQ k+0(FP), R8
-	ADDQ R8, DI // past the pair's second row
-	MOVQ R8, R11
-	SHRQ $3, R11
-	ADDQ R11, BX // past its scales
-	ADDQ $8, c+48(FP)
-	DECQ pairs+64(FP)
-	JNZ  pair3
+	INT8SUMS
+	INT8ROWSUMS(Y2, X2, Y3, X3)
+	INT8ROWSUMS(Y4, X4, Y5, X5)
+	INT8NEXT(pairs+64(FP), pair3)
 	VZEROUPPER
 	RET
 
@@ -876,21 +857,10 @@ block3:
 // two rows one at a time (kernelInt8x1x2), which read each weight twice.
 // It asks for the weights ahead as kernelInt8x4x2 does.
 TEXT ·kernelInt8x2x2(SB), NOSPLIT, $0-72
-	MOVQ k+0(FP), R8
-	MOVQ w+32(FP), DI
-	MOVQ wscales+40(FP), BX
-	VMOVDQU32 int8Groups<>(SB), Y24
+	INT8ARGS
 
 pair2:
-	MOVQ a+8(FP), SI
-	MOVQ start+16(FP), DX
-	MOVQ scales+24(FP), R10
-	MOVQ R8, CX
-	SHRQ $7, CX
-	MOVQ R8, R11
-	SHRQ $3, R11
-	MOVQ R8, R12
-	SHRQ $2, R12
+	INT8PAIR
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -898,62 +868,29 @@ pair2:
 
 	LEAQ (DI)(R8*4), AX
 block2:
-	PREFETCHT0 (AX)
-	PREFETCHT0 64(AX)
-	PREFETCHT0 (AX)(R8*1)
-	PREFETCHT0 64(AX)(R8*1)
-	VMOVDQU32 (DX), Y16
-	VMOVDQA32 Y16, Y17
-	VMOVDQU32 (DX)(R12*1), Y18
-	VMOVDQA32 Y18, Y19
+	INT8PREFETCH
+	INT8START((DX), Y16, Y17)
+	INT8START((DX)(R12*1), Y18, Y19)
 
 #define INT8STEP2(off) \
-	VMOVDQU off(DI), Y8 \
-	VMOVDQU off(DI)(R8*1), Y9 \
-	VMOVDQU off(SI), Y10 \
-	VPDPBUSD Y10, Y8, Y16 \
-	VPDPBUSD Y10, Y9, Y17 \
-	VMOVDQU off(SI)(R8*1), Y10 \
-	VPDPBUSD Y10, Y8, Y18 \
-	VPDPBUSD Y10, Y9, Y19
+	INT8WEIGHTS(off) \
+	INT8ROW(off(SI), Y16, Y17) \
+	INT8ROW(off(SI)(R8*1), Y18, Y19)
 
 	INT8STEP2(0)
 	INT8STEP2(32)
 	INT8STEP2(64)
 	INT8STEP2(96)
 
-	VBROADCASTF128 (BX), Y11
-	VPERMPS Y11, Y24, Y11
-	VBROADCASTF128 (BX)(R11*1), Y12
-	VPERMPS Y12, Y24, Y12
+	INT8WSCALES
 	INT8SCALE((R10), Y16, Y17, Y0, Y1)
 	INT8SCALE((R10)(R12*1), Y18, Y19, Y2, Y3)
 
-	ADDQ $128, SI
-	ADDQ $128, AX
-	ADDQ $128, DI
-	ADDQ $32, DX
-	ADDQ $32, R10
-	ADDQ $16, BX
-	DECQ CX
-	JNZ  block2
+	INT8ADVANCE(block2)
 
-	MOVQ c+48(FP), DX
-	MOVQ ldc+56(FP), R8
-	SHLQ $2, R8
-	INT8SUM(Y0, X0, (DX))
-	INT8SUM(Y1, X1, 4(DX))
-	ADDQ R8, DX
-	INT8SUM(Y2, X2, (DX))
-	INT8SUM(Y3, X3, 4(DX))
-	MOVQ k+0(FP), R8
-	ADDQ R8, DI // past the pair's second row
-	MOVQ R8, R11
-	SHRQ $3, R11
-	ADDQ R11, BX // past its scales
-	ADDQ $8, c+48(FP)
-	DECQ pairs+64(FP)
-	JNZ  pair2
+	INT8SUMS
+	INT8ROWSUMS(Y2, X2, Y3, X3)
+	INT8NEXT(pairs+64(FP), pair2)
 	VZEROUPPER
 	RET
 
@@ -1041,19 +978,10 @@ zero:
 // A row alone follows tiles of more rows of the same weights (a text has
 // two tokens at least), which asked for them, and it asks for none.
 TEXT ·kernelInt8x1x2(SB), NOSPLIT, $0-64
-	MOVQ k+0(FP), R8
-	MOVQ w+32(FP), DI
-	MOVQ wscales+40(FP), BX
-	VMOVDQU32 int8Groups<>(SB), Y24
+	INT8ARGS
 
 pair1:
-	MOVQ a+8(FP), SI
-	MOVQ start+16(FP), DX
-	MOVQ scales+24(FP), R10
-	MOVQ R8, CX
-	SHRQ $7, CX
-	MOVQ R8, R11
-	SHRQ $3, R11
+	INT8PAIR
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 
@@ -1084,10 +1012,7 @@ block1:
 	VPADDD Y23, Y22, Y22
 	VPADDD Y22, Y20, Y17
 
-	VBROADCASTF128 (BX), Y11
-	VPERMPS Y11, Y24, Y11
-	VBROADCASTF128 (BX)(R11*1), Y12
-	VPERMPS Y12, Y24, Y12
+	INT8WSCALES
 	INT8SCALE((R10), Y16, Y17, Y0, Y1)
 
 	ADDQ $128, SI
@@ -1101,14 +1026,7 @@ block1:
 	MOVQ c+48(FP), DX
 	INT8SUM(Y0, X0, (DX))
 	INT8SUM(Y1, X1, 4(DX))
-	MOVQ k+0(FP), R8
-	ADDQ R8, DI // past the pair's second row
-	MOVQ R8, R11
-	SHRQ $3, R11
-	ADDQ R11, BX // past its scales
-	ADDQ $8, c+48(FP)
-	DECQ pairs+56(FP)
-	JNZ  pair1
+	INT8NEXT(pairs+56(FP), pair1)
 	VZEROUPPER
 	RET
 
