@@ -113,7 +113,11 @@ func (l *dirList) changed(w *Worktree, limit int) []string {
 		// Contiguous ranges: their finds, joined in order, are in the
 		// record's order.
 		lo, hi := k*len(l.dirs)/workers, (k+1)*len(l.dirs)/workers
-		wg.Go(func() {
+		run := wg.Go
+		if workers == 1 {
+			run = func(f func()) { f() } // no goroutine to start and wait for
+		}
+		run(func() {
 			for _, d := range l.dirs[lo:hi] {
 				st, ok := lstat(l.buf[d.abs : d.end+1])
 				if !ok || st.mod == d.mod {
