@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/kbqdev/kbq/artifact"
@@ -225,5 +226,58 @@ func TestAddInto(t *testing.T) {
 				t.Fatalf("n=%d: x[%d] = %v, want %v", n, i, x[i], want[i])
 			}
 		}
+	}
+}
+
+// A shared step's input is rounded once: the first share to ask rounds
+// it and the other gets the same rounding, released by the step; a share
+// that finds it claimed but never stored (the one rounding was stopped)
+// rounds its own, the same values, which it releases; unshared, the
+// caller owns its rounding; and weights not in eight bits take none.
+func TestSharedStepActs(t *testing.T) {
+	if !useInt8 {
+		t.Skip("the processor has no eight-bit dot products (AVX-512 VNNI)")
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	const n, k = 3, 384
+	w := int8Matrix(rng, 4, k)
+	x := activations(rng, n, k)
+	want := quantActs(n, k, x)
+	defer want.release()
+	same := func(what string, a *acts8) {
+		t.Helper()
+		if a == nil || !slices.Equal(a.q, want.q) || !slices.Equal(a.start, want.start) || !slices.Equal(a.scales, want.scales) {
+			t.Fatalf("%s: not the rounding of x", what)
+		}
+	}
+
+	var s sharedStep
+	first, own := s.acts(w, n, x)
+	same("first share", first)
+	second, own2 := s.acts(w, n, x)
+	if own || own2 || second != first {
+		t.Fatalf("shares got %p (own %v) and %p (own %v), want one rounding owned by the step", first, own, second, own2)
+	}
+	s.release()
+
+	var stopped sharedStep
+	stopped.claim.Store(true) // claimed by a share that has not stored it
+	a, own := stopped.acts(w, n, x)
+	same("a share whose partner stopped", a)
+	if !own {
+		t.Fatal("a share that rounded its own does not own it")
+	}
+	a.release()
+
+	var unshared *sharedStep
+	a, own = unshared.acts(w, n, x)
+	same("unshared", a)
+	if !own {
+		t.Fatal("an unshared step's rounding is not the caller's")
+	}
+	a.release()
+
+	if a, own := s.acts(&matrix{rows: 4, cols: k, f32: make([]float32, 4*k)}, n, x); a != nil || own {
+		t.Fatalf("single-precision weights got a rounding (own %v)", own)
 	}
 }
