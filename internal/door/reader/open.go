@@ -171,6 +171,12 @@ func Open(getenv func(string) string, src *Sources) (_ *Opened, err error) {
 	var parts []query.Part
 	for i := 0; i < len(targets); i++ { // the org scopes of the first may join
 		t := targets[i]
+		// The check reads only the worktree record: started first, it
+		// runs beside the opening as well as the search.
+		var check *query.FreshnessCheck
+		if t.found || t.Fresh() {
+			check = query.CheckFreshness(t.Dir, t.Root)
+		}
 		ix, err := query.Open(t.Dir)
 		if err != nil {
 			if t.Name == "" {
@@ -179,10 +185,6 @@ func Open(getenv func(string) string, src *Sources) (_ *Opened, err error) {
 			return nil, fmt.Errorf("%s: %w", t.Name, ExplainOpenError(t.Dir, err))
 		}
 		o.indexes = append(o.indexes, ix)
-		var check *query.FreshnessCheck
-		if t.found || t.Fresh() {
-			check = query.CheckFreshness(t.Dir, t.Root)
-		}
 		parts = append(parts, query.Part{Name: t.Name, Index: ix, Org: t.OrgScope})
 		o.roots = append(o.roots, t.Root)
 		o.checks = append(o.checks, check)
